@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// An ELF file's symbols and load segments, read once with libelf (which stays
+// inside elf_image.cc). In: a path. Out: defined symbols from .symtab and
+// .dynsym merged (with GNU symbol versions), the PT_LOAD map between virtual
+// addresses and file offsets (what uprobe_events wants), and the build-id.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kprobectl/result.h"
+
+namespace kprobectl {
+
+struct ElfSymbol {
+  enum Type { kFunction, kObject, kOther };
+  std::string name;     // without any @VERSION
+  std::string version;  // GNU version name, empty if none
+  bool default_version = false;  // name@@VERSION (the one a plain reference binds to)
+  uint64_t value = 0;   // virtual address
+  uint64_t size = 0;
+  Type type = kOther;
+  bool global = false;  // STB_GLOBAL or STB_WEAK
+};
+
+struct LoadSegment {
+  uint64_t vaddr = 0, memsz = 0, offset = 0, filesz = 0;
+  bool executable = false;
+};
+
+class ElfImage {
+ public:
+  // Opens and reads `path`; the returned image holds no file descriptor.
+  static Result<ElfImage> Open(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  bool shared_object() const { return shared_object_; }  // ET_DYN (PIE or library)
+  const std::string& build_id() const { return build_id_; }  // hex, empty if none
+  const std::vector<ElfSymbol>& symbols() const { return symbols_; }
+  const std::vector<LoadSegment>& segments() const { return segments_; }
+
+  // File offset of a virtual address inside a PT_LOAD segment's file bytes.
+  Result<uint64_t> FileOffset(uint64_t vaddr) const;
+  // Virtual address of a file offset, if a PT_LOAD segment maps it.
+  std::optional<uint64_t> VirtualAddress(uint64_t file_offset) const;
+  // The function symbol that contains `vaddr` (globals preferred on ties).
+  const ElfSymbol* FunctionAt(uint64_t vaddr) const;
+
+ private:
+  std::string path_;
+  bool shared_object_ = false;
+  std::string build_id_;
+  std::vector<ElfSymbol> symbols_;
+  std::vector<LoadSegment> segments_;
+};
+
+}  // namespace kprobectl

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// What this kernel's dynamic probes support, learned from the tracefs README
+// (as perf does: feature detection from the README, never from versions) and
+// from which control files exist. In: README text and file presence. Out:
+// flags, and checks that turn a missing feature into a clear error.
+#pragma once
+
+#include <string_view>
+
+#include "kprobectl/fetch_type.h"
+#include "kprobectl/result.h"
+#include "kprobectl/trace_event_def.h"
+
+namespace kprobectl {
+
+class TracefsDir;
+
+struct KernelFeatures {
+  bool kprobe_events = false;     // CONFIG_KPROBE_EVENTS
+  bool uprobe_events = false;     // CONFIG_UPROBE_EVENTS
+  bool kretprobe_suffix = false;  // SYM%return
+  bool kprobe_maxactive = false;  // r[maxactive]:
+  bool arg_n = false;             // $argN (kprobes at function entry)
+  bool retprobe_args = false;     // $argN on kernel return probes
+  bool user_deref = false;        // +u<offset>(...)
+  bool immediates = false;        // \imm-value
+  bool ustring = false;
+  bool symstr = false;
+  bool bitfields = false;
+  bool arrays = false;
+  bool dentry_types = false;      // %pd/%pD
+  bool comm = false;              // $comm
+  bool stack_n = false;           // $stack<index>
+};
+
+KernelFeatures ParseFeatures(std::string_view readme, bool has_kprobe_events, bool has_uprobe_events);
+KernelFeatures ReadFeatures(const TracefsDir& dir);
+// Everything on: for dry runs where no tracefs can be read.
+KernelFeatures AllFeatures();
+
+// "this kernel has no kprobe_events (CONFIG_KPROBE_EVENTS)" and friends.
+Result<void> RequireProbeKind(const KernelFeatures& features, ProbeKind kind);
+// Whether `type` can be fetched by this kind of probe on this kernel.
+Result<void> RequireFetchType(const KernelFeatures& features, ProbeKind kind, const FetchType& type,
+                              std::string_view type_text);
+
+}  // namespace kprobectl

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// What the kernel gets: one line of kprobe_events or uprobe_events.
+//
+//   p[:GRP/EV] SYM[+OFF] | MOD:SYM[+OFF] | 0xADDR      [NAME=FETCHARG[:TYPE] ...]
+//   r[MAXACTIVE][:GRP/EV] ...
+//   p[:GRP/EV] /PATH:0xOFF[(0xREFCTR)]                  (uprobes)
+//
+// FormatDefinition() writes the form we send; ParseDefinition() reads that
+// form and also what the kernel prints back when the file is read (offsets in
+// decimal for kprobes, zero-padded hex for uprobes, "r10:" for maxactive).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kprobectl/result.h"
+
+namespace kprobectl {
+
+enum class ProbeKind { kKernel, kUser };
+
+struct FetchArg {
+  std::string name;
+  std::string fetch;  // e.g. "+0(%di)", "$retval", "@+0x4010"
+  std::string type;   // e.g. "string", "s32"; empty for the kernel default (x64)
+  bool operator==(const FetchArg&) const = default;
+};
+
+struct ProbeTarget {
+  enum Kind { kSymbol, kAddress, kFile } kind = kSymbol;
+  std::string module;  // kSymbol: "MOD" in MOD:SYM+OFF
+  std::string symbol;  // kSymbol: a symbol or "_text"
+  uint64_t offset = 0; // kSymbol: +OFF; kFile: offset in the file
+  uint64_t address = 0;  // kAddress
+  std::string path;      // kFile: absolute path of the ELF
+  std::optional<uint64_t> ref_ctr_offset;  // kFile: SDT semaphore
+  bool operator==(const ProbeTarget&) const = default;
+};
+
+struct TraceEventDef {
+  ProbeKind kind = ProbeKind::kKernel;
+  bool retprobe = false;
+  unsigned maxactive = 0;  // kretprobes only; 0 = the kernel's default
+  std::string group;
+  std::string event;
+  ProbeTarget target;
+  std::vector<FetchArg> args;
+  bool operator==(const TraceEventDef&) const = default;
+
+  std::string FullName() const { return group + ":" + event; }
+};
+
+std::string FormatTarget(const ProbeTarget& target);
+std::string FormatFetchArg(const FetchArg& arg);
+std::string FormatDefinition(const TraceEventDef& def);
+// The line that removes the event: "-:GRP/EV".
+std::string FormatDeletion(std::string_view group, std::string_view event);
+
+Result<TraceEventDef> ParseDefinition(std::string_view line, ProbeKind kind);
+Result<FetchArg> ParseFetchArg(std::string_view text);
+
+}  // namespace kprobectl

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// add: parse every spec, resolve them all, name the events, then write them
+// all or none. Nothing reaches the kernel until every spec has resolved.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+
+#include "commands.h"
+#include "kprobectl/event_names.h"
+#include "kprobectl/kernel_features.h"
+#include "kprobectl/probe_events.h"
+#include "kprobectl/resolve.h"
+#include "kprobectl/strings.h"
+
+namespace kprobectl::cli {
+
+Result<std::unique_ptr<TracefsDir>> OpenTracefs(const Options& options, bool may_mount) {
+  LocateOptions locate;
+  locate.override_dir = options.tracefs;
+  locate.may_mount = may_mount;
+  std::string root = KP_TRY(LocateTracefs(locate));
+  return std::make_unique<TracefsDir>(root);
+}
+
+Result<std::string> FindBinary(const std::string& name) {
+  std::string path = name;
+  if (name.find('/') == std::string::npos && access(name.c_str(), F_OK) != 0) {
+    const char* env = std::getenv("PATH");
+    std::string paths = env ? env : "";
+    size_t start = 0;
+    while (start <= paths.size()) {
+      size_t end = paths.find(':', start);
+      if (end == std::string::npos) end = paths.size();
+      std::string candidate = paths.substr(start, end - start) + "/" + name;
+      if (end > start && access(candidate.c_str(), X_OK) == 0) {
+        path = candidate;
+        break;
+      }
+      start = end + 1;
+    }
+  }
+  char real[PATH_MAX];
+  if (!realpath(path.c_str(), real))
+    return Fail("cannot find the binary '" + name + "'", "give -x a path to an executable or a shared library");
+  return std::string(real);
+}
+
+Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec_texts, Streams io) {
+  std::vector<ProbeSpec> specs;
+  for (const std::string& text : spec_texts) specs.push_back(KP_TRY(ParseProbeSpec(text)));
+  ProbeKind kind = options.exec.empty() ? ProbeKind::kKernel : ProbeKind::kUser;
+
+  // A dry run works without tracefs (perf -D does too): then we assume every
+  // feature and no existing event.
+  std::unique_ptr<TracefsDir> dir;
+  KernelFeatures features;
+  std::set<std::string> existing;
+  if (auto opened = OpenTracefs(options, !options.dry_run); opened) {
+    dir = std::move(*opened);
+    features = ReadFeatures(*dir);
+    if (!options.dry_run) KP_TRY_VOID(RequireProbeKind(features, kind));
+    if (dir->Exists(EventsFile(kind)) || !options.dry_run) existing = KP_TRY(ProbeEvents(*dir).Names());
+  } else if (!options.dry_run) {
+    return std::unexpected(opened.error());
+  } else {
+    features = AllFeatures();
+  }
+  if (kind == ProbeKind::kKernel && options.maxactive && !features.kprobe_maxactive)
+    return Fail("this kernel does not take --maxactive for return probes");
+  if (kind == ProbeKind::kUser && options.maxactive)
+    return Fail("--maxactive is for kernel return probes", "user return probes have no such limit");
+
+  EventNamer namer(existing, options.force);
+  std::vector<TraceEventDef> defs;
+  std::unique_ptr<ElfImage> image;
+  if (kind == ProbeKind::kUser) {
+    std::string path = KP_TRY(FindBinary(options.exec));
+    image = std::make_unique<ElfImage>(KP_TRY(ElfImage::Open(path)));
+    std::vector<ResolvedProbe> resolved;
+    for (const ProbeSpec& spec : specs) resolved.push_back(KP_TRY(ResolveUserProbe(spec, *image)));
+    defs = KP_TRY(BuildUserDefinitions(resolved, *image, features, namer));
+  } else {
+    DefinitionOptions definition_options{options.force, options.maxactive};
+    defs = KP_TRY(BuildKernelDefinitions(specs, features, definition_options, namer));
+  }
+
+  if (options.dry_run) {
+    for (const TraceEventDef& def : defs) io.out << FormatDefinition(def) << "\n";
+    return {};
+  }
+  auto log = [&](std::string_view line) {
+    if (options.verbose) io.err << line << "\n";
+  };
+  KP_TRY_VOID(ProbeEvents(*dir, log).Add(defs));
+  if (options.quiet) return {};
+  io.out << (defs.size() == 1 ? "Added new event:\n" : "Added new events:\n");
+  for (const TraceEventDef& def : defs)
+    io.out << "  " << def.FullName() << "\t" << DescribeDefinition(def, image.get()) << "\n";
+  io.out << "\nYou can now record them, e.g.:\n"
+         << "  echo 1 > " << dir->PathOf("events/" + defs.front().group + "/" + defs.front().event + "/enable")
+         << "\n  cat " << dir->PathOf("trace_pipe") << "\n";
+  return {};
+}
+
+}  // namespace kprobectl::cli

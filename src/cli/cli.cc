@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// Argument parsing (CLI11 lives only here). Two spellings of every command:
+//   kprobectl [-x BIN] add SPEC [ARG...]     kprobectl [-x BIN] -a 'SPEC ARG...'
+//   kprobectl del PATTERN...                 kprobectl -d PATTERN
+//   kprobectl list [PATTERN...]              kprobectl -l [PATTERN]
+//   kprobectl funcs [FILTER]                 kprobectl -F [FILTER]
+//   kprobectl add --dry-run SPEC             kprobectl -D 'SPEC ARG...'
+// Words after the options with no command are one probe, as in perf probe.
+#include <CLI/CLI.hpp>
+#include <sstream>
+
+#include "commands.h"
+#include "kprobectl/cli.h"
+#include "kprobectl/strings.h"
+
+namespace kprobectl {
+
+namespace {
+
+void PrintError(const Error& error, std::ostream& err) {
+  err << "kprobectl: error: " << error.message << "\n";
+  if (!error.hint.empty()) err << "  hint: " << error.hint << "\n";
+}
+
+}  // namespace
+
+int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  cli::Options options;
+  CLI::App app{"kprobectl: kernel and user-space dynamic probes from the command line"};
+  app.name("kprobectl");
+  app.set_version_flag("--version", "kprobectl 0.1.0");
+  app.require_subcommand(0, 1);
+  app.fallthrough();
+
+  std::vector<std::string> add_specs, del_patterns, definitions, words;
+  std::string list_pattern, funcs_filter;
+  app.add_option("-x,--exec", options.exec, "Probe user space: an executable or shared library (path or name in PATH)");
+  app.add_option("--tracefs", options.tracefs, "Use this tracefs directory instead of finding the mounted one");
+  app.add_flag("-f,--force", options.force, "add: append _1, _2... to names that exist; del: disable enabled events first");
+  app.add_flag("-q,--quiet", options.quiet, "Print only errors");
+  app.add_flag("-v,--verbose", options.verbose, "Show every line written to tracefs");
+  app.add_flag("-n,--dry-run", options.dry_run, "Print the probe definitions, write nothing");
+  app.add_option("--maxactive", options.maxactive, "Return probes: instances tracked at once (kprobes only)");
+  app.add_option("-a,--add", add_specs, "Add a probe: 'SPEC [ARG...]' (repeatable)");
+  app.add_option("-D,--definition", definitions, "Print the definition for 'SPEC [ARG...]', write nothing (repeatable)");
+  app.add_option("-d,--del", del_patterns, "Delete events matching [GROUP:]EVENT globs (repeatable)");
+  auto* list_flag = app.add_option("-l,--list", list_pattern, "List probe events, optionally matching [GROUP:]EVENT")
+                        ->expected(0, 1);
+  auto* funcs_flag = app.add_option("-F,--funcs", funcs_filter, "List functions that can be probed (a filter glob)")
+                         ->expected(0, 1);
+  app.add_option("probe", words, "Probe to add: SPEC [ARG...] (perf probe style)");
+
+  std::vector<std::string> add_words, del_words, list_words;
+  std::string funcs_words;
+  auto* add = app.add_subcommand("add", "Add probe events: add [-a 'SPEC ARG...']... [SPEC [ARG...]]");
+  add->add_option("probe", add_words, "SPEC [ARG...]: the words make one probe");
+  add->add_option("-a", add_specs, "Another probe, 'SPEC [ARG...]' (repeatable)");
+  auto* del = app.add_subcommand("del", "Delete probe events: del [GROUP:]EVENT...");
+  del->add_option("pattern", del_words, "[GROUP:]EVENT globs")->required();
+  auto* list = app.add_subcommand("list", "List probe events: list [[GROUP:]EVENT...]");
+  list->add_option("pattern", list_words, "[GROUP:]EVENT globs");
+  auto* funcs = app.add_subcommand("funcs", "List probe-able functions: funcs [FILTER]");
+  funcs->add_option("filter", funcs_words, "Glob filter: '!', '&', '|' and parentheses combine globs");
+  for (CLI::App* sub : {add, del, list, funcs}) sub->fallthrough();
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp& e) {
+    app.exit(e, out, err);
+    return 0;
+  } catch (const CLI::CallForVersion& e) {
+    out << "kprobectl 0.1.0\n";
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    PrintError({e.what(), "see 'kprobectl --help'"}, err);
+    return 2;
+  }
+
+  cli::Streams io{out, err};
+  Result<void> result;
+  auto joined = [](const std::vector<std::string>& w) { return Join(w, " "); };
+  if (*add) {
+    if (!add_words.empty()) add_specs.push_back(joined(add_words));
+    if (add_specs.empty()) {
+      PrintError({"add needs a probe", "e.g. kprobectl -x ./demo add 'compute $arg1 $arg2'"}, err);
+      return 2;
+    }
+    result = cli::RunAdd(options, add_specs, io);
+  } else if (*del) {
+    result = cli::RunDel(options, del_words, io);
+  } else if (*list || list_flag->count()) {
+    if (!list_pattern.empty()) list_words.push_back(list_pattern);
+    result = cli::RunList(options, list_words, io);
+  } else if (*funcs || funcs_flag->count()) {
+    result = cli::RunFuncs(options, !funcs_words.empty() ? funcs_words : funcs_filter, io);
+  } else if (!del_patterns.empty()) {
+    result = cli::RunDel(options, del_patterns, io);
+  } else if (!definitions.empty()) {
+    options.dry_run = true;
+    result = cli::RunAdd(options, definitions, io);
+  } else {
+    if (!words.empty()) add_specs.push_back(joined(words));
+    if (add_specs.empty()) {
+      out << app.help();
+      return 2;
+    }
+    result = cli::RunAdd(options, add_specs, io);
+  }
+  if (!result) {
+    PrintError(result.error(), err);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace kprobectl

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// list and del: both select events by [GROUP:]EVENT globs over what the
+// kernel has in kprobe_events and uprobe_events.
+#include <map>
+
+#include "commands.h"
+#include "kprobectl/glob.h"
+#include "kprobectl/probe_events.h"
+#include "kprobectl/strings.h"
+
+namespace kprobectl::cli {
+
+namespace {
+
+struct EventPattern {
+  std::string group = "*";
+  std::string event;
+};
+
+EventPattern ParsePattern(std::string_view text) {
+  EventPattern p;
+  size_t sep = text.find_first_of(":/");
+  if (sep == std::string_view::npos) {
+    p.event = std::string(text);
+  } else {
+    p.group = std::string(text.substr(0, sep));
+    p.event = std::string(text.substr(sep + 1));
+  }
+  return p;
+}
+
+bool Matches(const EventPattern& p, const TraceEventDef& def) {
+  return GlobMatch(p.group, def.group) && GlobMatch(p.event, def.event);
+}
+
+}  // namespace
+
+std::string DescribeDefinition(const TraceEventDef& def, const ElfImage* image) {
+  std::string where;
+  const ProbeTarget& t = def.target;
+  if (t.kind == ProbeTarget::kFile) {
+    where = Hex(t.offset);
+    if (image) {
+      if (auto vaddr = image->VirtualAddress(t.offset)) {
+        where = Hex(*vaddr);
+        if (const ElfSymbol* f = image->FunctionAt(*vaddr))
+          where = f->name + (*vaddr > f->value ? "+" + std::to_string(*vaddr - f->value) : "");
+      }
+    }
+    if (def.retprobe) where += "%return";
+    where += " in " + t.path;
+  } else if (t.kind == ProbeTarget::kSymbol) {
+    where = t.symbol + (t.offset ? "+" + std::to_string(t.offset) : "");
+    if (def.retprobe) where += "%return";
+    if (!t.module.empty()) where += " in " + t.module;
+  } else {
+    where = Hex(t.address) + (def.retprobe ? "%return" : "");
+  }
+  std::string out = "(on " + where;
+  if (!def.args.empty()) {
+    out += " with";
+    for (const FetchArg& arg : def.args) out += " " + (arg.name.empty() ? arg.fetch : arg.name);
+  }
+  return out + ")";
+}
+
+Result<void> RunList(const Options& options, const std::vector<std::string>& patterns, Streams io) {
+  auto dir = KP_TRY(OpenTracefs(options));
+  ProbeEvents events(*dir);
+  std::vector<TraceEventDef> defs = KP_TRY(events.List());
+  std::vector<EventPattern> parsed;
+  for (const std::string& p : patterns) parsed.push_back(ParsePattern(p));
+  std::map<std::string, std::unique_ptr<ElfImage>> images;  // by path; null if unreadable
+  for (const TraceEventDef& def : defs) {
+    bool selected = parsed.empty();
+    for (const EventPattern& p : parsed) selected |= Matches(p, def);
+    if (!selected) continue;
+    const ElfImage* image = nullptr;
+    if (def.target.kind == ProbeTarget::kFile) {
+      auto [it, fresh] = images.try_emplace(def.target.path);
+      if (fresh) {
+        auto opened = ElfImage::Open(def.target.path);
+        if (opened) it->second = std::make_unique<ElfImage>(std::move(*opened));
+      }
+      image = it->second.get();
+    }
+    io.out << "  " << def.FullName() << "\t" << DescribeDefinition(def, image) << "\n";
+  }
+  return {};
+}
+
+Result<void> RunDel(const Options& options, const std::vector<std::string>& patterns, Streams io) {
+  auto dir = KP_TRY(OpenTracefs(options));
+  auto log = [&](std::string_view line) {
+    if (options.verbose) io.err << line << "\n";
+  };
+  ProbeEvents events(*dir, log);
+  std::vector<TraceEventDef> defs = KP_TRY(events.List());
+  // Select everything first, and check it all, before removing anything.
+  std::vector<const TraceEventDef*> selected;
+  for (const std::string& text : patterns) {
+    EventPattern p = ParsePattern(text);
+    bool any = false;
+    for (const TraceEventDef& def : defs) {
+      if (!Matches(p, def)) continue;
+      any = true;
+      if (std::find(selected.begin(), selected.end(), &def) == selected.end()) selected.push_back(&def);
+    }
+    if (!any) return Fail("no probe event matches '" + text + "'", "see the events with 'kprobectl list'");
+  }
+  std::vector<std::vector<std::string>> enabled;
+  std::vector<std::string> busy;
+  for (const TraceEventDef* def : selected) {
+    enabled.push_back(KP_TRY(events.EnabledIn(*def)));
+    if (!enabled.back().empty()) busy.push_back(def->FullName());
+  }
+  if (!busy.empty() && !options.force)
+    return Fail("enabled, so not deleted: " + Join(busy, ", "),
+                "stop the tracing session that uses them, or add -f to disable them first");
+  for (size_t i = 0; i < selected.size(); ++i) {
+    KP_TRY_VOID(events.Disable(*selected[i], enabled[i]));
+    KP_TRY_VOID(events.Remove(*selected[i]));
+    if (!options.quiet) io.out << "Removed event: " << selected[i]->FullName() << "\n";
+  }
+  return {};
+}
+
+}  // namespace kprobectl::cli

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// Raw arguments to fetchargs. Most pass through after checks the kernel would
+// make less clearly; a few are rewritten:
+//  - $argN becomes the ABI register or stack slot at the function's entry:
+//    uprobes have no $argN at all ("$arg* can be used only on function entry
+//    or exit"), and kprobes only at ftrace-based entries.
+//  - :string on a register-like value becomes +0(value):string, since the
+//    kernel wants a memory reference for strings.
+//  - @SYMBOL on a user probe becomes @+FILEOFFSET, the uprobe form that is
+//    relative to the probed file and so survives PIE and ASLR.
+#include "kprobectl/fetch_type.h"
+#include "kprobectl/resolve.h"
+#include "kprobectl/strings.h"
+#include "kprobectl/x86_64_abi.h"
+
+namespace kprobectl {
+
+namespace {
+
+std::unexpected<Error> ArgError(const ProbeSpec& spec, size_t pos, std::string what, std::string hint = {}) {
+  return std::unexpected(Error{CaretMessage("invalid argument: " + what, spec.text, pos), std::move(hint)});
+}
+
+std::string DefaultName(const ArgExpr& e, size_t position) {
+  bool plain = e.derefs.empty();
+  switch (e.kind) {
+    case ArgKind::kArg: return "arg" + std::to_string(e.number);
+    case ArgKind::kRetval: return plain ? "retval" : "arg" + std::to_string(position);
+    case ArgKind::kComm: return "comm";
+    case ArgKind::kStackN: return plain ? "stack" + std::to_string(e.number) : "arg" + std::to_string(position);
+    case ArgKind::kStack: return "stack";
+    case ArgKind::kRegister: return plain ? e.name : "arg" + std::to_string(position);
+    case ArgKind::kSymbol: {
+      std::string name;
+      for (char c : e.name) name += IsIdentChar(c) ? c : '_';
+      return name;
+    }
+    default: return "arg" + std::to_string(position);
+  }
+}
+
+// The base fetcharg before any dereference. `wants_memory` is set when the
+// value is not already a memory reference (a string type must then add one).
+Result<std::string> BaseFetch(const ProbeSpec& spec, const ArgExpr& e, const FetchContext& ctx, bool& is_memory) {
+  is_memory = false;
+  switch (e.kind) {
+    case ArgKind::kVariable:
+    case ArgKind::kVars:
+    case ArgKind::kParams:
+      return ArgError(spec, e.pos,
+                      (e.kind == ArgKind::kVariable ? "variable '" + e.name + "'"
+                       : e.kind == ArgKind::kVars   ? std::string("$vars")
+                                                    : std::string("$params")) +
+                          " needs debuginfo (DWARF) to be found",
+                      "fetch registers instead ($argN, %REG, $retval, +OFFSET(%REG))");
+    case ArgKind::kArg:
+      if (ctx.retprobe) {
+        if (ctx.kind == ProbeKind::kKernel && ctx.features->retprobe_args) return "$arg" + std::to_string(e.number);
+        return ArgError(spec, e.pos, "$arg" + std::to_string(e.number) + " is not known when the function returns",
+                        ctx.kind == ProbeKind::kUser
+                            ? "add a second probe on the function's entry to record its arguments"
+                            : "this kernel cannot keep arguments for return probes; probe the entry too");
+      }
+      if (!ctx.at_entry)
+        return ArgError(spec, e.pos,
+                        "$arg" + std::to_string(e.number) + " is only known at a function's entry; here the "
+                            "registers may hold other values",
+                        "probe the function itself (FUNC), or fetch the register that holds the value (%REG)");
+      return x86_64::ArgumentAtEntry(static_cast<unsigned>(e.number));
+    case ArgKind::kRetval:
+      if (!ctx.retprobe)
+        return ArgError(spec, e.pos, "$retval is only available in return probes",
+                        "add %return to the probe point: " + DescribePoint(spec.point) + "%return");
+      return std::string("$retval");
+    case ArgKind::kComm:
+      is_memory = true;  // strings already
+      return std::string("$comm");
+    case ArgKind::kStackN: return "$stack" + std::to_string(e.number);
+    case ArgKind::kStack: return std::string("$stack");
+    case ArgKind::kRegister:
+      if (!x86_64::IsRegister(e.name)) {
+        auto suggestion = x86_64::SuggestRegister(e.name);
+        return ArgError(spec, e.pos, "unknown register '%" + e.name + "'",
+                        suggestion ? "the kernel names it %" + std::string(*suggestion)
+                                   : "x86-64 registers: %ax %bx %cx %dx %si %di %bp %sp %r8..%r15 %ip %flags");
+      }
+      return "%" + e.name;
+    case ArgKind::kSymbol: {
+      is_memory = true;
+      if (ctx.kind == ProbeKind::kKernel)
+        return "@" + e.name + (e.offset > 0 ? "+" + std::to_string(e.offset)
+                               : e.offset < 0 ? std::to_string(e.offset) : "");
+      const ElfSymbol* found = nullptr;
+      for (const ElfSymbol& s : ctx.image->symbols())
+        if (s.name == e.name && s.type != ElfSymbol::kOther && (!found || s.global)) found = &s;
+      if (!found)
+        return ArgError(spec, e.pos, "no symbol '" + e.name + "' in " + ctx.image->path(),
+                        "list the binary's data symbols with 'nm " + ctx.image->path() + "'");
+      auto offset = KP_TRY(ctx.image->FileOffset(found->value + static_cast<uint64_t>(e.offset)));
+      return "@+" + Hex(offset);
+    }
+    case ArgKind::kAddress:
+      is_memory = true;
+      if (e.file_relative) {
+        if (ctx.kind == ProbeKind::kKernel)
+          return ArgError(spec, e.pos, "@+OFFSET (file-relative) is for user probes",
+                          "give a kernel address as @0xADDRESS or @SYMBOL");
+        return "@+" + Hex(e.number);
+      }
+      return "@" + Hex(e.number);
+    case ArgKind::kImmediate:
+      is_memory = true;
+      if (!ctx.features->immediates)
+        return ArgError(spec, e.pos, "this kernel does not support immediate values (\\IMM, Linux 6.1)");
+      return "\\" + e.name;
+  }
+  return ArgError(spec, e.pos, "unsupported argument");
+}
+
+}  // namespace
+
+Result<std::vector<FetchArg>> ConvertArgs(const ProbeSpec& spec, const FetchContext& ctx) {
+  if (spec.args.size() > kMaxProbeArgs)
+    return Fail("'" + DescribePoint(spec.point) + "' has " + std::to_string(spec.args.size()) +
+                    " arguments; the kernel takes at most " + std::to_string(kMaxProbeArgs),
+                "split them over several probes on the same point (name them with EVENT=)");
+  std::vector<FetchArg> out;
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    const ProbeArg& arg = spec.args[i];
+    const ArgExpr& e = arg.expr;
+    bool is_memory = false;
+    std::string fetch = KP_TRY(BaseFetch(spec, e, ctx, is_memory));
+    std::optional<FetchType> type;
+    if (!arg.type.empty()) {
+      auto parsed = ParseFetchType(arg.type);
+      if (!parsed) return std::unexpected(parsed.error());
+      type = *parsed;
+      auto supported = RequireFetchType(*ctx.features, ctx.kind, *type, arg.type);
+      if (!supported)
+        return ArgError(spec, arg.type_pos, supported.error().message, supported.error().hint);
+    }
+    size_t instructions = 2;  // the base fetch and the store
+    for (const ArgDeref& d : e.derefs) {
+      if (d.user && ctx.kind == ProbeKind::kKernel && !ctx.features->user_deref)
+        return ArgError(spec, arg.pos, "this kernel cannot dereference user memory (+uOFFSET, Linux 5.5)");
+      fetch = (d.offset < 0 ? "-" : "+") + std::string(d.user ? "u" : "") +
+              std::to_string(d.offset < 0 ? -d.offset : d.offset) + "(" + fetch + ")";
+      is_memory = true;
+      ++instructions;
+    }
+    if (type && type->IsString() && !is_memory && e.kind != ArgKind::kComm) {
+      fetch = "+0(" + fetch + ")";
+      ++instructions;
+    }
+    if (type && (type->IsString() || type->base == FetchType::kBitfield)) ++instructions;
+    if (instructions > kMaxFetchInstructions)
+      return ArgError(spec, arg.pos, "'" + arg.text + "' dereferences too deeply for the kernel (at most " +
+                                         std::to_string(kMaxFetchInstructions - 2) + " steps)");
+    FetchArg fa;
+    fa.name = arg.name.empty() ? DefaultName(e, i + 1) : arg.name;
+    if (fa.name.size() > kMaxArgNameLength) {
+      if (!arg.name.empty())
+        return ArgError(spec, arg.pos, "argument name '" + arg.name + "' is longer than the kernel's " +
+                                           std::to_string(kMaxArgNameLength) + " characters");
+      fa.name.resize(kMaxArgNameLength);
+    }
+    fa.fetch = fetch;
+    fa.type = arg.type;
+    out.push_back(std::move(fa));
+  }
+  // The kernel refuses two arguments of one name ("This argument name is
+  // already used"): number the later ones, as perf does.
+  for (size_t i = 0; i < out.size(); ++i) {
+    auto taken = [&](const std::string& name) {
+      for (size_t j = 0; j < out.size(); ++j)
+        if (j != i && out[j].name == name) return true;
+      return false;
+    };
+    bool clash = false;
+    for (size_t j = 0; j < i; ++j) clash |= out[j].name == out[i].name;
+    if (!clash) continue;
+    if (!spec.args[i].name.empty())
+      return ArgError(spec, spec.args[i].pos, "two arguments are named '" + out[i].name + "'");
+    std::string base = out[i].name.substr(0, kMaxArgNameLength - 3);
+    for (int n = 1; taken(out[i].name); ++n) out[i].name = base + "_" + std::to_string(n);
+  }
+  return out;
+}
+
+Result<void> RequireNoDebuginfo(const ProbeSpec& spec) {
+  const ProbePoint& p = spec.point;
+  if (p.line || p.lazy_pattern || !p.file.empty()) {
+    std::string what = p.line ? "a source line" : p.lazy_pattern ? "a lazy pattern" : "a source file";
+    return Fail("'" + DescribePoint(p) + "' names " + what + ", which needs debuginfo (DWARF) to resolve",
+                "probe FUNC, FUNC+OFFSET, FUNC%return or 0xADDRESS; source-level probe points need "
+                "debuginfo support (see kprobectl(8))");
+  }
+  FetchContext no_context;
+  for (const ProbeArg& arg : spec.args) {
+    bool is_memory = false;
+    if (NeedsDebuginfo(arg.expr)) return std::unexpected(BaseFetch(spec, arg.expr, no_context, is_memory).error());
+  }
+  return {};
+}
+
+}  // namespace kprobectl

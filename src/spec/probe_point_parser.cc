@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// The probe point grammar follows perf's parse_perf_probe_point(), including
+// its rule for telling a file from a function: the head is a source file when
+// the point has no '+', '@' or '%', has a ':' or ';', and the head has a '.'.
+// '\' escapes any of "=@+:;" inside names.
+#include <cctype>
+
+#include "kprobectl/probe_spec.h"
+#include "kprobectl/strings.h"
+
+namespace kprobectl {
+
+namespace {
+
+constexpr std::string_view kPointHint =
+    "a probe point is [[GROUP:]EVENT=]FUNC[@SRC][:LINE|+OFFSET|%return|;PATTERN], "
+    "SRC:LINE, SRC;PATTERN or 0xADDRESS";
+
+class PointParser {
+ public:
+  PointParser(std::string_view text, size_t begin, size_t end)
+      : text_(text), begin_(begin), end_(end) {}
+
+  Result<ProbePoint> Parse(std::string* group, std::string* event) {
+    ProbePoint point;
+    point.pos = begin_;
+    size_t start = begin_;
+    if (size_t eq = FindUnescaped(start, ";=@+%"); eq < end_ && text_[eq] == '=') {
+      KP_TRY_VOID(ParseEventName(start, eq, group, event));
+      start = eq + 1;
+    }
+    if (start == end_) return SyntaxError(start, "expected a function, a source file or an address");
+
+    bool file_spec = false;
+    if (FindUnescaped(start, "+@%") == end_) {
+      size_t sep = FindUnescaped(start, ";:");
+      if (sep < end_ && text_.substr(start, sep - start).find('.') != std::string_view::npos)
+        file_spec = true;
+    }
+    size_t sep = FindUnescaped(start, ";:+@%");
+    std::string head = Unescape(start, sep);
+    if (file_spec) {
+      point.file = head;
+    } else if (head.starts_with("0x") || head.starts_with("0X")) {
+      auto address = ParseUnsigned(head);
+      if (!address) return SyntaxError(start, "invalid address '" + head + "'", "write it in hex, e.g. 0x1139");
+      point.address = address;
+    } else {
+      if (head.empty()) return SyntaxError(start, "expected a function name");
+      for (size_t i = start; i < sep; ++i)
+        if (std::isspace(static_cast<unsigned char>(text_[i])))
+          return SyntaxError(i, "unexpected blank in the function name");
+      point.function = head;
+    }
+
+    while (sep < end_) {
+      char kind = text_[sep];
+      size_t part = sep + 1;
+      if (kind == ';') {
+        if (part == end_) return SyntaxError(part, "expected a pattern after ';'");
+        point.lazy_pattern = std::string(text_.substr(part, end_ - part));
+        break;
+      }
+      size_t next = FindUnescaped(part, ";:+@%");
+      std::string_view raw = text_.substr(part, next - part);
+      switch (kind) {
+        case ':': {
+          if (point.line) return SyntaxError(sep, "a probe point takes one line number");
+          auto line = ParseUnsigned(raw);
+          if (!line || raw.starts_with("0x")) return SyntaxError(part, "expected a line number after ':'");
+          point.line = line;
+          break;
+        }
+        case '+': {
+          if (point.offset) return SyntaxError(sep, "a probe point takes one offset");
+          auto offset = ParseUnsigned(raw);
+          if (!offset) return SyntaxError(part, "expected a byte offset after '+' (decimal or 0x hex)");
+          point.offset = offset;
+          break;
+        }
+        case '@': {
+          std::string value = Unescape(part, next);
+          if (value.empty()) return SyntaxError(part, "expected a source file, '*' or a symbol version after '@'");
+          if (value == "*") {
+            point.any_file = true;
+          } else if (value[0] == '@' || LooksLikeVersion(value)) {
+            if (!point.version.empty()) return SyntaxError(sep, "a symbol takes one version");
+            point.version = value;
+          } else {
+            if (!point.file.empty()) return SyntaxError(sep, "a probe point takes one source file (SRC@SRC)");
+            point.file = value;
+          }
+          break;
+        }
+        case '%': {
+          if (raw != "return")
+            return SyntaxError(part, "unknown probe place '%" + std::string(raw) + "'",
+                         "the only place is %return, for a return probe");
+          point.retprobe = true;
+          break;
+        }
+      }
+      sep = next;
+    }
+    KP_TRY_VOID(CheckCombination(point));
+    return point;
+  }
+
+ private:
+  static bool LooksLikeVersion(std::string_view s) {
+    // GLIBC_2.2.5, GLIBC_PRIVATE, CXXABI_1.3: upper case, digits, '_' and '.'.
+    if (s.empty() || !std::isupper(static_cast<unsigned char>(s[0]))) return false;
+    for (char c : s)
+      if (!std::isupper(static_cast<unsigned char>(c)) && !std::isdigit(static_cast<unsigned char>(c)) &&
+          c != '_' && c != '.')
+        return false;
+    return true;
+  }
+
+  Result<void> CheckCombination(const ProbePoint& p) {
+    auto error = [&](std::string what) { return SyntaxError(begin_, std::move(what)); };
+    if (p.lazy_pattern && p.line) return error("a lazy pattern (;PATTERN) cannot be used with a line number");
+    if (p.lazy_pattern && p.offset) return error("a lazy pattern (;PATTERN) cannot be used with an offset");
+    if (p.line && p.offset) return error("an offset (+OFFSET) cannot be used with a line number");
+    if (p.retprobe && (p.offset || p.line || p.lazy_pattern))
+      return error("%return cannot be used with an offset, a line number or a lazy pattern");
+    if (p.function.empty() && !p.address && !p.file.empty() && !p.line && !p.lazy_pattern)
+      return error("a source file needs a line number (SRC:LINE) or a pattern (SRC;PATTERN)");
+    if (p.function.empty() && !p.address && p.offset) return error("an offset needs a function (FUNC+OFFSET)");
+    if (p.address && (p.line || p.lazy_pattern || !p.file.empty() || p.any_file || !p.version.empty()))
+      return error("an address takes only +OFFSET or %return");
+    return {};
+  }
+
+  Result<void> ParseEventName(size_t start, size_t eq, std::string* group, std::string* event) {
+    size_t colon = text_.find(':', start);
+    size_t ev_start = start;
+    if (colon < eq) {
+      *group = std::string(text_.substr(start, colon - start));
+      if (!IsIdentifier(*group))
+        return SyntaxError(start, "invalid group name '" + *group + "'",
+                     "group and event names are letters, digits and '_', not starting with a digit");
+      ev_start = colon + 1;
+    }
+    *event = std::string(text_.substr(ev_start, eq - ev_start));
+    if (!IsIdentifier(*event))
+      return SyntaxError(ev_start, "invalid event name '" + *event + "'",
+                   "group and event names are letters, digits and '_', not starting with a digit");
+    return {};
+  }
+
+  size_t FindUnescaped(size_t from, std::string_view chars) const {
+    for (size_t i = from; i < end_; ++i) {
+      if (text_[i] == '\\') {
+        ++i;
+        continue;
+      }
+      if (chars.find(text_[i]) != std::string_view::npos) return i;
+    }
+    return end_;
+  }
+
+  std::string Unescape(size_t from, size_t to) const {
+    std::string out;
+    for (size_t i = from; i < to; ++i) {
+      if (text_[i] == '\\' && i + 1 < to) ++i;
+      out += text_[i];
+    }
+    return out;
+  }
+
+  std::unexpected<kprobectl::Error> SyntaxError(size_t pos, std::string what, std::string hint = std::string(kPointHint)) {
+    return std::unexpected(kprobectl::Error{
+        CaretMessage("invalid probe point: " + what, text_, pos), std::move(hint)});
+  }
+
+  std::string_view text_;
+  size_t begin_, end_;
+};
+
+// Splits on blanks outside double quotes (for \"immediate strings").
+std::vector<std::pair<size_t, size_t>> Tokenize(std::string_view text) {
+  std::vector<std::pair<size_t, size_t>> tokens;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == text.size()) break;
+    size_t start = i;
+    bool quoted = false;
+    for (; i < text.size(); ++i) {
+      if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == '"' && !quoted) {
+        quoted = true;
+        ++i;
+      } else if (text[i] == '"' && quoted) {
+        quoted = false;
+      } else if (!quoted && std::isspace(static_cast<unsigned char>(text[i]))) {
+        break;
+      }
+    }
+    tokens.emplace_back(start, i);
+  }
+  return tokens;
+}
+
+}  // namespace
+
+Result<ProbePoint> ParseProbePoint(std::string_view spec_text, size_t begin, size_t end,
+                                   std::string* group, std::string* event) {
+  return PointParser(spec_text, begin, end).Parse(group, event);
+}
+
+Result<ProbeSpec> ParseProbeSpec(std::string_view text) {
+  ProbeSpec spec;
+  spec.text = std::string(text);
+  auto tokens = Tokenize(spec.text);
+  if (tokens.empty())
+    return Fail("empty probe spec", std::string(kPointHint));
+  spec.point = KP_TRY(ParseProbePoint(spec.text, tokens[0].first, tokens[0].second, &spec.group,
+                                      &spec.event));
+  for (size_t i = 1; i < tokens.size(); ++i)
+    spec.args.push_back(KP_TRY(ParseProbeArg(spec.text, tokens[i].first, tokens[i].second)));
+  return spec;
+}
+
+bool NeedsDebuginfo(const ArgExpr& expr) {
+  return expr.kind == ArgKind::kVariable || expr.kind == ArgKind::kVars || expr.kind == ArgKind::kParams;
+}
+
+bool NeedsDebuginfo(const ProbeSpec& spec) {
+  const ProbePoint& p = spec.point;
+  if (p.line || p.lazy_pattern || !p.file.empty()) return true;
+  for (const ProbeArg& arg : spec.args)
+    if (NeedsDebuginfo(arg.expr)) return true;
+  return false;
+}
+
+std::string DescribePoint(const ProbePoint& p) {
+  std::string out = p.address ? Hex(*p.address) : p.function.empty() ? p.file : p.function;
+  if (!p.version.empty()) out += "@" + p.version;
+  if (!p.function.empty() && !p.file.empty()) out += "@" + p.file;
+  if (p.line) out += ":" + std::to_string(*p.line);
+  if (p.offset) out += "+" + std::to_string(*p.offset);
+  if (p.lazy_pattern) out += ";" + *p.lazy_pattern;
+  if (p.retprobe) out += "%return";
+  return out;
+}
+
+}  // namespace kprobectl

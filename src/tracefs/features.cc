@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "kprobectl/kernel_features.h"
+
+#include "kprobectl/tracefs_dir.h"
+
+namespace kprobectl {
+
+KernelFeatures ParseFeatures(std::string_view readme, bool has_kprobe_events, bool has_uprobe_events) {
+  auto has = [&](std::string_view s) { return readme.find(s) != std::string_view::npos; };
+  KernelFeatures f;
+  f.kprobe_events = has_kprobe_events;
+  f.uprobe_events = has_uprobe_events;
+  f.kretprobe_suffix = has("[+<offset>]%return");
+  f.kprobe_maxactive = has("r[maxactive]");
+  f.arg_n = has("$arg<N>");
+  f.retprobe_args = has("kernel return probes support: $retval, $arg<N>");
+  f.user_deref = has("+|-[u]<offset>");
+  f.immediates = has("\\imm-value");
+  f.ustring = has("ustring");
+  f.symstr = has("symstr");
+  f.bitfields = has("b<bit-width>@<bit-offset>/<container-size>");
+  f.arrays = has("<type>\\[<array-size>\\]");
+  f.dentry_types = has("%pd/%pD");
+  f.comm = has("$comm");
+  f.stack_n = has("$stack<index>");
+  return f;
+}
+
+KernelFeatures ReadFeatures(const TracefsDir& dir) {
+  auto readme = dir.Read("README");
+  return ParseFeatures(readme ? *readme : std::string(), dir.Exists("kprobe_events"), dir.Exists("uprobe_events"));
+}
+
+KernelFeatures AllFeatures() {
+  KernelFeatures f;
+  for (bool* flag : {&f.kprobe_events, &f.uprobe_events, &f.kretprobe_suffix, &f.kprobe_maxactive, &f.arg_n,
+                     &f.retprobe_args, &f.user_deref, &f.immediates, &f.ustring, &f.symstr, &f.bitfields,
+                     &f.arrays, &f.dentry_types, &f.comm, &f.stack_n})
+    *flag = true;
+  return f;
+}
+
+Result<void> RequireProbeKind(const KernelFeatures& f, ProbeKind kind) {
+  if (kind == ProbeKind::kKernel && !f.kprobe_events)
+    return Fail("this kernel has no kprobe_events (CONFIG_KPROBE_EVENTS)",
+                "probe a user-space program with -x BINARY, or boot a kernel built with "
+                "CONFIG_KPROBES=y and CONFIG_KPROBE_EVENTS=y");
+  if (kind == ProbeKind::kUser && !f.uprobe_events)
+    return Fail("this kernel has no uprobe_events (CONFIG_UPROBE_EVENTS)",
+                "boot a kernel built with CONFIG_UPROBES=y and CONFIG_UPROBE_EVENTS=y");
+  return {};
+}
+
+Result<void> RequireFetchType(const KernelFeatures& f, ProbeKind kind, const FetchType& type,
+                              std::string_view type_text) {
+  std::string name(type_text);
+  auto missing = [&](std::string_view what) {
+    return Fail("this kernel does not support the type '" + name + "' (" + std::string(what) + ")",
+                "the tracefs README lists the types this kernel knows");
+  };
+  bool kernel_only = type.base == FetchType::kSymbol || type.base == FetchType::kSymStr ||
+                     type.base == FetchType::kDentry || type.base == FetchType::kFile ||
+                     type.base == FetchType::kUString;
+  if (kernel_only && kind == ProbeKind::kUser)
+    return Fail("type '" + name + "' is for kernel probes; user probes cannot use it",
+                type.base == FetchType::kUString ? "user probes read user memory already: use :string"
+                                                 : "fetch the value as an integer (:x64) instead");
+  if (type.base == FetchType::kUString && !f.ustring) return missing("ustring, Linux 5.5");
+  if (type.base == FetchType::kSymStr && !f.symstr) return missing("symstr, Linux 6.5");
+  if ((type.base == FetchType::kDentry || type.base == FetchType::kFile) && !f.dentry_types)
+    return missing("%pd/%pD, Linux 6.5");
+  if (type.base == FetchType::kBitfield && !f.bitfields) return missing("bitfields, Linux 4.11");
+  if (type.array_len && !f.arrays) return missing("arrays, Linux 4.20");
+  return {};
+}
+
+}  // namespace kprobectl

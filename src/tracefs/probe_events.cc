@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "kprobectl/probe_events.h"
+
+#include "kprobectl/strings.h"
+
+namespace kprobectl {
+
+std::string_view EventsFile(ProbeKind kind) {
+  return kind == ProbeKind::kKernel ? "kprobe_events" : "uprobe_events";
+}
+
+std::string_view ProfileFile(ProbeKind kind) {
+  return kind == ProbeKind::kKernel ? "kprobe_profile" : "uprobe_profile";
+}
+
+std::map<std::string, ProfileEntry> ParseProfile(std::string_view text, ProbeKind kind) {
+  // kprobe_profile: "  probe/ev    HITS    MISSES"
+  // uprobe_profile: "  /path/bin probe_x/ev    HITS"
+  std::map<std::string, ProfileEntry> out;
+  for (const std::string& line : SplitLines(text)) {
+    auto words = SplitWords(line);
+    size_t name_at = kind == ProbeKind::kKernel ? 0 : 1;
+    if (words.size() < name_at + 2) continue;
+    ProfileEntry entry;
+    auto hits = ParseUnsigned(words[name_at + 1]);
+    if (!hits) continue;
+    entry.hits = *hits;
+    if (kind == ProbeKind::kKernel && words.size() > 2) entry.misses = ParseUnsigned(words[2]);
+    out[words[name_at]] = entry;
+  }
+  return out;
+}
+
+Result<std::vector<TraceEventDef>> ProbeEvents::List() const {
+  std::vector<TraceEventDef> defs;
+  for (ProbeKind kind : {ProbeKind::kKernel, ProbeKind::kUser}) {
+    if (!dir_.Exists(EventsFile(kind))) continue;
+    std::string text = KP_TRY(dir_.Read(EventsFile(kind)));
+    for (const std::string& line : SplitLines(text)) {
+      if (Trim(line).empty()) continue;
+      defs.push_back(KP_TRY(ParseDefinition(line, kind)));
+    }
+  }
+  return defs;
+}
+
+Result<std::set<std::string>> ProbeEvents::Names() const {
+  std::set<std::string> names;
+  for (const TraceEventDef& def : KP_TRY(List())) names.insert(def.group + "/" + def.event);
+  return names;
+}
+
+Result<void> ProbeEvents::WriteLine(ProbeKind kind, const std::string& line) const {
+  if (log_) log_(std::string("write ") + dir_.PathOf(EventsFile(kind)) + ": " + line);
+  return dir_.Append(EventsFile(kind), line + "\n");
+}
+
+Result<void> ProbeEvents::Add(const std::vector<TraceEventDef>& defs) const {
+  std::vector<const TraceEventDef*> written;
+  for (const TraceEventDef& def : defs) {
+    std::string line = FormatDefinition(def);
+    auto result = WriteLine(def.kind, line);
+    if (result) {
+      written.push_back(&def);
+      continue;
+    }
+    Error error{"the kernel rejected the probe definition\n    " + line, ""};
+    auto log = dir_.Exists("error_log") ? dir_.Read("error_log") : Result<std::string>(std::string());
+    auto entry = log ? FindErrorLogEntry(*log, line) : std::nullopt;
+    if (entry) {
+      error.message = "the kernel rejected the probe definition: " + *entry;
+    } else {
+      error.message += "\n  (" + result.error().message + ")";
+    }
+    error.hint = result.error().hint;
+    // All or nothing: take back what this call wrote, newest first.
+    std::vector<std::string> leftovers;
+    for (auto it = written.rbegin(); it != written.rend(); ++it)
+      if (!Remove(**it)) leftovers.push_back((*it)->FullName());
+    if (!leftovers.empty())
+      error.hint = "could not remove the events already added: " + Join(leftovers, ", ") +
+                   "; remove them with 'kprobectl del'";
+    return std::unexpected(error);
+  }
+  return {};
+}
+
+Result<void> ProbeEvents::Remove(const TraceEventDef& def) const {
+  auto result = WriteLine(def.kind, FormatDeletion(def.group, def.event));
+  if (!result) {
+    Error error = result.error();
+    error.message = "cannot remove " + def.FullName() + ": " + error.message;
+    if (error.message.find("busy") != std::string::npos)
+      error.hint = "the event is in use, perhaps by perf or another tracing session; stop it first";
+    return std::unexpected(error);
+  }
+  return {};
+}
+
+Result<std::vector<std::string>> ProbeEvents::EnabledIn(const TraceEventDef& def) const {
+  std::vector<std::string> where;
+  std::string event_dir = "events/" + def.group + "/" + def.event + "/enable";
+  std::vector<std::string> prefixes = {""};
+  if (dir_.Exists("instances"))
+    for (const std::string& name : KP_TRY(dir_.List("instances"))) prefixes.push_back("instances/" + name + "/");
+  for (const std::string& prefix : prefixes) {
+    if (!dir_.Exists(prefix + event_dir)) continue;
+    std::string value = KP_TRY(dir_.Read(prefix + event_dir));
+    // "1", or "1*" / "0*" when enabled by a soft trigger or a perf user.
+    if (!Trim(value).empty() && (Trim(value)[0] == '1' || Trim(value).ends_with('*'))) where.push_back(prefix);
+  }
+  return where;
+}
+
+Result<void> ProbeEvents::Disable(const TraceEventDef& def, const std::vector<std::string>& where) const {
+  for (const std::string& prefix : where) {
+    std::string path = prefix + "events/" + def.group + "/" + def.event + "/enable";
+    if (log_) log_("write " + dir_.PathOf(path) + ": 0");
+    KP_TRY_VOID(dir_.Write(path, "0"));
+  }
+  return {};
+}
+
+Result<std::map<std::string, ProfileEntry>> ProbeEvents::Profile(ProbeKind kind) const {
+  if (!dir_.Exists(ProfileFile(kind))) return std::map<std::string, ProfileEntry>{};
+  return ParseProfile(KP_TRY(dir_.Read(ProfileFile(kind))), kind);
+}
+
+}  // namespace kprobectl
