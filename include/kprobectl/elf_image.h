@@ -44,6 +44,8 @@ class ElfImage {
 
   // File offset of a virtual address inside a PT_LOAD segment's file bytes.
   Result<uint64_t> FileOffset(uint64_t vaddr) const;
+  // As FileOffset, for an address that must be code (a probe's address).
+  Result<uint64_t> CodeFileOffset(uint64_t vaddr) const;
   // Virtual address of a file offset, if a PT_LOAD segment maps it.
   std::optional<uint64_t> VirtualAddress(uint64_t file_offset) const;
   // The function symbol that contains `vaddr` (globals preferred on ties).

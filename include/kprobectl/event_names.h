@@ -42,7 +42,8 @@ class EventNamer {
   Result<std::string> Take(std::string_view group, std::string_view base, bool retprobe, bool extra_address);
 
  private:
-  std::set<std::string> taken_;
+  std::set<std::string> taken_;  // by the kernel or by this command
+  std::set<std::string> ours_;   // by this command
   bool force_;
 };
 

@@ -180,6 +180,13 @@ Result<uint64_t> ElfImage::FileOffset(uint64_t vaddr) const {
               "addresses are virtual addresses as 'nm' or 'objdump -d' print them");
 }
 
+Result<uint64_t> ElfImage::CodeFileOffset(uint64_t vaddr) const {
+  for (const LoadSegment& seg : segments_)
+    if (seg.executable && vaddr >= seg.vaddr && vaddr < seg.vaddr + seg.filesz) return vaddr - seg.vaddr + seg.offset;
+  return Fail("address " + Hex(vaddr) + " is not in the code of '" + path_ + "' (no executable segment holds it)",
+              "addresses are virtual addresses as 'nm' or 'objdump -d' print them");
+}
+
 std::optional<uint64_t> ElfImage::VirtualAddress(uint64_t file_offset) const {
   for (const LoadSegment& seg : segments_)
     if (file_offset >= seg.offset && file_offset < seg.offset + seg.filesz) return file_offset - seg.offset + seg.vaddr;

@@ -64,8 +64,8 @@ Result<std::string> BaseFetch(const ProbeSpec& spec, const ArgExpr& e, const Fet
       }
       if (!ctx.at_entry)
         return ArgError(spec, e.pos,
-                        "$arg" + std::to_string(e.number) + " is only known at a function's entry; here the "
-                            "registers may hold other values",
+                        "$arg" + std::to_string(e.number) + " is only known at a function's entry; at " +
+                            DescribePoint(spec.point) + " the registers may hold other values",
                         "probe the function itself (FUNC), or fetch the register that holds the value (%REG)");
       return x86_64::ArgumentAtEntry(static_cast<unsigned>(e.number));
     case ArgKind::kRetval:

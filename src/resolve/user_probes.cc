@@ -49,7 +49,7 @@ Result<ResolvedProbe> ResolveUserProbe(const ProbeSpec& spec, const ElfImage& im
   const ProbePoint& p = spec.point;
   if (p.address) {
     uint64_t address = *p.address + p.offset.value_or(0);
-    KP_TRY(image.FileOffset(address));
+    KP_TRY(image.CodeFileOffset(address));
     ProbeLocation loc;
     loc.address = address;
     if (const ElfSymbol* f = image.FunctionAt(address)) {
@@ -104,7 +104,7 @@ Result<std::vector<TraceEventDef>> BuildUserDefinitions(const std::vector<Resolv
       def.event = KP_TRY(namer.Take(def.group, base, def.retprobe, extra));
       def.target.kind = ProbeTarget::kFile;
       def.target.path = image.path();
-      def.target.offset = KP_TRY(image.FileOffset(loc.address));
+      def.target.offset = KP_TRY(image.CodeFileOffset(loc.address));
       FetchContext context{ProbeKind::kUser, def.retprobe, loc.at_entry, &features, &image};
       def.args = KP_TRY(ConvertArgs(spec, context));
       defs.push_back(std::move(def));

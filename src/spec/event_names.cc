@@ -45,10 +45,14 @@ Result<std::string> EventNamer::Take(std::string_view group, std::string_view ba
   if (group.size() > kMaxEventNameLength) return too_long(std::string(group));
   std::string name = stem;
   if (taken_.contains(std::string(group) + "/" + name)) {
-    if (!force_ && !extra_address)
+    if (!force_ && !extra_address) {
+      if (ours_.contains(std::string(group) + "/" + name))
+        return Fail("two probes of this command are both named '" + std::string(group) + ":" + name + "'",
+                    "name them with EVENT=..., or add -f to append a number");
       return Fail("event '" + std::string(group) + ":" + name + "' already exists",
                   "remove it with 'kprobectl del " + std::string(group) + ":" + name +
                       "', name the new one with EVENT=..., or add -f to append a number");
+    }
     for (int i = 1;; ++i) {
       name = stem + "_" + std::to_string(i);
       if (!taken_.contains(std::string(group) + "/" + name)) break;
@@ -56,6 +60,7 @@ Result<std::string> EventNamer::Take(std::string_view group, std::string_view ba
   }
   if (name.size() > kMaxEventNameLength) return too_long(name);
   taken_.insert(std::string(group) + "/" + name);
+  ours_.insert(std::string(group) + "/" + name);
   return name;
 }
 

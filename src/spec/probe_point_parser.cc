@@ -62,7 +62,8 @@ class PointParser {
         point.lazy_pattern = std::string(text_.substr(part, end_ - part));
         break;
       }
-      size_t next = FindUnescaped(part, ";:+@%");
+      // "sym@@VER" (the default version): the second '@' belongs to the version.
+      size_t next = FindUnescaped(kind == '@' && part < end_ && text_[part] == '@' ? part + 1 : part, ";:+@%");
       std::string_view raw = text_.substr(part, next - part);
       switch (kind) {
         case ':': {

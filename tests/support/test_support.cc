@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "test_support.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "kprobectl/cli.h"
+#include "kprobectl/strings.h"
+
+namespace kprobectl::test {
+
+std::string FixturePath(const std::string& name) { return std::string(KP_FIXTURE_DIR) + "/" + name; }
+std::string DataPath(const std::string& name) { return std::string(KP_TEST_DATA_DIR) + "/" + name; }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+}
+
+CliResult RunKprobectl(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  CliResult result;
+  result.status = RunCli(args, out, err);
+  result.out = out.str();
+  result.err = err.str();
+  return result;
+}
+
+std::string RunProgram(const std::vector<std::string>& argv, int* status) {
+  int pipe_fds[2];
+  REQUIRE(pipe(pipe_fds) == 0);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    dup2(pipe_fds[1], 1);
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    std::vector<char*> cargv;
+    for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+    cargv.push_back(nullptr);
+    execv(cargv[0], cargv.data());
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  std::string output;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(pipe_fds[0], buf, sizeof buf)) > 0) output.append(buf, static_cast<size_t>(n));
+  close(pipe_fds[0]);
+  int wstatus = 0;
+  waitpid(pid, &wstatus, 0);
+  if (status) *status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+  return output;
+}
+
+TempDir::TempDir() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "kprobectl-test-XXXXXX").string();
+  char* made = mkdtemp(pattern.data());
+  REQUIRE(made != nullptr);
+  path_ = made;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+std::string RealTracefsOrSkip() {
+  std::string reason;
+  std::string root = "/sys/kernel/tracing";
+  if (geteuid() != 0) {
+    reason = "not root";
+  } else {
+    struct stat st;
+    if (stat((root + "/uprobe_events").c_str(), &st) != 0) {
+      // Let kprobectl find (and, as root, mount) tracefs as it would for a user.
+      auto listed = RunKprobectl({"list"});
+      if (stat((root + "/uprobe_events").c_str(), &st) != 0)
+        reason = "no uprobe_events under " + root + " (" + listed.err + ")";
+    }
+  }
+  if (reason.empty()) return root;
+  const char* ci = std::getenv("CI");
+  if (ci && std::string(ci) == "true") FAIL("end-to-end tests must run in CI, but: " + reason);
+  std::cerr << "SKIPPED: end-to-end test needs root and tracefs with uprobe_events: " << reason << "\n";
+  std::fflush(nullptr);
+  std::_Exit(4);
+}
+
+std::string UniqueGroup(const std::string& tag) { return "kpt" + tag + std::to_string(getpid()); }
+
+std::vector<std::string> GroupDefinitions(const std::string& tracefs, const std::string& group) {
+  std::vector<std::string> out;
+  for (const std::string& line : SplitLines(ReadFile(tracefs + "/uprobe_events")))
+    if (line.find(":" + group + "/") != std::string::npos) out.push_back(line);
+  return out;
+}
+
+GroupCleaner::~GroupCleaner() {
+  for (const std::string& line : GroupDefinitions(tracefs_, group_)) {
+    std::string name = SplitWords(line)[0];
+    name = name.substr(name.find(':') + 1);
+    std::ofstream(tracefs_ + "/events/" + name + "/enable") << "0";
+    std::ofstream(tracefs_ + "/uprobe_events", std::ios::app) << "-:" << name << "\n";
+  }
+}
+
+TraceInstance::TraceInstance(std::string tracefs, std::string group)
+    : tracefs_(std::move(tracefs)), group_(std::move(group)), dir_(tracefs_ + "/instances/" + group_) {
+  REQUIRE(mkdir(dir_.c_str(), 0755) == 0);
+}
+
+void TraceInstance::Enable(const std::string& event) {
+  std::ofstream(dir_ + "/events/" + group_ + "/" + event + "/enable") << "1";
+  enabled_.push_back(event);
+}
+
+std::vector<std::string> TraceInstance::Lines() {
+  std::vector<std::string> out;
+  for (const std::string& line : SplitLines(ReadFile(dir_ + "/trace")))
+    if (!line.starts_with("#") && !Trim(line).empty()) out.push_back(line);
+  return out;
+}
+
+TraceInstance::~TraceInstance() {
+  for (const std::string& event : enabled_) std::ofstream(dir_ + "/events/" + group_ + "/" + event + "/enable") << "0";
+  rmdir(dir_.c_str());
+}
+
+}  // namespace kprobectl::test

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// Helpers shared by the unit and end-to-end tests: fixture paths, running the
+// CLI in-process, temporary directories, and access to the real tracefs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kprobectl::test {
+
+std::string FixturePath(const std::string& name);  // built by the test build
+std::string DataPath(const std::string& name);     // tests/data
+std::string ReadFile(const std::string& path);
+void WriteFile(const std::string& path, const std::string& text);
+
+struct CliResult {
+  int status = 0;
+  std::string out, err;
+};
+CliResult RunKprobectl(const std::vector<std::string>& args);
+
+// Runs a program, returns its stdout (and exit status through `status`).
+std::string RunProgram(const std::vector<std::string>& argv, int* status = nullptr);
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// The real tracefs with uprobe_events, or: skip the test (exit code 4, which
+// ctest reports as skipped) with the reason, or fail when CI=true, where the
+// end-to-end tests must run.
+std::string RealTracefsOrSkip();
+
+// A group name unique to this process, e.g. "kpt12345".
+std::string UniqueGroup(const std::string& tag);
+
+// Removes every event of `group` (disabling it everywhere first) when it goes
+// out of scope, so a failing test leaves nothing behind.
+class GroupCleaner {
+ public:
+  GroupCleaner(std::string tracefs, std::string group) : tracefs_(std::move(tracefs)), group_(std::move(group)) {}
+  ~GroupCleaner();
+  GroupCleaner(const GroupCleaner&) = delete;
+  GroupCleaner& operator=(const GroupCleaner&) = delete;
+
+ private:
+  std::string tracefs_, group_;
+};
+
+// Lines of uprobe_events that belong to `group`.
+std::vector<std::string> GroupDefinitions(const std::string& tracefs, const std::string& group);
+
+// A private tracefs instance that records the events of one group; removed
+// (after disabling) when it goes out of scope.
+class TraceInstance {
+ public:
+  TraceInstance(std::string tracefs, std::string group);
+  ~TraceInstance();
+  TraceInstance(const TraceInstance&) = delete;
+  TraceInstance& operator=(const TraceInstance&) = delete;
+  void Enable(const std::string& event);
+  std::vector<std::string> Lines();  // the instance's trace, without comments
+
+ private:
+  std::string tracefs_, group_, dir_;
+  std::vector<std::string> enabled_;
+};
+
+}  // namespace kprobectl::test

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// The whole CLI in-process, against a temporary tracefs directory: what it
+// prints, what it writes, and how it fails.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "kprobectl/strings.h"
+#include "test_support.h"
+
+using namespace kprobectl;
+using namespace kprobectl::test;
+
+namespace {
+
+// A directory that looks like this machine's tracefs: uprobes, no kprobes.
+struct FakeTracefs {
+  TempDir dir;
+  FakeTracefs() {
+    WriteFile(dir / "README", ReadFile(DataPath("readme-linux-6.18-no-kprobes.txt")));
+    WriteFile(dir / "uprobe_events", "");
+    WriteFile(dir / "error_log", "");
+  }
+  std::string path() const { return dir.path(); }
+};
+
+}  // namespace
+
+TEST_CASE("cli: kernel probes on a kernel without kprobe_events") {
+  FakeTracefs tracefs;
+  auto r = RunKprobectl({"--tracefs", tracefs.path(), "add", "do_sys_open", "$arg1"});
+  CHECK(r.status == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "kprobectl: error: this kernel has no kprobe_events (CONFIG_KPROBE_EVENTS)\n"
+        "  hint: probe a user-space program with -x BINARY, or boot a kernel built with CONFIG_KPROBES=y and "
+        "CONFIG_KPROBE_EVENTS=y\n");
+}
+
+TEST_CASE("cli: -D prints definitions and writes nothing") {
+  FakeTracefs tracefs;
+  std::string bin = FixturePath("target_O2");
+  auto r = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "-D", "compute $arg1 $arg2", "-D",
+                         "compute%return $retval:s32"});
+  CHECK(r.status == 0);
+  CHECK(r.err.empty());
+  auto lines = SplitLines(r.out);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].starts_with("p:probe_target/compute " + bin + ":0x"));
+  CHECK(lines[0].ends_with(" arg1=%di arg2=%si"));
+  CHECK(lines[1].starts_with("r:probe_target/compute__return " + bin + ":0x"));
+  CHECK(ReadFile(tracefs.dir / "uprobe_events").empty());
+  // The same with the subcommand spelling, and for the kernel with no tracefs at all.
+  auto sub = RunKprobectl({"--tracefs", tracefs.path(), "add", "--dry-run", "-x", bin, "compute", "$arg1", "$arg2"});
+  CHECK(sub.out == lines[0] + "\n");
+  auto kernel = RunKprobectl({"--tracefs", tracefs.path(), "-D", "vfs_read%return $retval"});
+  CHECK(kernel.out == "r:probe/vfs_read__return vfs_read+0 retval=$retval\n");
+}
+
+TEST_CASE("cli: add writes every definition, list reads them back, perf style") {
+  FakeTracefs tracefs;
+  std::string bin = FixturePath("target_O2");
+  auto r = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "-a", "compute $arg1 $arg2", "-a", "helper"});
+  CHECK(r.status == 0);
+  CHECK(r.err.empty());
+  auto written = SplitLines(ReadFile(tracefs.dir / "uprobe_events"));
+  REQUIRE(written.size() == 3);
+  CHECK(written[0].starts_with("p:probe_target/compute " + bin + ":0x"));
+  CHECK(written[1].starts_with("p:probe_target/helper " + bin + ":0x"));
+  CHECK(written[2].starts_with("p:probe_target/helper_1 " + bin + ":0x"));
+  CHECK(r.out.starts_with("Added new events:\n"
+                          "  probe_target:compute\t(on compute in " + bin + " with arg1 arg2)\n"
+                          "  probe_target:helper\t(on helper in " + bin + ")\n"
+                          "  probe_target:helper_1\t(on helper in " + bin + ")\n"));
+
+  auto list = RunKprobectl({"--tracefs", tracefs.path(), "list"});
+  CHECK(list.status == 0);
+  CHECK(list.out == "  probe_target:compute\t(on compute in " + bin + " with arg1 arg2)\n"
+                    "  probe_target:helper\t(on helper in " + bin + ")\n"
+                    "  probe_target:helper_1\t(on helper in " + bin + ")\n");
+  auto filtered = RunKprobectl({"--tracefs", tracefs.path(), "-l", "probe_target:help*"});
+  CHECK(SplitLines(filtered.out).size() == 2);
+
+  auto again = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "add", "compute"});
+  CHECK(again.status == 1);
+  CHECK(again.err == "kprobectl: error: event 'probe_target:compute' already exists\n"
+                     "  hint: remove it with 'kprobectl del probe_target:compute', name the new one with EVENT=..., "
+                     "or add -f to append a number\n");
+  auto quiet = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "-q", "-f", "add", "compute"});
+  CHECK(quiet.status == 0);
+  CHECK(quiet.out.empty());
+  CHECK(SplitLines(ReadFile(tracefs.dir / "uprobe_events"))[3].starts_with("p:probe_target/compute_1 "));
+}
+
+TEST_CASE("cli: -v shows what is written") {
+  FakeTracefs tracefs;
+  std::string bin = FixturePath("target_O2");
+  auto r = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "-v", "-q", "add", "compute"});
+  CHECK(r.status == 0);
+  CHECK(r.err.starts_with("write " + tracefs.path() + "/uprobe_events: p:probe_target/compute " + bin + ":0x"));
+}
+
+TEST_CASE("cli: del refuses enabled events, -f disables them first") {
+  FakeTracefs tracefs;
+  WriteFile(tracefs.dir / "uprobe_events", "p:probe_x/a /bin/true:0x0000000000001000\n");
+  std::filesystem::create_directories(tracefs.dir / "events/probe_x/a");
+  WriteFile(tracefs.dir / "events/probe_x/a/enable", "1\n");
+  auto refused = RunKprobectl({"--tracefs", tracefs.path(), "del", "probe_x:*"});
+  CHECK(refused.status == 1);
+  CHECK(refused.err == "kprobectl: error: enabled, so not deleted: probe_x:a\n"
+                       "  hint: stop the tracing session that uses them, or add -f to disable them first\n");
+  CHECK(ReadFile(tracefs.dir / "uprobe_events") == "p:probe_x/a /bin/true:0x0000000000001000\n");
+  auto forced = RunKprobectl({"--tracefs", tracefs.path(), "-d", "a", "-f"});
+  CHECK(forced.status == 0);
+  CHECK(forced.out == "Removed event: probe_x:a\n");
+  CHECK(ReadFile(tracefs.dir / "events/probe_x/a/enable") == "0");
+  // A plain directory keeps what is appended: the deletion line is there.
+  CHECK(ReadFile(tracefs.dir / "uprobe_events").ends_with("-:probe_x/a\n"));
+  WriteFile(tracefs.dir / "uprobe_events", "");
+  auto none = RunKprobectl({"--tracefs", tracefs.path(), "del", "nosuch:*"});
+  CHECK(none.status == 1);
+  CHECK(none.err == "kprobectl: error: no probe event matches 'nosuch:*'\n  hint: see the events with 'kprobectl list'\n");
+}
+
+TEST_CASE("cli: funcs lists a binary's functions, with perf's filters") {
+  std::string bin = FixturePath("target_O2");
+  auto all = RunKprobectl({"-x", bin, "funcs"});
+  CHECK(all.status == 0);
+  auto names = SplitLines(all.out);
+  for (const char* name : {"call_helper_here", "compute", "greet", "helper", "main", "many_args"})
+    CHECK(std::find(names.begin(), names.end(), name) != names.end());
+  for (const std::string& name : names) CHECK_FALSE(name.starts_with("_"));
+  auto filtered = RunKprobectl({"-x", bin, "-F", "c* & !call*"});
+  CHECK(filtered.out == "compute\n");
+  auto bad = RunKprobectl({"-x", bin, "funcs", "(c*"});
+  CHECK(bad.status == 1);
+  CHECK(bad.err.starts_with("kprobectl: error: invalid filter: expected ')'\n"));
+}
+
+TEST_CASE("cli: usage errors and bad binaries") {
+  auto unknown = RunKprobectl({"--bogus"});
+  CHECK(unknown.status == 2);
+  CHECK(unknown.err.starts_with("kprobectl: error: "));
+  CHECK(unknown.err.ends_with("  hint: see 'kprobectl --help'\n"));
+  auto missing = RunKprobectl({"-x", "/nonexistent/demo", "-D", "main"});
+  CHECK(missing.status == 1);
+  CHECK(missing.err == "kprobectl: error: cannot find the binary '/nonexistent/demo'\n"
+                       "  hint: give -x a path to an executable or a shared library\n");
+  auto syntax = RunKprobectl({"-x", FixturePath("target_O2"), "-D", "compute+x"});
+  CHECK(syntax.status == 1);
+  CHECK(syntax.err == "kprobectl: error: invalid probe point: expected a byte offset after '+' (decimal or 0x hex)\n"
+                      "    compute+x\n"
+                      "            ^\n"
+                      "  hint: a probe point is [[GROUP:]EVENT=]FUNC[@SRC][:LINE|+OFFSET|%return|;PATTERN], "
+                      "SRC:LINE, SRC;PATTERN or 0xADDRESS\n");
+  auto help = RunKprobectl({"--help"});
+  CHECK(help.status == 0);
+  CHECK(help.out.find("add") != std::string::npos);
+  auto version = RunKprobectl({"--version"});
+  CHECK(version.out == "kprobectl 0.1.0\n");
+}

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// ElfImage against readelf's view of the same fixtures (written at build time
+// next to each fixture): every function symbol, and the file offset the
+// PT_LOAD segments give it.
+#include <catch2/catch.hpp>
+
+#include "kprobectl/elf_image.h"
+#include "kprobectl/strings.h"
+#include "test_support.h"
+
+using namespace kprobectl;
+using namespace kprobectl::test;
+
+namespace {
+
+struct Oracle {
+  struct Load {
+    uint64_t offset, vaddr, filesz;
+  };
+  std::vector<Load> loads;
+  std::vector<std::pair<std::string, uint64_t>> functions;  // name (no @VER), value
+
+  uint64_t FileOffset(uint64_t vaddr) const {
+    for (const Load& l : loads)
+      if (vaddr >= l.vaddr && vaddr < l.vaddr + l.filesz) return vaddr - l.vaddr + l.offset;
+    FAIL("address not in any LOAD segment");
+    return 0;
+  }
+};
+
+Oracle ReadOracle(const std::string& fixture) {
+  Oracle oracle;
+  for (const std::string& line : SplitLines(ReadFile(FixturePath(fixture + ".readelf")))) {
+    auto w = SplitWords(line);
+    if (w.size() >= 6 && w[0] == "LOAD") {
+      oracle.loads.push_back({*ParseUnsigned(w[1]), *ParseUnsigned(w[2]), *ParseUnsigned(w[4])});
+    } else if (w.size() >= 8 && w[3] == "FUNC" && w[6] != "UND") {
+      std::string name = w[7].substr(0, w[7].find('@'));
+      oracle.functions.emplace_back(name, *ParseUnsigned("0x" + w[1]));
+    }
+  }
+  REQUIRE_FALSE(oracle.loads.empty());
+  REQUIRE_FALSE(oracle.functions.empty());
+  return oracle;
+}
+
+}  // namespace
+
+TEST_CASE("symbols and file offsets agree with readelf") {
+  for (const char* fixture : {"target_O0", "target_O2", "target_nopie", "libfx.so"}) {
+    INFO(fixture);
+    auto image = ElfImage::Open(FixturePath(fixture));
+    REQUIRE(image);
+    Oracle oracle = ReadOracle(fixture);
+    for (const auto& [name, value] : oracle.functions) {
+      INFO(name);
+      bool found = false;
+      for (const ElfSymbol& s : image->symbols())
+        found |= s.name == name && s.value == value && s.type == ElfSymbol::kFunction;
+      CHECK(found);
+      if (value == 0) continue;
+      auto offset = image->FileOffset(value);
+      REQUIRE(offset);
+      CHECK(*offset == oracle.FileOffset(value));
+      CHECK(*image->VirtualAddress(*offset) == value);
+    }
+  }
+}
+
+TEST_CASE("PIE, non-PIE and build-id") {
+  auto pie = ElfImage::Open(FixturePath("target_O2"));
+  auto fixed = ElfImage::Open(FixturePath("target_nopie"));
+  REQUIRE(pie);
+  REQUIRE(fixed);
+  CHECK(pie->shared_object());
+  CHECK_FALSE(fixed->shared_object());
+  CHECK(pie->build_id().size() == 40);  // gcc's default sha1 build-id
+  // In the non-PIE binary, virtual addresses and file offsets differ by the base.
+  const ElfSymbol* compute = nullptr;
+  for (const ElfSymbol& s : fixed->symbols())
+    if (s.name == "compute") compute = &s;
+  REQUIRE(compute);
+  CHECK(compute->value >= 0x400000);
+  CHECK(*fixed->FileOffset(compute->value) < 0x400000);
+}
+
+TEST_CASE("static functions of one name in two objects are both there") {
+  auto image = ElfImage::Open(FixturePath("target_O2"));
+  REQUIRE(image);
+  std::vector<uint64_t> helpers;
+  for (const ElfSymbol& s : image->symbols())
+    if (s.name == "helper") {
+      CHECK_FALSE(s.global);
+      helpers.push_back(s.value);
+    }
+  REQUIRE(helpers.size() == 2);
+  CHECK(helpers[0] != helpers[1]);
+  const ElfSymbol* at = image->FunctionAt(helpers[1] + 1);
+  REQUIRE(at);
+  CHECK(at->name == "helper");
+  CHECK(at->value == helpers[1]);
+}
+
+TEST_CASE("GNU symbol versions") {
+  auto image = ElfImage::Open(FixturePath("libfx.so"));
+  REQUIRE(image);
+  std::vector<std::string> versions;
+  for (const ElfSymbol& s : image->symbols())
+    if (s.name == "fx_lookup" || s.name == "fx_plain")
+      versions.push_back(s.name + (s.default_version ? "@@" : "@") + s.version);
+  std::sort(versions.begin(), versions.end());
+  CHECK(versions == std::vector<std::string>{"fx_lookup@@FX_2", "fx_lookup@FX_1", "fx_plain@@FX_1"});
+}
+
+TEST_CASE("files that are not ELF, or not there, are clear errors") {
+  auto missing = ElfImage::Open("/nonexistent/demo");
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().message == "cannot open '/nonexistent/demo': No such file or directory");
+  auto text = ElfImage::Open(DataPath("error_log-uprobe.txt"));
+  REQUIRE_FALSE(text);
+  CHECK(text.error().message == "'" + DataPath("error_log-uprobe.txt") + "' is not an ELF file");
+  auto image = ElfImage::Open(FixturePath("target_O2"));
+  REQUIRE(image);
+  auto outside = image->FileOffset(0xdead0000);
+  REQUIRE_FALSE(outside);
+  CHECK(outside.error().message ==
+        "address 0xdead0000 is not in any loadable segment of '" + FixturePath("target_O2") + "'");
+}

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <catch2/catch.hpp>
+#include <map>
+
+#include "kprobectl/resolve.h"
+#include "kprobectl/strings.h"
+#include "test_support.h"
+
+using namespace kprobectl;
+using namespace kprobectl::test;
+
+namespace {
+
+const ElfImage& Fixture(const std::string& name) {
+  static std::map<std::string, ElfImage> images;  // read once per test run
+  auto it = images.find(name);
+  if (it == images.end()) {
+    auto image = ElfImage::Open(FixturePath(name));
+    REQUIRE(image);
+    it = images.emplace(name, std::move(*image)).first;
+  }
+  return it->second;
+}
+
+uint64_t SymbolOffset(const ElfImage& image, const std::string& name, size_t nth = 0) {
+  for (const ElfSymbol& s : image.symbols())
+    if (s.name == name && nth-- == 0) return *image.FileOffset(s.value);
+  FAIL("no symbol " + name);
+  return 0;
+}
+
+// Definitions for specs on a fixture, as lines, with the fixture's path
+// replaced by BIN so expectations read well.
+Result<std::vector<std::string>> Define(const std::string& fixture, std::vector<std::string> texts,
+                                        std::set<std::string> existing = {}, bool force = false) {
+  const ElfImage& image = Fixture(fixture);
+  std::vector<ResolvedProbe> probes;
+  for (const std::string& text : texts) {
+    ProbeSpec spec = KP_TRY(ParseProbeSpec(text));
+    probes.push_back(KP_TRY(ResolveUserProbe(spec, image)));
+  }
+  EventNamer namer(std::move(existing), force);
+  auto defs = KP_TRY(BuildUserDefinitions(probes, image, AllFeatures(), namer));
+  std::vector<std::string> lines;
+  for (const TraceEventDef& def : defs) {
+    std::string line = FormatDefinition(def);
+    size_t at = line.find(image.path());
+    if (at != std::string::npos) line.replace(at, image.path().size(), "BIN");
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+std::string At(const std::string& fixture, const std::string& symbol, uint64_t plus = 0, size_t nth = 0) {
+  return "BIN:" + Hex(SymbolOffset(Fixture(fixture), symbol, nth) + plus);
+}
+
+}  // namespace
+
+TEST_CASE("entry probes with $argN map to the ABI registers and stack") {
+  for (const char* fixture : {"target_O0", "target_O2", "target_nopie"}) {
+    INFO(fixture);
+    auto lines = Define(fixture, {"compute $arg1 $arg2:s32", "many_args $arg6 $arg7 $arg8:s64"});
+    REQUIRE(lines);
+    CHECK(*lines == std::vector<std::string>{
+                        "p:probe_target/compute " + At(fixture, "compute") + " arg1=%di arg2=%si:s32",
+                        "p:probe_target/many_args " + At(fixture, "many_args") +
+                            " arg6=%r9 arg7=+8(%sp) arg8=+16(%sp):s64"});
+  }
+}
+
+TEST_CASE("return probes, strings, registers, symbols, immediates") {
+  const std::string f = "target_O2";
+  const ElfImage& image = Fixture(f);
+  std::string counter;
+  for (const ElfSymbol& s : image.symbols())
+    if (s.name == "fixture_counter") counter = Hex(*image.FileOffset(s.value));
+  REQUIRE_FALSE(counter.empty());
+  auto lines = Define(f, {"compute%return $retval:s32 $comm", "greet name=$arg1:string times=%si:s32",
+                          "greet%return +0($retval):string", "compute @fixture_counter:s32 \\7:u8 %r12 $stack2"});
+  REQUIRE(lines);
+  CHECK(*lines ==
+        std::vector<std::string>{
+            "r:probe_target/compute__return " + At(f, "compute") + " retval=$retval:s32 comm=$comm",
+            "p:probe_target/greet " + At(f, "greet") + " name=+0(%di):string times=%si:s32",
+            "r:probe_target/greet__return " + At(f, "greet") + " arg1=+0($retval):string",
+            "p:probe_target/compute " + At(f, "compute") + " fixture_counter=@+" + counter +
+                ":s32 arg2=\\7:u8 r12=%r12 stack2=$stack2"});
+}
+
+TEST_CASE("static functions of one name all get probes: EV, EV_1") {
+  auto lines = Define("target_O2", {"helper $arg1:s32"});
+  REQUIRE(lines);
+  REQUIRE(lines->size() == 2);
+  CHECK((*lines)[0] == "p:probe_target/helper " + At("target_O2", "helper", 0, 0) + " arg1=%di:s32");
+  CHECK((*lines)[1] == "p:probe_target/helper_1 " + At("target_O2", "helper", 0, 1) + " arg1=%di:s32");
+}
+
+TEST_CASE("offsets, addresses, globs, group and event names") {
+  const std::string f = "target_O2";
+  const ElfImage& image = Fixture(f);
+  uint64_t compute_vaddr = 0;
+  for (const ElfSymbol& s : image.symbols())
+    if (s.name == "compute") compute_vaddr = s.value;
+  auto lines = Define(f, {"compute+4 %di", "grp:ev=compute", Hex(compute_vaddr) + " $arg1", "comp*%return"});
+  REQUIRE(lines);
+  CHECK(*lines == std::vector<std::string>{
+                      "p:probe_target/compute " + At(f, "compute", 4) + " di=%di",
+                      "p:grp/ev " + At(f, "compute"),
+                      "p:probe_target/abs_" + Hex(compute_vaddr).substr(2) + " " + At(f, "compute") + " arg1=%di",
+                      "r:probe_target/compute__return " + At(f, "compute")});
+}
+
+TEST_CASE("-f numbers names that exist; without it they are an error") {
+  auto clash = Define("target_O2", {"compute"}, {"probe_target/compute"});
+  REQUIRE_FALSE(clash);
+  CHECK(clash.error().message == "event 'probe_target:compute' already exists");
+  auto forced = Define("target_O2", {"compute"}, {"probe_target/compute"}, true);
+  REQUIRE(forced);
+  CHECK((*forced)[0].starts_with("p:probe_target/compute_1 "));
+}
+
+TEST_CASE("symbol versions pick the right definition") {
+  auto lines = Define("libfx.so", {"a=fx_lookup@FX_1", "b=fx_lookup@@FX_2", "c=fx_lookup@FX_2", "fx_plain@FX_1"});
+  REQUIRE(lines);
+  const ElfImage& lib = Fixture("libfx.so");
+  uint64_t v1 = 0, v2 = 0;
+  for (const ElfSymbol& s : lib.symbols()) {
+    if (s.name == "fx_lookup" && s.version == "FX_1") v1 = *lib.FileOffset(s.value);
+    if (s.name == "fx_lookup" && s.version == "FX_2") v2 = *lib.FileOffset(s.value);
+  }
+  CHECK(*lines == std::vector<std::string>{"p:probe_libfx/a BIN:" + Hex(v1), "p:probe_libfx/b BIN:" + Hex(v2),
+                                           "p:probe_libfx/c BIN:" + Hex(v2),
+                                           "p:probe_libfx/fx_plain " + At("libfx.so", "fx_plain")});
+  auto wrong = Define("libfx.so", {"fx_lookup@@FX_1"});
+  REQUIRE_FALSE(wrong);
+  CHECK(wrong.error().message == "no function 'fx_lookup' with version @FX_1 in " + lib.path());
+}
+
+TEST_CASE("resolution errors name the input and say what to do") {
+  const std::string bin = Fixture("target_O2").path();
+  struct Row {
+    const char* spec;
+    std::string message;
+    std::string hint;
+  } rows[] = {
+      {"nosuch", "no function 'nosuch' in " + bin, "list its functions with 'kprobectl funcs -x " + bin + "'"},
+      {"comput", "no function 'comput' in " + bin, "similar names: compute"},
+      {"compute+100000", "offset 100000 is outside 'compute' (", "give an offset below the function's size"},
+      {"0x10", "address 0x10 is not in the code of '" + bin + "' (no executable segment holds it)",
+       "addresses are virtual addresses as 'nm' or 'objdump -d' print them"},
+      {"compute+4 $arg1",
+       "invalid argument: $arg1 is only known at a function's entry; at compute+4 the registers may hold other "
+       "values\n    compute+4 $arg1\n              ^",
+       "probe the function itself (FUNC), or fetch the register that holds the value (%REG)"},
+      {"compute%return $arg1", "invalid argument: $arg1 is not known when the function returns\n"
+                               "    compute%return $arg1\n                   ^",
+       "add a second probe on the function's entry to record its arguments"},
+      {"compute $retval", "invalid argument: $retval is only available in return probes\n    compute $retval\n"
+                          "            ^",
+       "add %return to the probe point: compute%return"},
+      {"compute %rdi", "invalid argument: unknown register '%rdi'\n    compute %rdi\n            ^",
+       "the kernel names it %di"},
+      {"compute %xmm0", "invalid argument: unknown register '%xmm0'\n    compute %xmm0\n            ^",
+       "x86-64 registers: %ax %bx %cx %dx %si %di %bp %sp %r8..%r15 %ip %flags"},
+      {"compute @nosuch", "invalid argument: no symbol 'nosuch' in " + bin + "\n    compute @nosuch\n            ^",
+       "list the binary's data symbols with 'nm " + bin + "'"},
+      {"compute %di:symstr",
+       "invalid argument: type 'symstr' is for kernel probes; user probes cannot use it\n"
+       "    compute %di:symstr\n                ^",
+       "fetch the value as an integer (:x64) instead"},
+      {"compute x=%di x=%si", "invalid argument: two arguments are named 'x'\n    compute x=%di x=%si\n"
+                              "                  ^",
+       ""},
+      {"compute:3", "'compute:3' names a source line, which needs debuginfo (DWARF) to resolve",
+       "probe FUNC, FUNC+OFFSET, FUNC%return or 0xADDRESS; source-level probe points need debuginfo support "
+       "(see kprobectl(8))"},
+      {"compute a->b", "invalid argument: variable 'a' needs debuginfo (DWARF) to be found\n    compute a->b\n"
+                       "            ^",
+       "fetch registers instead ($argN, %REG, $retval, +OFFSET(%REG))"},
+      {"compute $vars", "invalid argument: $vars needs debuginfo (DWARF) to be found\n    compute $vars\n"
+                        "            ^",
+       "fetch registers instead ($argN, %REG, $retval, +OFFSET(%REG))"},
+      {"compute @+0x10:u8[0]", "invalid argument: invalid array type 'u8[0]': the length must be a number from 1 "
+                               "to 64\n    compute @+0x10:u8[0]\n                   ^",
+       "types: u8 u16 u32 u64, s8..s64, x8..x64, char, string, ustring, symbol, symstr, "
+       "b<width>@<offset>/<container>, %pd, %pD, and arrays such as u8[16]"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.spec);
+    auto result = Define("target_O2", {row.spec});
+    REQUIRE_FALSE(result);
+    CHECK(result.error().message.starts_with(row.message));
+    CHECK(result.error().hint == row.hint);
+  }
+}
+
+TEST_CASE("the kernel's limits on arguments") {
+  std::string many = "compute";
+  for (int i = 0; i < 129; ++i) many += " %di";
+  auto too_many = Define("target_O2", {many});
+  REQUIRE_FALSE(too_many);
+  CHECK(too_many.error().message == "'compute' has 129 arguments; the kernel takes at most 128");
+
+  std::string deep = "%di";
+  for (int i = 0; i < 14; ++i) deep = "+0(" + deep + ")";
+  CHECK(Define("target_O2", {"compute " + deep}));
+  auto too_deep = Define("target_O2", {"compute " + deep + ":string"});
+  REQUIRE_FALSE(too_deep);
+  CHECK(too_deep.error().message.find("dereferences too deeply for the kernel (at most 14 steps)") !=
+        std::string::npos);
+
+  auto long_name = Define("target_O2", {"compute " + std::string(33, 'n') + "=%di"});
+  REQUIRE_FALSE(long_name);
+  CHECK(long_name.error().message.find("is longer than the kernel's 32 characters") != std::string::npos);
+
+  // Unnamed duplicates are numbered, as the kernel wants unique names.
+  auto dupes = Define("target_O2", {"compute %di %di:u8"});
+  REQUIRE(dupes);
+  CHECK((*dupes)[0].ends_with(" di=%di di_1=%di:u8"));
+}
+
+TEST_CASE("kernel probes without debuginfo: SYM+OFF targets") {
+  std::vector<ProbeSpec> specs;
+  for (const char* text : {"do_sys_open $arg1 $arg2:string", "do_sys_open%return $retval:s64 $arg2:ustring",
+                           "vfs_read+16 %di", "0xffffffff81000000", "grp:ev=do_sys_open @jiffies:u64"})
+    specs.push_back(*ParseProbeSpec(text));
+  EventNamer namer({}, false);
+  DefinitionOptions options;
+  options.maxactive = 8;
+  auto defs = BuildKernelDefinitions(specs, AllFeatures(), options, namer);
+  REQUIRE(defs);
+  std::vector<std::string> lines;
+  for (const TraceEventDef& def : *defs) lines.push_back(FormatDefinition(def));
+  CHECK(lines == std::vector<std::string>{
+                     "p:probe/do_sys_open do_sys_open+0 arg1=%di arg2=+0(%si):string",
+                     "r8:probe/do_sys_open__return do_sys_open+0 retval=$retval:s64 arg2=+0($arg2):ustring",
+                     "p:probe/vfs_read vfs_read+16 di=%di",
+                     "p:probe/abs_ffffffff81000000 0xffffffff81000000",
+                     "p:grp/ev do_sys_open+0 jiffies=@jiffies:u64"});
+}
