@@ -37,7 +37,8 @@ struct FetchContext {
   bool retprobe = false;
   bool at_entry = false;
   const KernelFeatures* features = nullptr;
-  const ElfImage* image = nullptr;  // user probes: resolves @SYMBOL to @+FILEOFFSET
+  const ElfImage* image = nullptr;  // user probes: resolves @SYMBOL to @+OFFSET
+  uint64_t address = 0;             // user probes: the probe's virtual address
 };
 
 // The kernel's limits (measured on Linux 6.18): MAX_TRACE_ARGS,

@@ -7,8 +7,15 @@
 //    or exit"), and kprobes only at ftrace-based entries.
 //  - :string on a register-like value becomes +0(value):string, since the
 //    kernel wants a memory reference for strings.
-//  - @SYMBOL on a user probe becomes @+FILEOFFSET, the uprobe form that is
-//    relative to the probed file and so survives PIE and ASLR.
+//  - @SYMBOL on a user probe becomes @+OFFSET, the uprobe form that is
+//    relative to where the probed file is mapped and so survives PIE and
+//    ASLR. The kernel computes the address as (the probe's runtime address -
+//    the probe's file offset) + OFFSET (translate_user_vaddr() in
+//    kernel/trace/trace_uprobe.c). Despite the documentation's "offset from
+//    the file", OFFSET is therefore not the symbol's file offset: it is its
+//    virtual address less (vaddr - offset) of the segment holding the probe.
+//    Measured: the file offset reads the wrong bytes when .data's
+//    vaddr-offset delta differs from .text's, as it does in every gcc binary.
 #include "kprobectl/fetch_type.h"
 #include "kprobectl/resolve.h"
 #include "kprobectl/strings.h"
@@ -97,8 +104,12 @@ Result<std::string> BaseFetch(const ProbeSpec& spec, const ArgExpr& e, const Fet
       if (!found)
         return ArgError(spec, e.pos, "no symbol '" + e.name + "' in " + ctx.image->path(),
                         "list the binary's data symbols with 'nm " + ctx.image->path() + "'");
-      auto offset = KP_TRY(ctx.image->FileOffset(found->value + static_cast<uint64_t>(e.offset)));
-      return "@+" + Hex(offset);
+      const LoadSegment* code = nullptr;
+      for (const LoadSegment& seg : ctx.image->segments())
+        if (ctx.address >= seg.vaddr && ctx.address < seg.vaddr + seg.filesz) code = &seg;
+      if (!code) return ArgError(spec, e.pos, "the probe address is not in a loadable segment");
+      uint64_t target = found->value + static_cast<uint64_t>(e.offset);
+      return "@+" + Hex(target - (code->vaddr - code->offset));
     }
     case ArgKind::kAddress:
       is_memory = true;

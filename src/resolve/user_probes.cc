@@ -105,7 +105,7 @@ Result<std::vector<TraceEventDef>> BuildUserDefinitions(const std::vector<Resolv
       def.target.kind = ProbeTarget::kFile;
       def.target.path = image.path();
       def.target.offset = KP_TRY(image.CodeFileOffset(loc.address));
-      FetchContext context{ProbeKind::kUser, def.retprobe, loc.at_entry, &features, &image};
+      FetchContext context{ProbeKind::kUser, def.retprobe, loc.at_entry, &features, &image, loc.address};
       def.args = KP_TRY(ConvertArgs(spec, context));
       defs.push_back(std::move(def));
     }

@@ -15,6 +15,7 @@
 
 #include "kprobectl/cli.h"
 #include "kprobectl/strings.h"
+#include "kprobectl/tracefs_dir.h"
 
 namespace kprobectl::test {
 
@@ -112,12 +113,16 @@ std::vector<std::string> GroupDefinitions(const std::string& tracefs, const std:
   return out;
 }
 
+// Writes go through TracefsDir (one write(2) each): iostreams in append mode
+// may seek first, which tracefs refuses with EINVAL.
 GroupCleaner::~GroupCleaner() {
+  TracefsDir dir(tracefs_);
   for (const std::string& line : GroupDefinitions(tracefs_, group_)) {
     std::string name = SplitWords(line)[0];
     name = name.substr(name.find(':') + 1);
-    std::ofstream(tracefs_ + "/events/" + name + "/enable") << "0";
-    std::ofstream(tracefs_ + "/uprobe_events", std::ios::app) << "-:" << name << "\n";
+    (void)dir.Write("events/" + name + "/enable", "0");
+    auto removed = dir.Append("uprobe_events", "-:" + name + "\n");
+    if (!removed) std::cerr << "test cleanup: " << removed.error().message << "\n";
   }
 }
 
@@ -127,7 +132,7 @@ TraceInstance::TraceInstance(std::string tracefs, std::string group)
 }
 
 void TraceInstance::Enable(const std::string& event) {
-  std::ofstream(dir_ + "/events/" + group_ + "/" + event + "/enable") << "1";
+  REQUIRE(TracefsDir(dir_).Write("events/" + group_ + "/" + event + "/enable", "1"));
   enabled_.push_back(event);
 }
 
@@ -139,8 +144,9 @@ std::vector<std::string> TraceInstance::Lines() {
 }
 
 TraceInstance::~TraceInstance() {
-  for (const std::string& event : enabled_) std::ofstream(dir_ + "/events/" + group_ + "/" + event + "/enable") << "0";
-  rmdir(dir_.c_str());
+  TracefsDir dir(dir_);
+  for (const std::string& event : enabled_) (void)dir.Write("events/" + group_ + "/" + event + "/enable", "0");
+  if (rmdir(dir_.c_str()) != 0) std::cerr << "test cleanup: cannot remove " << dir_ << "\n";
 }
 
 }  // namespace kprobectl::test

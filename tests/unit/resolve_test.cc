@@ -72,9 +72,14 @@ TEST_CASE("entry probes with $argN map to the ABI registers and stack") {
 TEST_CASE("return probes, strings, registers, symbols, immediates") {
   const std::string f = "target_O2";
   const ElfImage& image = Fixture(f);
+  // @SYMBOL: the symbol's address relative to the probed segment's base
+  // (vaddr - offset), as the kernel's translate_user_vaddr() wants it.
   std::string counter;
+  uint64_t compute = 0;
   for (const ElfSymbol& s : image.symbols())
-    if (s.name == "fixture_counter") counter = Hex(*image.FileOffset(s.value));
+    if (s.name == "compute") compute = s.value;
+  for (const ElfSymbol& s : image.symbols())
+    if (s.name == "fixture_counter") counter = Hex(s.value - (compute - *image.FileOffset(compute)));
   REQUIRE_FALSE(counter.empty());
   auto lines = Define(f, {"compute%return $retval:s32 $comm", "greet name=$arg1:string times=%si:s32",
                           "greet%return +0($retval):string", "compute @fixture_counter:s32 \\7:u8 %r12 $stack2"});
