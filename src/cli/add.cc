@@ -2,6 +2,7 @@
 //
 // add: parse every spec, resolve them all, name the events, then write them
 // all or none. Nothing reaches the kernel until every spec has resolved.
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +17,26 @@
 #include "kprobectl/strings.h"
 
 namespace kprobectl::cli {
+
+namespace {
+
+class ScopedSignalBlock {
+ public:
+  ScopedSignalBlock() {
+    sigset_t block;
+    sigemptyset(&block);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&block, sig);
+    sigprocmask(SIG_BLOCK, &block, &saved_);
+  }
+  ~ScopedSignalBlock() { sigprocmask(SIG_SETMASK, &saved_, nullptr); }
+  ScopedSignalBlock(const ScopedSignalBlock&) = delete;
+  ScopedSignalBlock& operator=(const ScopedSignalBlock&) = delete;
+
+ private:
+  sigset_t saved_;
+};
+
+}  // namespace
 
 Result<std::unique_ptr<TracefsDir>> OpenTracefs(const Options& options, bool may_mount) {
   LocateOptions locate;
@@ -94,7 +115,12 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
   auto log = [&](std::string_view line) {
     if (options.verbose) io.err << line << "\n";
   };
-  KP_TRY_VOID(ProbeEvents(*dir, log).Add(defs));
+  {
+    // Ctrl-C between two writes would leave half the probes behind: hold
+    // SIGINT/SIGTERM/SIGHUP until Add() has written all or taken all back.
+    ScopedSignalBlock hold_signals;
+    KP_TRY_VOID(ProbeEvents(*dir, log).Add(defs));
+  }
   if (options.quiet) return {};
   io.out << (defs.size() == 1 ? "Added new event:\n" : "Added new events:\n");
   for (const TraceEventDef& def : defs)

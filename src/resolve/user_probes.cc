@@ -85,6 +85,9 @@ Result<ResolvedProbe> ResolveUserProbe(const ProbeSpec& spec, const ElfImage& im
 Result<std::vector<TraceEventDef>> BuildUserDefinitions(const std::vector<ResolvedProbe>& probes,
                                                         const ElfImage& image, const KernelFeatures& features,
                                                         EventNamer& namer) {
+  if (image.path().find_first_of(" \t\n") != std::string::npos)
+    return Fail("the path '" + image.path() + "' has a blank, which uprobe_events cannot take",
+                "probe it through a symbolic link whose path has no blanks");
   std::vector<TraceEventDef> defs;
   std::string default_group = UserGroupName(image.path());
   for (const ResolvedProbe& probe : probes) {

@@ -159,3 +159,14 @@ TEST_CASE("cli: usage errors and bad binaries") {
   auto version = RunKprobectl({"--version"});
   CHECK(version.out == "kprobectl 0.1.0\n");
 }
+
+TEST_CASE("cli: a binary whose path has a blank cannot be probed") {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "my dir");
+  std::filesystem::copy_file(FixturePath("target_O2"), dir / "my dir/target");
+  auto r = RunKprobectl({"-x", dir / "my dir/target", "-D", "compute"});
+  CHECK(r.status == 1);
+  CHECK(r.err == "kprobectl: error: the path '" + (dir / "my dir/target") +
+                     "' has a blank, which uprobe_events cannot take\n"
+                     "  hint: probe it through a symbolic link whose path has no blanks\n");
+}

@@ -116,7 +116,7 @@ TEST_CASE("offsets, addresses, globs, group and event names") {
                       "r:probe_target/compute__return " + At(f, "compute")});
 }
 
-TEST_CASE("-f numbers names that exist; without it they are an error") {
+TEST_CASE("names that exist: an error, or numbered with -f") {
   auto clash = Define("target_O2", {"compute"}, {"probe_target/compute"});
   REQUIRE_FALSE(clash);
   CHECK(clash.error().message == "event 'probe_target:compute' already exists");

@@ -23,7 +23,7 @@ TEST_CASE("tracefs is found from the mount table") {
   CHECK(TracefsFromMountinfo("22 27 0:21 / /sys rw - sysfs sysfs rw\n").empty());
 }
 
-TEST_CASE("--tracefs overrides the search, and must exist") {
+TEST_CASE("the --tracefs option overrides the search, and must exist") {
   TempDir dir;
   LocateOptions options;
   options.override_dir = dir.path();
