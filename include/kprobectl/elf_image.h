@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,11 @@ class ElfImage {
   std::optional<uint64_t> VirtualAddress(uint64_t file_offset) const;
   // The function symbol that contains `vaddr` (globals preferred on ties).
   const ElfSymbol* FunctionAt(uint64_t vaddr) const;
+  // The data object symbol that contains `vaddr`.
+  const ElfSymbol* ObjectAt(uint64_t vaddr) const;
+  // How many symbols of this type carry `name` (several static ones may).
+  size_t CountNamed(std::string_view name, ElfSymbol::Type type) const;
+  const ElfSymbol* Find(std::string_view name) const;
 
  private:
   std::string path_;

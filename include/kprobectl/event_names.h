@@ -19,7 +19,8 @@ inline constexpr std::string_view kKernelGroup = "probe";
 // MAX_EVENT_NAME_LEN is 64 with the NUL (measured: 63 characters pass, 64 fail).
 inline constexpr size_t kMaxEventNameLength = 63;
 
-// "probe_" + the binary's basename up to its first non-alphanumeric character.
+// "probe_" + the binary's basename up to its first character that is not a
+// letter, a digit or '_', as perf names it.
 std::string UserGroupName(std::string_view binary_path);
 
 // The event name perf derives from a symbol: a leading '.' dropped, cut at the

@@ -10,8 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "kprobectl/debuginfo.h"
 #include "kprobectl/elf_image.h"
 #include "kprobectl/event_names.h"
+#include "kprobectl/fetch_type.h"
 #include "kprobectl/kernel_features.h"
 #include "kprobectl/probe_spec.h"
 #include "kprobectl/result.h"
@@ -49,6 +51,19 @@ inline constexpr size_t kMaxFetchInstructions = 16;
 
 // Converts the non-DWARF arguments of `spec` into fetchargs for one location.
 Result<std::vector<FetchArg>> ConvertArgs(const ProbeSpec& spec, const FetchContext& context);
+// The parts: one raw argument; its :TYPE checked against the kernel; and the
+// whole list made valid (count, name lengths, unique names). `from` gives
+// the argument each fetcharg came from (null for $vars expansions).
+Result<FetchArg> ConvertRawArg(const ProbeSpec& spec, size_t index, const FetchContext& context);
+Result<FetchType> CheckArgType(const ProbeSpec& spec, const ProbeArg& arg, const FetchContext& context);
+Result<void> FinishArgs(const ProbeSpec& spec, std::vector<FetchArg>& args, const std::vector<const ProbeArg*>& from);
+std::unexpected<Error> ArgError(const ProbeSpec& spec, size_t pos, std::string what, std::string hint = {});
+
+// Memory at `target` (a virtual address in the image) as a fetcharg: for
+// uprobes "@+OFF" relative to the probed segment (see fetch_args.cc); for
+// the kernel "@SYMBOL+OFF", or "@_text+OFF" when the name is not unique.
+std::string UprobeMemoryRef(const ElfImage& image, uint64_t probe_address, uint64_t target);
+std::string KernelMemoryRef(const ElfImage& image, uint64_t target);
 
 // Refuses specs this stage cannot resolve without DWARF.
 Result<void> RequireNoDebuginfo(const ProbeSpec& spec);
@@ -71,5 +86,22 @@ Result<std::vector<TraceEventDef>> BuildUserDefinitions(const std::vector<Resolv
 Result<std::vector<TraceEventDef>> BuildKernelDefinitions(const std::vector<ProbeSpec>& specs,
                                                           const KernelFeatures& features,
                                                           const DefinitionOptions& options, EventNamer& namer);
+
+}  // namespace kprobectl
+
+namespace kprobectl {
+
+class Debuginfo;
+
+// With debuginfo (DWARF): every kind of probe point and variables, for a
+// user binary (`kind` kUser) or a kernel image (kKernel, -k VMLINUX).
+// `notes` collects what -v shows: variables $vars skipped, inlined copies
+// left out.
+Result<std::vector<TraceEventDef>> BuildDwarfDefinitions(const std::vector<ProbeSpec>& specs, Debuginfo& debuginfo,
+                                                         const ElfImage& image, ProbeKind kind,
+                                                         const KernelFeatures& features,
+                                                         const DefinitionOptions& options,
+                                                         const FindOptions& find, EventNamer& namer,
+                                                         std::vector<std::string>* notes);
 
 }  // namespace kprobectl

@@ -69,6 +69,49 @@ Result<std::string> FindBinary(const std::string& name) {
   return std::string(real);
 }
 
+Result<std::vector<TraceEventDef>> ResolveSpecs(const std::vector<ProbeSpec>& specs, TargetFiles& files,
+                                                const KernelFeatures& features, const Options& options,
+                                                EventNamer& namer, std::vector<std::string>* notes) {
+  std::vector<TraceEventDef> defs;
+  DefinitionOptions definition_options{options.force, options.maxactive};
+  FindOptions find{!options.no_inlines, options.source_dirs};
+  for (const ProbeSpec& spec : specs) {
+    std::vector<TraceEventDef> more;
+    if (!files.image) {
+      more = KP_TRY(BuildKernelDefinitions({spec}, features, definition_options, namer));
+    } else if (files.debuginfo && spec.point.version.empty()) {
+      // DWARF first: it knows inlined copies and variables. A plain symbol
+      // that the DWARF lacks (assembly, another language) falls back to
+      // the ELF symbol table.
+      EventNamer attempt = namer;
+      auto dwarf = BuildDwarfDefinitions({spec}, *files.debuginfo, *files.image, files.kind, features,
+                                         definition_options, find, attempt, notes);
+      if (dwarf) {
+        namer = attempt;
+        more = std::move(*dwarf);
+      } else if (NeedsDebuginfo(spec) || files.kind == ProbeKind::kKernel) {
+        return std::unexpected(dwarf.error());
+      } else {
+        auto resolved = ResolveUserProbe(spec, *files.image);
+        if (!resolved) return std::unexpected(dwarf.error());
+        more = KP_TRY(BuildUserDefinitions({*resolved}, *files.image, features, namer));
+      }
+    } else if (NeedsDebuginfo(spec)) {
+      auto why = RequireDebuginfo(files);
+      if (!why) return Fail("'" + DescribePoint(spec.point) + "' needs debuginfo: " + why.error().message,
+                            why.error().hint);
+    } else if (files.kind == ProbeKind::kKernel) {
+      return Fail("kernel probes with -k need the image's debuginfo: " + files.debuginfo_error.message,
+                  files.debuginfo_error.hint);
+    } else {
+      ResolvedProbe resolved = KP_TRY(ResolveUserProbe(spec, *files.image));
+      more = KP_TRY(BuildUserDefinitions({resolved}, *files.image, features, namer));
+    }
+    defs.insert(defs.end(), more.begin(), more.end());
+  }
+  return defs;
+}
+
 Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec_texts, Streams io) {
   std::vector<ProbeSpec> specs;
   for (const std::string& text : spec_texts) specs.push_back(KP_TRY(ParseProbeSpec(text)));
@@ -95,18 +138,12 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
     return Fail("--maxactive is for kernel return probes", "user return probes have no such limit");
 
   EventNamer namer(existing, options.force);
-  std::vector<TraceEventDef> defs;
-  std::unique_ptr<ElfImage> image;
-  if (kind == ProbeKind::kUser) {
-    std::string path = KP_TRY(FindBinary(options.exec));
-    image = std::make_unique<ElfImage>(KP_TRY(ElfImage::Open(path)));
-    std::vector<ResolvedProbe> resolved;
-    for (const ProbeSpec& spec : specs) resolved.push_back(KP_TRY(ResolveUserProbe(spec, *image)));
-    defs = KP_TRY(BuildUserDefinitions(resolved, *image, features, namer));
-  } else {
-    DefinitionOptions definition_options{options.force, options.maxactive};
-    defs = KP_TRY(BuildKernelDefinitions(specs, features, definition_options, namer));
-  }
+  TargetFiles files = KP_TRY(OpenTargetFiles(options));
+  std::vector<std::string> notes;
+  std::vector<TraceEventDef> defs = KP_TRY(ResolveSpecs(specs, files, features, options, namer, &notes));
+  if (options.verbose)
+    for (const std::string& note : notes) io.err << "note: " << note << "\n";
+  const ElfImage* image = files.kind == ProbeKind::kUser ? files.image.get() : nullptr;
 
   if (options.dry_run) {
     for (const TraceEventDef& def : defs) io.out << FormatDefinition(def) << "\n";
@@ -124,7 +161,7 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
   if (options.quiet) return {};
   io.out << (defs.size() == 1 ? "Added new event:\n" : "Added new events:\n");
   for (const TraceEventDef& def : defs)
-    io.out << "  " << def.FullName() << "\t" << DescribeDefinition(def, image.get()) << "\n";
+    io.out << "  " << def.FullName() << "\t" << DescribeDefinition(def, image) << "\n";
   io.out << "\nYou can now record them, e.g.:\n"
          << "  echo 1 > " << dir->PathOf("events/" + defs.front().group + "/" + defs.front().event + "/enable")
          << "\n  cat " << dir->PathOf("trace_pipe") << "\n";

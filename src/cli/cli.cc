@@ -5,6 +5,8 @@
 //   kprobectl del PATTERN...                 kprobectl -d PATTERN
 //   kprobectl list [PATTERN...]              kprobectl -l [PATTERN]
 //   kprobectl funcs [FILTER]                 kprobectl -F [FILTER]
+//   kprobectl line FUNC[:RLN[+NUM|-RLN2]]    kprobectl -L ...
+//   kprobectl vars PROBE                     kprobectl -V PROBE
 //   kprobectl add --dry-run SPEC             kprobectl -D 'SPEC ARG...'
 // Words after the options with no command are one probe, as in perf probe.
 #include <CLI/CLI.hpp>
@@ -34,8 +36,13 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   app.fallthrough();
 
   std::vector<std::string> add_specs, del_patterns, definitions, words;
-  std::string list_pattern, funcs_filter;
+  std::string list_pattern, funcs_filter, line_range, vars_spec;
   app.add_option("-x,--exec", options.exec, "Probe user space: an executable or shared library (path or name in PATH)");
+  app.add_option("-k,--vmlinux", options.vmlinux, "Kernel image with debuginfo, for kernel probes");
+  app.add_option("-s,--source", options.source_dirs, "Directory to find source files in (repeatable)");
+  app.add_flag("--no-inlines", options.no_inlines, "Leave out inlined copies of functions");
+  app.add_flag("--externs", options.externs, "vars: show global variables too");
+  app.add_flag("--range", options.ranges, "vars: show where each variable has a location");
   app.add_option("--tracefs", options.tracefs, "Use this tracefs directory instead of finding the mounted one");
   app.add_flag("-f,--force", options.force, "add: append _1, _2... to names that exist; del: disable enabled events first");
   app.add_flag("-q,--quiet", options.quiet, "Print only errors");
@@ -49,6 +56,8 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
                         ->expected(0, 1);
   auto* funcs_flag = app.add_option("-F,--funcs", funcs_filter, "List functions that can be probed (a filter glob)")
                          ->expected(0, 1);
+  app.add_option("-L,--line", line_range, "Show source lines that can be probed: FUNC[:RLN[+NUM|-RLN2]] or SRC[:ALN...]");
+  app.add_option("-V,--vars", vars_spec, "Show the variables available at a probe point");
   app.add_option("probe", words, "Probe to add: SPEC [ARG...] (perf probe style)");
 
   std::vector<std::string> add_words, del_words, list_words;
@@ -62,7 +71,12 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   list->add_option("pattern", list_words, "[GROUP:]EVENT globs");
   auto* funcs = app.add_subcommand("funcs", "List probe-able functions: funcs [FILTER]");
   funcs->add_option("filter", funcs_words, "Glob filter: '!', '&', '|' and parentheses combine globs");
-  for (CLI::App* sub : {add, del, list, funcs}) sub->fallthrough();
+  std::string line_words, vars_words;
+  auto* line = app.add_subcommand("line", "Show source lines that can be probed: line FUNC[:RLN[+NUM|-RLN2]]");
+  line->add_option("range", line_words, "FUNC[:RLN[+NUM|-RLN2]] or SRC[:ALN[+NUM|-ALN2]]")->required();
+  auto* vars = app.add_subcommand("vars", "Show the variables available at a probe point: vars PROBE");
+  vars->add_option("probe", vars_words, "A probe point, e.g. FUNC:RLN")->required();
+  for (CLI::App* sub : {add, del, list, funcs, line, vars}) sub->fallthrough();
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -95,6 +109,10 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     result = cli::RunList(options, list_words, io);
   } else if (*funcs || funcs_flag->count()) {
     result = cli::RunFuncs(options, !funcs_words.empty() ? funcs_words : funcs_filter, io);
+  } else if (*line || !line_range.empty()) {
+    result = cli::RunLine(options, *line ? line_words : line_range, io);
+  } else if (*vars || !vars_spec.empty()) {
+    result = cli::RunVars(options, *vars ? vars_words : vars_spec, io);
   } else if (!del_patterns.empty()) {
     result = cli::RunDel(options, del_patterns, io);
   } else if (!definitions.empty()) {

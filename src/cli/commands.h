@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kprobectl/debuginfo.h"
 #include "kprobectl/elf_image.h"
 #include "kprobectl/result.h"
 #include "kprobectl/trace_event_def.h"
@@ -18,6 +19,11 @@ namespace kprobectl::cli {
 
 struct Options {
   std::string exec;       // -x BINARY
+  std::string vmlinux;    // -k VMLINUX
+  std::vector<std::string> source_dirs;  // -s DIR
+  bool no_inlines = false;  // --no-inlines
+  bool externs = false;     // vars --externs
+  bool ranges = false;      // vars --range
   std::string tracefs;    // --tracefs DIR
   bool force = false;     // -f
   bool quiet = false;     // -q
@@ -35,6 +41,20 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
 Result<void> RunDel(const Options& options, const std::vector<std::string>& patterns, Streams io);
 Result<void> RunList(const Options& options, const std::vector<std::string>& patterns, Streams io);
 Result<void> RunFuncs(const Options& options, const std::string& filter, Streams io);
+Result<void> RunLine(const Options& options, const std::string& range, Streams io);
+Result<void> RunVars(const Options& options, const std::string& spec, Streams io);
+
+// The files a command works on: -x BINARY (user space) or -k VMLINUX
+// (kernel), with its DWARF when it has some.
+struct TargetFiles {
+  ProbeKind kind = ProbeKind::kKernel;
+  std::unique_ptr<ElfImage> image;        // null for the kernel without -k
+  std::unique_ptr<Debuginfo> debuginfo;   // null when the file has no DWARF
+  Error debuginfo_error;                  // why it is null
+};
+Result<TargetFiles> OpenTargetFiles(const Options& options);
+// The debuginfo, or the error that says why there is none.
+Result<Debuginfo*> RequireDebuginfo(TargetFiles& files);
 
 // Shared by the commands.
 Result<std::unique_ptr<TracefsDir>> OpenTracefs(const Options& options, bool may_mount = true);

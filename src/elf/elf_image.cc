@@ -203,4 +203,26 @@ const ElfSymbol* ElfImage::FunctionAt(uint64_t vaddr) const {
   return best;
 }
 
+const ElfSymbol* ElfImage::ObjectAt(uint64_t vaddr) const {
+  const ElfSymbol* best = nullptr;
+  for (const ElfSymbol& s : symbols_) {
+    if (s.type != ElfSymbol::kObject || vaddr < s.value) continue;
+    if (vaddr >= s.value + std::max<uint64_t>(s.size, 1)) continue;
+    if (!best || s.value > best->value || (s.value == best->value && s.global && !best->global)) best = &s;
+  }
+  return best;
+}
+
+size_t ElfImage::CountNamed(std::string_view name, ElfSymbol::Type type) const {
+  size_t n = 0;
+  for (const ElfSymbol& s : symbols_) n += s.type == type && s.name == name;
+  return n;
+}
+
+const ElfSymbol* ElfImage::Find(std::string_view name) const {
+  for (const ElfSymbol& s : symbols_)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
 }  // namespace kprobectl

@@ -23,11 +23,32 @@
 
 namespace kprobectl {
 
-namespace {
+std::string UprobeMemoryRef(const ElfImage& image, uint64_t probe_address, uint64_t target) {
+  for (const LoadSegment& seg : image.segments())
+    if (probe_address >= seg.vaddr && probe_address < seg.vaddr + seg.filesz)
+      return "@+" + Hex(target - (seg.vaddr - seg.offset));
+  return "@+" + Hex(target);  // unreachable for a resolved probe: its address is in code
+}
 
-std::unexpected<Error> ArgError(const ProbeSpec& spec, size_t pos, std::string what, std::string hint = {}) {
+std::string KernelMemoryRef(const ElfImage& image, uint64_t target) {
+  const ElfSymbol* sym = image.ObjectAt(target);
+  if (!sym) sym = image.FunctionAt(target);
+  if (sym && image.CountNamed(sym->name, sym->type) == 1) {
+    uint64_t off = target - sym->value;
+    return "@" + sym->name + (off ? "+" + std::to_string(off) : "");
+  }
+  // A static whose name several symbols share: kallsyms would find the
+  // first, so count from _text, which KASLR moves with everything else.
+  if (const ElfSymbol* text = image.Find("_text"); text && target >= text->value)
+    return "@_text+" + std::to_string(target - text->value);
+  return "@" + Hex(target);
+}
+
+std::unexpected<Error> ArgError(const ProbeSpec& spec, size_t pos, std::string what, std::string hint) {
   return std::unexpected(Error{CaretMessage("invalid argument: " + what, spec.text, pos), std::move(hint)});
 }
+
+namespace {
 
 std::string DefaultName(const ArgExpr& e, size_t position) {
   bool plain = e.derefs.empty();
@@ -104,12 +125,8 @@ Result<std::string> BaseFetch(const ProbeSpec& spec, const ArgExpr& e, const Fet
       if (!found)
         return ArgError(spec, e.pos, "no symbol '" + e.name + "' in " + ctx.image->path(),
                         "list the binary's data symbols with 'nm " + ctx.image->path() + "'");
-      const LoadSegment* code = nullptr;
-      for (const LoadSegment& seg : ctx.image->segments())
-        if (ctx.address >= seg.vaddr && ctx.address < seg.vaddr + seg.filesz) code = &seg;
-      if (!code) return ArgError(spec, e.pos, "the probe address is not in a loadable segment");
       uint64_t target = found->value + static_cast<uint64_t>(e.offset);
-      return "@+" + Hex(target - (code->vaddr - code->offset));
+      return UprobeMemoryRef(*ctx.image, ctx.address, target);
     }
     case ArgKind::kAddress:
       is_memory = true;
@@ -131,54 +148,62 @@ Result<std::string> BaseFetch(const ProbeSpec& spec, const ArgExpr& e, const Fet
 
 }  // namespace
 
-Result<std::vector<FetchArg>> ConvertArgs(const ProbeSpec& spec, const FetchContext& ctx) {
-  if (spec.args.size() > kMaxProbeArgs)
-    return Fail("'" + DescribePoint(spec.point) + "' has " + std::to_string(spec.args.size()) +
+Result<FetchArg> ConvertRawArg(const ProbeSpec& spec, size_t index, const FetchContext& ctx) {
+  const ProbeArg& arg = spec.args[index];
+  const ArgExpr& e = arg.expr;
+  bool is_memory = false;
+  std::string fetch = KP_TRY(BaseFetch(spec, e, ctx, is_memory));
+  std::optional<FetchType> type;
+  if (!arg.type.empty()) type = KP_TRY(CheckArgType(spec, arg, ctx));
+  size_t instructions = 2;  // the base fetch and the store
+  for (const ArgDeref& d : e.derefs) {
+    if (d.user && ctx.kind == ProbeKind::kKernel && !ctx.features->user_deref)
+      return ArgError(spec, arg.pos, "this kernel cannot dereference user memory (+uOFFSET, Linux 5.5)");
+    fetch = (d.offset < 0 ? "-" : "+") + std::string(d.user ? "u" : "") +
+            std::to_string(d.offset < 0 ? -d.offset : d.offset) + "(" + fetch + ")";
+    is_memory = true;
+    ++instructions;
+  }
+  if (type && type->IsString() && !is_memory && e.kind != ArgKind::kComm) {
+    fetch = "+0(" + fetch + ")";
+    ++instructions;
+  }
+  if (type && (type->IsString() || type->base == FetchType::kBitfield)) ++instructions;
+  if (instructions > kMaxFetchInstructions)
+    return ArgError(spec, arg.pos, "'" + arg.text + "' dereferences too deeply for the kernel (at most " +
+                                       std::to_string(kMaxFetchInstructions - 2) + " steps)");
+  FetchArg fa;
+  fa.name = arg.name.empty() ? DefaultName(e, index + 1) : arg.name;
+  fa.fetch = fetch;
+  fa.type = arg.type;
+  return fa;
+}
+
+Result<FetchType> CheckArgType(const ProbeSpec& spec, const ProbeArg& arg, const FetchContext& ctx) {
+  auto parsed = ParseFetchType(arg.type);
+  if (!parsed) return std::unexpected(parsed.error());
+  auto supported = RequireFetchType(*ctx.features, ctx.kind, *parsed, arg.type);
+  if (!supported) return ArgError(spec, arg.type_pos, supported.error().message, supported.error().hint);
+  return *parsed;
+}
+
+Result<void> FinishArgs(const ProbeSpec& spec, std::vector<FetchArg>& out, const std::vector<const ProbeArg*>& from) {
+  if (out.size() > kMaxProbeArgs)
+    return Fail("'" + DescribePoint(spec.point) + "' has " + std::to_string(out.size()) +
                     " arguments; the kernel takes at most " + std::to_string(kMaxProbeArgs),
                 "split them over several probes on the same point (name them with EVENT=)");
-  std::vector<FetchArg> out;
-  for (size_t i = 0; i < spec.args.size(); ++i) {
-    const ProbeArg& arg = spec.args[i];
-    const ArgExpr& e = arg.expr;
-    bool is_memory = false;
-    std::string fetch = KP_TRY(BaseFetch(spec, e, ctx, is_memory));
-    std::optional<FetchType> type;
-    if (!arg.type.empty()) {
-      auto parsed = ParseFetchType(arg.type);
-      if (!parsed) return std::unexpected(parsed.error());
-      type = *parsed;
-      auto supported = RequireFetchType(*ctx.features, ctx.kind, *type, arg.type);
-      if (!supported)
-        return ArgError(spec, arg.type_pos, supported.error().message, supported.error().hint);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const ProbeArg* arg = from[i];
+    bool named = arg && !arg->name.empty();
+    if (out[i].name.size() > kMaxArgNameLength) {
+      if (named)
+        return ArgError(spec, arg->pos, "argument name '" + arg->name + "' is longer than the kernel's " +
+                                            std::to_string(kMaxArgNameLength) + " characters");
+      out[i].name.resize(kMaxArgNameLength);
     }
-    size_t instructions = 2;  // the base fetch and the store
-    for (const ArgDeref& d : e.derefs) {
-      if (d.user && ctx.kind == ProbeKind::kKernel && !ctx.features->user_deref)
-        return ArgError(spec, arg.pos, "this kernel cannot dereference user memory (+uOFFSET, Linux 5.5)");
-      fetch = (d.offset < 0 ? "-" : "+") + std::string(d.user ? "u" : "") +
-              std::to_string(d.offset < 0 ? -d.offset : d.offset) + "(" + fetch + ")";
-      is_memory = true;
-      ++instructions;
-    }
-    if (type && type->IsString() && !is_memory && e.kind != ArgKind::kComm) {
-      fetch = "+0(" + fetch + ")";
-      ++instructions;
-    }
-    if (type && (type->IsString() || type->base == FetchType::kBitfield)) ++instructions;
-    if (instructions > kMaxFetchInstructions)
-      return ArgError(spec, arg.pos, "'" + arg.text + "' dereferences too deeply for the kernel (at most " +
-                                         std::to_string(kMaxFetchInstructions - 2) + " steps)");
-    FetchArg fa;
-    fa.name = arg.name.empty() ? DefaultName(e, i + 1) : arg.name;
-    if (fa.name.size() > kMaxArgNameLength) {
-      if (!arg.name.empty())
-        return ArgError(spec, arg.pos, "argument name '" + arg.name + "' is longer than the kernel's " +
-                                           std::to_string(kMaxArgNameLength) + " characters");
-      fa.name.resize(kMaxArgNameLength);
-    }
-    fa.fetch = fetch;
-    fa.type = arg.type;
-    out.push_back(std::move(fa));
+    for (char& c : out[i].name)
+      if (!IsIdentChar(c)) c = '_';
+    if (!out[i].name.empty() && !IsIdentStart(out[i].name[0])) out[i].name.insert(0, "_");
   }
   // The kernel refuses two arguments of one name ("This argument name is
   // already used"): number the later ones, as perf does.
@@ -191,11 +216,22 @@ Result<std::vector<FetchArg>> ConvertArgs(const ProbeSpec& spec, const FetchCont
     bool clash = false;
     for (size_t j = 0; j < i; ++j) clash |= out[j].name == out[i].name;
     if (!clash) continue;
-    if (!spec.args[i].name.empty())
-      return ArgError(spec, spec.args[i].pos, "two arguments are named '" + out[i].name + "'");
+    if (from[i] && !from[i]->name.empty())
+      return ArgError(spec, from[i]->pos, "two arguments are named '" + out[i].name + "'");
     std::string base = out[i].name.substr(0, kMaxArgNameLength - 3);
     for (int n = 1; taken(out[i].name); ++n) out[i].name = base + "_" + std::to_string(n);
   }
+  return {};
+}
+
+Result<std::vector<FetchArg>> ConvertArgs(const ProbeSpec& spec, const FetchContext& ctx) {
+  std::vector<FetchArg> out;
+  std::vector<const ProbeArg*> from;
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    out.push_back(KP_TRY(ConvertRawArg(spec, i, ctx)));
+    from.push_back(&spec.args[i]);
+  }
+  KP_TRY_VOID(FinishArgs(spec, out, from));
   return out;
 }
 

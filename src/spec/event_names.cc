@@ -9,8 +9,10 @@ namespace kprobectl {
 
 std::string UserGroupName(std::string_view binary_path) {
   std::string_view base = binary_path.substr(binary_path.rfind('/') + 1);
+  // perf 6.1 cuts at the first '-' or '.', keeping '_' (measured:
+  // target_O0 -> probe_target_O0, my-app -> probe_my, libc.so.6 -> probe_libc).
   size_t end = 0;
-  while (end < base.size() && std::isalnum(static_cast<unsigned char>(base[end]))) ++end;
+  while (end < base.size() && (std::isalnum(static_cast<unsigned char>(base[end])) || base[end] == '_')) ++end;
   return "probe_" + std::string(base.substr(0, end));
 }
 

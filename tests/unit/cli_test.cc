@@ -46,9 +46,9 @@ TEST_CASE("cli: -D prints definitions and writes nothing") {
   CHECK(r.err.empty());
   auto lines = SplitLines(r.out);
   REQUIRE(lines.size() == 2);
-  CHECK(lines[0].starts_with("p:probe_target/compute " + bin + ":0x"));
+  CHECK(lines[0].starts_with("p:probe_target_O2/compute " + bin + ":0x"));
   CHECK(lines[0].ends_with(" arg1=%di arg2=%si"));
-  CHECK(lines[1].starts_with("r:probe_target/compute__return " + bin + ":0x"));
+  CHECK(lines[1].starts_with("r:probe_target_O2/compute__return " + bin + ":0x"));
   CHECK(ReadFile(tracefs.dir / "uprobe_events").empty());
   // The same with the subcommand spelling, and for the kernel with no tracefs at all.
   auto sub = RunKprobectl({"--tracefs", tracefs.path(), "add", "--dry-run", "-x", bin, "compute", "$arg1", "$arg2"});
@@ -65,31 +65,31 @@ TEST_CASE("cli: add writes every definition, list reads them back, perf style") 
   CHECK(r.err.empty());
   auto written = SplitLines(ReadFile(tracefs.dir / "uprobe_events"));
   REQUIRE(written.size() == 3);
-  CHECK(written[0].starts_with("p:probe_target/compute " + bin + ":0x"));
-  CHECK(written[1].starts_with("p:probe_target/helper " + bin + ":0x"));
-  CHECK(written[2].starts_with("p:probe_target/helper_1 " + bin + ":0x"));
+  CHECK(written[0].starts_with("p:probe_target_O2/compute " + bin + ":0x"));
+  CHECK(written[1].starts_with("p:probe_target_O2/helper " + bin + ":0x"));
+  CHECK(written[2].starts_with("p:probe_target_O2/helper_1 " + bin + ":0x"));
   CHECK(r.out.starts_with("Added new events:\n"
-                          "  probe_target:compute\t(on compute in " + bin + " with arg1 arg2)\n"
-                          "  probe_target:helper\t(on helper in " + bin + ")\n"
-                          "  probe_target:helper_1\t(on helper in " + bin + ")\n"));
+                          "  probe_target_O2:compute\t(on compute in " + bin + " with arg1 arg2)\n"
+                          "  probe_target_O2:helper\t(on helper in " + bin + ")\n"
+                          "  probe_target_O2:helper_1\t(on helper in " + bin + ")\n"));
 
   auto list = RunKprobectl({"--tracefs", tracefs.path(), "list"});
   CHECK(list.status == 0);
-  CHECK(list.out == "  probe_target:compute\t(on compute in " + bin + " with arg1 arg2)\n"
-                    "  probe_target:helper\t(on helper in " + bin + ")\n"
-                    "  probe_target:helper_1\t(on helper in " + bin + ")\n");
-  auto filtered = RunKprobectl({"--tracefs", tracefs.path(), "-l", "probe_target:help*"});
+  CHECK(list.out == "  probe_target_O2:compute\t(on compute in " + bin + " with arg1 arg2)\n"
+                    "  probe_target_O2:helper\t(on helper in " + bin + ")\n"
+                    "  probe_target_O2:helper_1\t(on helper in " + bin + ")\n");
+  auto filtered = RunKprobectl({"--tracefs", tracefs.path(), "-l", "probe_target_O2:help*"});
   CHECK(SplitLines(filtered.out).size() == 2);
 
   auto again = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "add", "compute"});
   CHECK(again.status == 1);
-  CHECK(again.err == "kprobectl: error: event 'probe_target:compute' already exists\n"
-                     "  hint: remove it with 'kprobectl del probe_target:compute', name the new one with EVENT=..., "
+  CHECK(again.err == "kprobectl: error: event 'probe_target_O2:compute' already exists\n"
+                     "  hint: remove it with 'kprobectl del probe_target_O2:compute', name the new one with EVENT=..., "
                      "or add -f to append a number\n");
   auto quiet = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "-q", "-f", "add", "compute"});
   CHECK(quiet.status == 0);
   CHECK(quiet.out.empty());
-  CHECK(SplitLines(ReadFile(tracefs.dir / "uprobe_events"))[3].starts_with("p:probe_target/compute_1 "));
+  CHECK(SplitLines(ReadFile(tracefs.dir / "uprobe_events"))[3].starts_with("p:probe_target_O2/compute_1 "));
 }
 
 TEST_CASE("cli: -v shows what is written") {
@@ -97,7 +97,7 @@ TEST_CASE("cli: -v shows what is written") {
   std::string bin = FixturePath("target_O2");
   auto r = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "-v", "-q", "add", "compute"});
   CHECK(r.status == 0);
-  CHECK(r.err.starts_with("write " + tracefs.path() + "/uprobe_events: p:probe_target/compute " + bin + ":0x"));
+  CHECK(r.err.starts_with("write " + tracefs.path() + "/uprobe_events: p:probe_target_O2/compute " + bin + ":0x"));
 }
 
 TEST_CASE("cli: del refuses enabled events, -f disables them first") {

@@ -9,7 +9,8 @@ TEST_CASE("user probe groups are named after the binary, as perf does") {
   CHECK(UserGroupName("/usr/bin/demo") == "probe_demo");
   CHECK(UserGroupName("/lib/x86_64-linux-gnu/libc.so.6") == "probe_libc");
   CHECK(UserGroupName("/tmp/my-app") == "probe_my");
-  CHECK(UserGroupName("/tmp/my_app2") == "probe_my");
+  CHECK(UserGroupName("/tmp/my_app2") == "probe_my_app2");
+  CHECK(UserGroupName("/tmp/target_O0") == "probe_target_O0");
   CHECK(UserGroupName("bash") == "probe_bash");
 }
 

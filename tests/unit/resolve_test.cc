@@ -63,8 +63,9 @@ TEST_CASE("entry probes with $argN map to the ABI registers and stack") {
     auto lines = Define(fixture, {"compute $arg1 $arg2:s32", "many_args $arg6 $arg7 $arg8:s64"});
     REQUIRE(lines);
     CHECK(*lines == std::vector<std::string>{
-                        "p:probe_target/compute " + At(fixture, "compute") + " arg1=%di arg2=%si:s32",
-                        "p:probe_target/many_args " + At(fixture, "many_args") +
+                        "p:probe_" + std::string(fixture) + "/compute " + At(fixture, "compute") +
+                            " arg1=%di arg2=%si:s32",
+                        "p:probe_" + std::string(fixture) + "/many_args " + At(fixture, "many_args") +
                             " arg6=%r9 arg7=+8(%sp) arg8=+16(%sp):s64"});
   }
 }
@@ -86,10 +87,10 @@ TEST_CASE("return probes, strings, registers, symbols, immediates") {
   REQUIRE(lines);
   CHECK(*lines ==
         std::vector<std::string>{
-            "r:probe_target/compute__return " + At(f, "compute") + " retval=$retval:s32 comm=$comm",
-            "p:probe_target/greet " + At(f, "greet") + " name=+0(%di):string times=%si:s32",
-            "r:probe_target/greet__return " + At(f, "greet") + " arg1=+0($retval):string",
-            "p:probe_target/compute " + At(f, "compute") + " fixture_counter=@+" + counter +
+            "r:probe_target_O2/compute__return " + At(f, "compute") + " retval=$retval:s32 comm=$comm",
+            "p:probe_target_O2/greet " + At(f, "greet") + " name=+0(%di):string times=%si:s32",
+            "r:probe_target_O2/greet__return " + At(f, "greet") + " arg1=+0($retval):string",
+            "p:probe_target_O2/compute " + At(f, "compute") + " fixture_counter=@+" + counter +
                 ":s32 arg2=\\7:u8 r12=%r12 stack2=$stack2"});
 }
 
@@ -97,8 +98,8 @@ TEST_CASE("static functions of one name all get probes: EV, EV_1") {
   auto lines = Define("target_O2", {"helper $arg1:s32"});
   REQUIRE(lines);
   REQUIRE(lines->size() == 2);
-  CHECK((*lines)[0] == "p:probe_target/helper " + At("target_O2", "helper", 0, 0) + " arg1=%di:s32");
-  CHECK((*lines)[1] == "p:probe_target/helper_1 " + At("target_O2", "helper", 0, 1) + " arg1=%di:s32");
+  CHECK((*lines)[0] == "p:probe_target_O2/helper " + At("target_O2", "helper", 0, 0) + " arg1=%di:s32");
+  CHECK((*lines)[1] == "p:probe_target_O2/helper_1 " + At("target_O2", "helper", 0, 1) + " arg1=%di:s32");
 }
 
 TEST_CASE("offsets, addresses, globs, group and event names") {
@@ -110,19 +111,19 @@ TEST_CASE("offsets, addresses, globs, group and event names") {
   auto lines = Define(f, {"compute+4 %di", "grp:ev=compute", Hex(compute_vaddr) + " $arg1", "comp*%return"});
   REQUIRE(lines);
   CHECK(*lines == std::vector<std::string>{
-                      "p:probe_target/compute " + At(f, "compute", 4) + " di=%di",
+                      "p:probe_target_O2/compute " + At(f, "compute", 4) + " di=%di",
                       "p:grp/ev " + At(f, "compute"),
-                      "p:probe_target/abs_" + Hex(compute_vaddr).substr(2) + " " + At(f, "compute") + " arg1=%di",
-                      "r:probe_target/compute__return " + At(f, "compute")});
+                      "p:probe_target_O2/abs_" + Hex(compute_vaddr).substr(2) + " " + At(f, "compute") + " arg1=%di",
+                      "r:probe_target_O2/compute__return " + At(f, "compute")});
 }
 
 TEST_CASE("names that exist: an error, or numbered with -f") {
-  auto clash = Define("target_O2", {"compute"}, {"probe_target/compute"});
+  auto clash = Define("target_O2", {"compute"}, {"probe_target_O2/compute"});
   REQUIRE_FALSE(clash);
-  CHECK(clash.error().message == "event 'probe_target:compute' already exists");
-  auto forced = Define("target_O2", {"compute"}, {"probe_target/compute"}, true);
+  CHECK(clash.error().message == "event 'probe_target_O2:compute' already exists");
+  auto forced = Define("target_O2", {"compute"}, {"probe_target_O2/compute"}, true);
   REQUIRE(forced);
-  CHECK((*forced)[0].starts_with("p:probe_target/compute_1 "));
+  CHECK((*forced)[0].starts_with("p:probe_target_O2/compute_1 "));
 }
 
 TEST_CASE("symbol versions pick the right definition") {

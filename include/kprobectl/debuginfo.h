@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// The debuginfo stage: DWARF (through elfutils libdw, which stays in
+// src/debuginfo) turned into plain data. In: an ELF file with DWARF, a probe
+// point, variable expressions. Out: probe addresses with their source
+// positions, variables as arch-neutral fetch paths (DWARF register numbers,
+// offsets, types), source listings and variable listings.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kprobectl/probe_spec.h"
+#include "kprobectl/result.h"
+
+namespace kprobectl {
+
+struct SourceLine {
+  std::string file;  // as the line table records it (absolute when it can be made so)
+  uint64_t line = 0;
+};
+
+// One address a probe point resolved to.
+struct DwarfAddress {
+  uint64_t address = 0;
+  std::string function;     // the function whose code this is; an inlined function's own name
+  SourceLine decl;          // where `function` is declared
+  SourceLine at;            // the source line at `address`
+  bool entry = false;       // the first instruction of `function`: arguments are where the ABI says
+  bool inlined = false;     // a copy of `function` inlined into another
+  uint64_t die_offset = 0;  // the function instance's DIE (for variable look-ups)
+};
+
+// A value the kernel can fetch, arch-neutral: start from a register's value,
+// a static address or a constant, then follow `derefs` (value = *(value + d))
+// in order. `type` is the kernel fetch type that reads the final value.
+struct VariableFetch {
+  enum Root { kRegister, kStatic, kConstant } root = kRegister;
+  unsigned dwarf_register = 0;  // kRegister
+  uint64_t address = 0;         // kStatic: the object's address in the ELF image
+  std::string symbol;           // kStatic: the symbol that holds it, and
+  int64_t symbol_offset = 0;    //          the offset within that symbol
+  int64_t constant = 0;         // kConstant
+  std::vector<int64_t> derefs;  // kStatic: derefs[0] applies to `address`
+  std::string type;             // kernel fetch type, e.g. "s32", "string", "b3@4/32"
+  std::string name;             // default argument name: the last member or variable name
+  std::string c_type;           // the C type, for messages and listings
+};
+
+struct VariableInfo {
+  std::string name;
+  std::string c_type;
+  bool parameter = false;
+  bool external = false;  // a global (--externs)
+  bool available = false; // has a location at the address asked about
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // where it has a location, [start, end)
+};
+
+struct FindOptions {
+  bool inlines = true;                   // probe inlined copies too
+  std::vector<std::string> source_dirs;  // -s DIR, for ;PATTERN and listings
+};
+
+// perf's -L range: FUNC[:RLN[+NUM|-RLN2]] or SRC[:ALN[+NUM|-ALN2]].
+struct LineRange {
+  std::string function;
+  std::string file;
+  uint64_t start = 0;          // relative to FUNC's declaration, or absolute
+  std::optional<uint64_t> end; // inclusive; unset = to the end of the function / file
+};
+Result<LineRange> ParseLineRange(std::string_view text);
+
+struct SourceListing {
+  std::string header;          // "<FUNC@PATH:0>" or "<PATH:1>"
+  std::string path;            // the source file shown
+  bool have_source = false;
+  std::vector<std::string> searched;  // where the text was looked for, when not found
+  struct Line {
+    uint64_t number;       // absolute
+    int64_t shown;         // the number printed (relative for functions)
+    bool probeable;
+    std::string text;
+  };
+  std::vector<Line> lines;
+};
+
+class Debuginfo {
+ public:
+  // Opens an ELF file that carries DWARF (.debug_info).
+  static Result<std::unique_ptr<Debuginfo>> Open(const std::string& path);
+  virtual ~Debuginfo() = default;
+
+  virtual const std::string& path() const = 0;
+
+  // Every address of a probe point that needs or can use DWARF: FUNC (all
+  // static duplicates, inlined copies, clones), FUNC@FILE, FUNC:RLN,
+  // SRC:ALN, FUNC;PTN, SRC;PTN, FUNC+OFF.
+  virtual Result<std::vector<DwarfAddress>> Resolve(const ProbePoint& point, const FindOptions& options) = 0;
+
+  // Code built without optimization keeps variables in stack slots that its
+  // prologue fills: at the entry they hold garbage. For such a function's
+  // entry this returns the first address after the prologue (as perf
+  // does); anything else comes back unchanged.
+  virtual DwarfAddress AfterPrologue(const DwarfAddress& at) = 0;
+
+  // The function (or inlined copy) whose code holds `address`.
+  virtual Result<DwarfAddress> AtAddress(uint64_t address) = 0;
+
+  // A variable expression (var->member.field[N]) at an address.
+  virtual Result<VariableFetch> Fetch(const DwarfAddress& at, const ArgExpr& expr, bool want_string) = 0;
+  // $vars / $params: every variable with a location there; the names of
+  // those without one go to `skipped`.
+  virtual Result<std::vector<VariableFetch>> FetchAll(const DwarfAddress& at, bool params_only,
+                                                      std::vector<std::string>* skipped) = 0;
+  // The fetch type for $retval of the function at `at`, or empty.
+  virtual std::string ReturnType(const DwarfAddress& at) = 0;
+
+  virtual Result<std::vector<VariableInfo>> Variables(const DwarfAddress& at, bool externs) = 0;
+  virtual Result<SourceListing> Listing(const LineRange& range, const FindOptions& options) = 0;
+};
+
+}  // namespace kprobectl

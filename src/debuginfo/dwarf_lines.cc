@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// Line tables and source text: where a line's code starts, which lines have
+// code, and the -L listing.
+#include <dwarf.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+
+#include "dwarf_internal.h"
+#include "kprobectl/strings.h"
+
+namespace kprobectl {
+
+Result<LineRange> ParseLineRange(std::string_view text) {
+  LineRange range;
+  auto bad = [&](std::string what) {
+    return Fail("invalid line range '" + std::string(text) + "': " + what,
+                "write FUNC[:RLN[+NUM|-RLN2]] or SRC[:ALN[+NUM|-ALN2]]");
+  };
+  size_t colon = text.find(':');
+  std::string_view head = text.substr(0, colon);
+  if (head.empty()) return bad("expected a function or a source file");
+  bool is_file = head.find('.') != std::string_view::npos || head.find('/') != std::string_view::npos;
+  if (size_t at = head.find('@'); !is_file && at != std::string_view::npos) {
+    range.function = std::string(head.substr(0, at));
+    range.file = std::string(head.substr(at + 1));
+  } else if (is_file) {
+    range.file = std::string(head);
+  } else {
+    range.function = std::string(head);
+  }
+  if (colon == std::string_view::npos) {
+    if (range.function.empty()) range.start = 1;
+    return range;
+  }
+  std::string_view rest = text.substr(colon + 1);
+  size_t sep = rest.find_first_of("+-");
+  auto start = ParseUnsigned(rest.substr(0, sep));
+  if (!start) return bad("expected a line number after ':'");
+  range.start = *start;
+  if (sep != std::string_view::npos) {
+    auto n = ParseUnsigned(rest.substr(sep + 1));
+    if (!n) return bad("expected a number after '" + std::string(1, rest[sep]) + "'");
+    if (rest[sep] == '+') {
+      range.end = range.start + *n;
+    } else {
+      if (*n < range.start) return bad("the range ends before it starts");
+      range.end = *n;
+    }
+  }
+  return range;
+}
+
+namespace dwarf {
+
+namespace {
+
+struct Row {
+  uint64_t address;
+  uint64_t line;
+  const char* file;
+  bool stmt;
+  bool end_sequence;
+};
+
+std::vector<Row> Rows(Dwarf_Die* cu) {
+  std::vector<Row> rows;
+  Dwarf_Lines* lines = nullptr;
+  size_t n = 0;
+  if (dwarf_getsrclines(cu, &lines, &n) != 0) return rows;
+  rows.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    Dwarf_Line* line = dwarf_onesrcline(lines, i);
+    Row row{};
+    Dwarf_Addr addr = 0;
+    int lineno = 0;
+    dwarf_lineaddr(line, &addr);
+    dwarf_lineno(line, &lineno);
+    dwarf_linebeginstatement(line, &row.stmt);
+    dwarf_lineendsequence(line, &row.end_sequence);
+    row.address = addr;
+    row.line = static_cast<uint64_t>(lineno);
+    row.file = dwarf_linesrc(line, nullptr, nullptr);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+bool InRanges(const std::vector<AddressRange>* ranges, uint64_t address) {
+  if (!ranges) return true;
+  for (const AddressRange& r : *ranges)
+    if (address >= r.start && address < r.end) return true;
+  return false;
+}
+
+bool SameFile(const char* a, std::string_view b) { return a && std::string_view(a) == b; }
+
+}  // namespace
+
+std::vector<DwarfInfo::LineHit> DwarfInfo::LineAddresses(Dwarf_Die* cu, std::string_view file, uint64_t line,
+                                                         const std::vector<AddressRange>* ranges) {
+  std::vector<Row> rows = Rows(cu);
+  std::vector<LineHit> hits;
+  bool in_block = false;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    bool ours = !row.end_sequence && row.line == line && SameFile(row.file, file) && InRanges(ranges, row.address);
+    if (!ours) {
+      // A row of another line at the same address does not end the block:
+      // it is a zero-length marker (a "view"), not code.
+      if (row.end_sequence || i + 1 >= rows.size() || rows[i + 1].address != row.address) in_block = false;
+      continue;
+    }
+    if (!in_block && row.stmt) {
+      hits.push_back({row.address, row.line, row.file});
+      in_block = true;
+    }
+  }
+  std::sort(hits.begin(), hits.end(), [](const LineHit& a, const LineHit& b) { return a.address < b.address; });
+  hits.erase(std::unique(hits.begin(), hits.end(), [](const LineHit& a, const LineHit& b) { return a.address == b.address; }),
+             hits.end());
+  return hits;
+}
+
+std::vector<uint64_t> DwarfInfo::CodeLines(Dwarf_Die* cu, std::string_view file, const std::vector<AddressRange>* ranges) {
+  std::set<uint64_t> lines;
+  std::vector<Row> rows = Rows(cu);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    if (row.end_sequence || !row.stmt || !SameFile(row.file, file) || !InRanges(ranges, row.address)) continue;
+    lines.insert(row.line);
+  }
+  return {lines.begin(), lines.end()};
+}
+
+Result<std::vector<std::string>> DwarfInfo::ReadSource(Dwarf_Die* cu, const std::string& file,
+                                                       const FindOptions& options, std::vector<std::string>* searched) {
+  std::vector<std::string> candidates;
+  // -s DIR: DIR joined with the recorded path, then with each shorter
+  // suffix of it (a kernel tree moved elsewhere keeps its fs/open.c).
+  for (const std::string& dir : options.source_dirs) {
+    std::string_view rest = file;
+    while (!rest.empty()) {
+      while (rest.starts_with('/')) rest.remove_prefix(1);
+      candidates.push_back(dir + "/" + std::string(rest));
+      size_t slash = rest.find('/');
+      if (slash == std::string_view::npos) break;
+      rest.remove_prefix(slash + 1);
+    }
+  }
+  if (!file.starts_with('/')) {
+    Dwarf_Attribute attr;
+    const char* comp_dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+    if (comp_dir) candidates.push_back(std::string(comp_dir) + "/" + file);
+  }
+  candidates.push_back(file);
+  for (const std::string& path : candidates) {
+    std::ifstream in(path);
+    if (!in) continue;
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  }
+  *searched = candidates;
+  return Fail("cannot find the source of " + file + "; looked at " + Join(candidates, ", "),
+              "give the source tree's top with -s DIR");
+}
+
+Result<SourceListing> DwarfInfo::Listing(const LineRange& range, const FindOptions& options) {
+  if (!indexed_) BuildIndex();
+  SourceListing listing;
+  std::set<uint64_t> code;
+  uint64_t base = 0, first = 0, last = 0;
+  Dwarf_Die cu;
+  if (!range.function.empty()) {
+    const auto* instances = Instances(range.function);
+    const FunctionInstance* chosen = nullptr;
+    if (instances)
+      for (const FunctionInstance& fn : *instances) {
+        Dwarf_Die die = Die(fn.die);
+        const char* decl = dwarf_decl_file(&die);
+        if (!range.file.empty() && !(decl && PathMatches(decl, range.file))) continue;
+        if (!chosen || (chosen->inlined && !fn.inlined)) chosen = &fn;
+      }
+    if (!chosen)
+      return Fail("no function '" + range.function + "' in the debuginfo of " + path_,
+                  "list functions with 'kprobectl funcs'");
+    DwarfAddress where = Describe(*chosen, 0);
+    listing.path = where.decl.file;
+    base = where.decl.line;
+    // Every instance of the function contributes the lines it has code for.
+    for (const FunctionInstance& fn : *instances) {
+      Dwarf_Die die = Die(fn.die);
+      const char* decl = dwarf_decl_file(&die);
+      if (!decl || std::string_view(decl) != listing.path) continue;
+      auto ranges = Ranges(&die);
+      Dwarf_Die fn_cu = CuOf(&die);
+      for (uint64_t l : CodeLines(&fn_cu, listing.path, &ranges)) code.insert(l);
+    }
+    Dwarf_Die die = Die(chosen->die);
+    cu = CuOf(&die);
+    first = base + range.start;
+    last = range.end ? base + *range.end : (code.empty() ? base : std::max(base, *code.rbegin()));
+    listing.header = "<" + range.function + "@" + listing.path + ":" + std::to_string(range.start) + ">";
+  } else {
+    bool found = false;
+    for (Dwarf_Off cu_offset : cus_) {
+      Dwarf_Die candidate = Die(cu_offset);
+      Dwarf_Files* files = nullptr;
+      size_t nfiles = 0;
+      if (dwarf_getsrcfiles(&candidate, &files, &nfiles) != 0) continue;
+      for (size_t i = 0; i < nfiles; ++i) {
+        const char* name = dwarf_filesrc(files, i, nullptr, nullptr);
+        if (!name || !PathMatches(name, range.file)) continue;
+        if (!found) {
+          listing.path = name;
+          cu = candidate;
+          found = true;
+        }
+        if (listing.path == name)
+          for (uint64_t l : CodeLines(&candidate, name, nullptr)) code.insert(l);
+      }
+    }
+    if (!found)
+      return Fail("no source file matching '" + range.file + "' in the debuginfo of " + path_,
+                  "give the path as the build recorded it, or a suffix of it");
+    first = std::max<uint64_t>(range.start, 1);
+    last = range.end ? *range.end : (code.empty() ? first : *code.rbegin());
+    listing.header = "<" + listing.path + ":" + std::to_string(first) + ">";
+  }
+  std::vector<std::string> searched;
+  auto text = ReadSource(&cu, listing.path, options, &searched);
+  listing.have_source = text.has_value();
+  listing.searched = searched;
+  if (text && range.file.empty() && !range.end) {
+    // A function's listing runs to its closing brace, which may have no code.
+    for (uint64_t extra = 0; last < text->size() && extra < 50 && !Trim((*text)[last - 1]).ends_with("}"); ++extra)
+      ++last;
+  }
+  for (uint64_t l = first; l <= last; ++l) {
+    bool probeable = code.contains(l);
+    if (!text) {
+      if (probeable) listing.lines.push_back({l, static_cast<int64_t>(l - base), true, ""});
+      continue;
+    }
+    if (l == 0 || l > text->size()) break;
+    listing.lines.push_back({l, static_cast<int64_t>(l) - static_cast<int64_t>(base), probeable, (*text)[l - 1]});
+  }
+  return listing;
+}
+
+}  // namespace dwarf
+}  // namespace kprobectl

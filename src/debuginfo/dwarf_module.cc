@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// Opening a DWARF file, and the index of functions and globals by name.
+//
+// The index is one walk over every DIE of every CU, made on first use. It
+// records each concrete function: out-of-line subprograms (including the
+// clones gcc makes, .isra/.constprop/.part, whose DWARF name comes from their
+// abstract origin) and every inlined copy, since a probe on a function must
+// reach all the code that runs it. Walking everything is the simple, correct
+// start; a persistent index is the fast path for large kernels.
+#include <dwarf.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "dwarf_internal.h"
+#include "kprobectl/glob.h"
+
+namespace kprobectl {
+
+Result<std::unique_ptr<Debuginfo>> Debuginfo::Open(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Fail("cannot open '" + path + "': " + std::strerror(errno));
+  Dwarf* dbg = dwarf_begin(fd, DWARF_C_READ);
+  if (!dbg) {
+    close(fd);
+    return Fail("'" + path + "' has no DWARF debuginfo (" + dwarf::LastError() + ")",
+                "build it with -g, or install its debug package (the -dbgsym or -dbg package on Debian)");
+  }
+  return std::unique_ptr<Debuginfo>(new dwarf::DwarfInfo(path, fd, dbg));
+}
+
+namespace dwarf {
+
+std::string LastError() {
+  const char* msg = dwarf_errmsg(-1);
+  return msg && *msg ? msg : "no error";
+}
+
+std::string DieName(Dwarf_Die* die) {
+  const char* name = dwarf_diename(die);
+  if (name) return name;
+  // dwarf_diename does not follow DW_AT_abstract_origin for every DIE kind.
+  Dwarf_Attribute attr;
+  if (dwarf_attr_integrate(die, DW_AT_name, &attr)) {
+    const char* s = dwarf_formstring(&attr);
+    if (s) return s;
+  }
+  return {};
+}
+
+bool TypeOf(Dwarf_Die* die, Dwarf_Die* type) {
+  Dwarf_Attribute attr;
+  return dwarf_attr_integrate(die, DW_AT_type, &attr) && dwarf_formref_die(&attr, type);
+}
+
+std::vector<AddressRange> Ranges(Dwarf_Die* die) {
+  std::vector<AddressRange> out;
+  Dwarf_Addr base, start, end;
+  ptrdiff_t offset = 0;
+  while ((offset = dwarf_ranges(die, offset, &base, &start, &end)) > 0)
+    if (end > start) out.push_back({start, end});
+  return out;
+}
+
+bool PathMatches(std::string_view full, std::string_view suffix) {
+  while (suffix.starts_with("./")) suffix.remove_prefix(2);
+  if (suffix.empty() || !full.ends_with(suffix)) return false;
+  return full.size() == suffix.size() || full[full.size() - suffix.size() - 1] == '/' || suffix[0] == '/';
+}
+
+DwarfInfo::DwarfInfo(std::string path, int fd, Dwarf* dwarf) : path_(std::move(path)), fd_(fd), dwarf_(dwarf) {
+  cfi_debug_ = dwarf_getcfi(dwarf_);
+  if (Elf* elf = dwarf_getelf(dwarf_)) cfi_eh_ = dwarf_getcfi_elf(elf);
+}
+
+DwarfInfo::~DwarfInfo() {
+  if (cfi_eh_) dwarf_cfi_end(cfi_eh_);
+  dwarf_end(dwarf_);
+  close(fd_);
+}
+
+Dwarf_Die DwarfInfo::Die(Dwarf_Off offset) const {
+  Dwarf_Die die;
+  dwarf_offdie(dwarf_, offset, &die);
+  return die;
+}
+
+Dwarf_Die DwarfInfo::CuOf(Dwarf_Die* die) const {
+  Dwarf_Die cu;
+  dwarf_diecu(die, &cu, nullptr, nullptr);
+  return cu;
+}
+
+namespace {
+
+bool HasCode(Dwarf_Die* die) {
+  return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges) ||
+         dwarf_hasattr(die, DW_AT_entry_pc);
+}
+
+}  // namespace
+
+void DwarfInfo::BuildIndex() {
+  indexed_ = true;
+  Dwarf_Off offset = 0, next;
+  size_t header_size;
+  while (dwarf_nextcu(dwarf_, offset, &next, &header_size, nullptr, nullptr, nullptr) == 0) {
+    Dwarf_Die cu;
+    if (dwarf_offdie(dwarf_, offset + header_size, &cu)) {
+      cus_.push_back(dwarf_dieoffset(&cu));
+      // Depth-first over the CU; `stack` holds the next sibling to visit.
+      std::vector<Dwarf_Die> stack;
+      Dwarf_Die child;
+      if (dwarf_child(&cu, &child) == 0) stack.push_back(child);
+      while (!stack.empty()) {
+        Dwarf_Die die = stack.back();
+        stack.pop_back();
+        Dwarf_Die sibling;
+        if (dwarf_siblingof(&die, &sibling) == 0) stack.push_back(sibling);
+        int tag = dwarf_tag(&die);
+        bool descend = false;
+        switch (tag) {
+          case DW_TAG_subprogram:
+          case DW_TAG_inlined_subroutine:
+            if (HasCode(&die)) {
+              std::string name = DieName(&die);
+              if (!name.empty())
+                functions_[name].push_back({dwarf_dieoffset(&die), tag == DW_TAG_inlined_subroutine});
+            }
+            descend = true;
+            break;
+          case DW_TAG_lexical_block:
+          case DW_TAG_namespace:
+          case DW_TAG_class_type:
+          case DW_TAG_structure_type:
+            descend = true;
+            break;
+          default:
+            break;
+        }
+        if (descend && dwarf_child(&die, &child) == 0) stack.push_back(child);
+      }
+      // Globals: the CU's direct children that have a location.
+      if (dwarf_child(&cu, &child) == 0) {
+        do {
+          if (dwarf_tag(&child) == DW_TAG_variable && dwarf_hasattr(&child, DW_AT_location)) {
+            std::string name = DieName(&child);
+            if (!name.empty()) globals_[name].push_back(dwarf_dieoffset(&child));
+          }
+        } while (dwarf_siblingof(&child, &child) == 0);
+      }
+    }
+    offset = next;
+  }
+}
+
+const std::vector<FunctionInstance>* DwarfInfo::Instances(const std::string& name) {
+  if (!indexed_) BuildIndex();
+  auto it = functions_.find(name);
+  return it == functions_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> DwarfInfo::FunctionNames() {
+  if (!indexed_) BuildIndex();
+  std::vector<std::string> names;
+  for (const auto& [name, instances] : functions_) names.push_back(name);
+  return names;
+}
+
+const std::vector<Dwarf_Off>* DwarfInfo::Globals(const std::string& name) {
+  if (!indexed_) BuildIndex();
+  auto it = globals_.find(name);
+  return it == globals_.end() ? nullptr : &it->second;
+}
+
+DwarfAddress DwarfInfo::Describe(const FunctionInstance& fn, uint64_t address) {
+  Dwarf_Die die = Die(fn.die);
+  DwarfAddress out;
+  out.address = address;
+  out.function = DieName(&die);
+  out.inlined = fn.inlined;
+  out.die_offset = fn.die;
+  const char* decl_file = dwarf_decl_file(&die);
+  if (decl_file) out.decl.file = decl_file;
+  int decl_line = 0;
+  if (dwarf_decl_line(&die, &decl_line) == 0) out.decl.line = static_cast<uint64_t>(decl_line);
+  Dwarf_Addr entry = 0;
+  out.entry = dwarf_entrypc(&die, &entry) == 0 && entry == address;
+  Dwarf_Die cu = CuOf(&die);
+  if (Dwarf_Line* line = dwarf_getsrc_die(&cu, address)) {
+    const char* file = dwarf_linesrc(line, nullptr, nullptr);
+    int lineno = 0;
+    dwarf_lineno(line, &lineno);
+    if (file) out.at.file = file;
+    out.at.line = static_cast<uint64_t>(lineno);
+  }
+  return out;
+}
+
+}  // namespace dwarf
+}  // namespace kprobectl

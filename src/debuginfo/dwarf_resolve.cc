@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// Probe points to addresses. FUNC reaches every instance: each static
+// function of the name, each inlined copy (unless --no-inlines), each clone.
+// Line numbers become the first address of each block of is_stmt rows for
+// that line (a loop header has one in the test and one in the increment;
+// an inlined function has one per copy), so every path through the line is
+// caught once.
+#include <dwarf.h>
+
+#include <algorithm>
+#include <set>
+
+#include "dwarf_internal.h"
+#include "kprobectl/glob.h"
+#include "kprobectl/strings.h"
+
+namespace kprobectl::dwarf {
+
+namespace {
+
+bool FileMatches(DwarfInfo& info, const FunctionInstance& fn, const std::string& file) {
+  if (file.empty()) return true;
+  Dwarf_Die die = info.Die(fn.die);
+  const char* decl = dwarf_decl_file(&die);
+  if (decl && PathMatches(decl, file)) return true;
+  Dwarf_Die cu = info.CuOf(&die);
+  const char* cu_name = dwarf_diename(&cu);
+  return cu_name && PathMatches(cu_name, file);
+}
+
+// Lines relative to a declaration, for messages: "7 and 9", "7".
+std::string NearestLines(const std::vector<uint64_t>& lines, uint64_t target, uint64_t base) {
+  std::optional<uint64_t> below, above;
+  for (uint64_t l : lines) {
+    if (l < target && (!below || l > *below)) below = l;
+    if (l > target && (!above || l < *above)) above = l;
+  }
+  std::vector<std::string> parts;
+  if (below) parts.push_back(std::to_string(*below - base));
+  if (above) parts.push_back(std::to_string(*above - base));
+  return Join(parts, " and ");
+}
+
+bool LazyMatch(std::string_view pattern, std::string_view line) {
+  auto squeeze = [](std::string_view s) {
+    std::string out;
+    for (char c : s)
+      if (!std::isspace(static_cast<unsigned char>(c))) out += c;
+    return out;
+  };
+  return GlobMatch(squeeze(pattern), squeeze(line));
+}
+
+}  // namespace
+
+Result<std::vector<DwarfAddress>> DwarfInfo::Resolve(const ProbePoint& point, const FindOptions& options) {
+  if (!point.function.empty()) return ResolveFunction(point, options);
+  return ResolveSourceLine(point, options);
+}
+
+namespace {
+
+// gcc records its options in DW_AT_producer: "GNU C17 12.2.0 -mtune=generic -g -O2".
+bool Optimized(Dwarf_Die* cu) {
+  Dwarf_Attribute attr;
+  const char* producer = dwarf_formstring(dwarf_attr(cu, DW_AT_producer, &attr));
+  if (!producer) return true;  // unknown: trust the locations as they are
+  // The last -O wins, as on gcc's command line; none means -O0.
+  std::string_view p(producer);
+  size_t at = p.rfind(" -O");
+  return at != std::string_view::npos && (at + 3 >= p.size() || p[at + 3] != '0');
+}
+
+}  // namespace
+
+DwarfAddress DwarfInfo::AfterPrologue(const DwarfAddress& at) {
+  if (!at.entry || at.inlined) return at;
+  Dwarf_Die fn = Die(at.die_offset);
+  Dwarf_Die cu = CuOf(&fn);
+  if (Optimized(&cu)) return at;
+  auto ranges = Ranges(&fn);
+  std::optional<uint64_t> next;
+  for (uint64_t line : CodeLines(&cu, at.decl.file, &ranges))
+    for (const LineHit& hit : LineAddresses(&cu, at.decl.file, line, &ranges))
+      if (hit.address > at.address && (!next || hit.address < *next)) next = hit.address;
+  // The prologue is the decl line's first block; its second block, if the
+  // line has one, starts the body as well.
+  Dwarf_Lines* lines = nullptr;
+  size_t n = 0;
+  if (dwarf_getsrclines(&cu, &lines, &n) == 0)
+    for (size_t i = 0; i < n; ++i) {
+      Dwarf_Addr addr = 0;
+      dwarf_lineaddr(dwarf_onesrcline(lines, i), &addr);
+      bool in_fn = false;
+      for (const AddressRange& r : ranges) in_fn |= addr >= r.start && addr < r.end;
+      if (in_fn && addr > at.address && (!next || addr < *next)) next = addr;
+    }
+  if (!next) return at;
+  DwarfAddress out = Describe({at.die_offset, false}, *next);
+  out.entry = false;
+  return out;
+}
+
+Result<DwarfAddress> DwarfInfo::AtAddress(uint64_t address) {
+  Dwarf_Die cu;
+  if (!dwarf_addrdie(dwarf_, address, &cu))
+    return Fail("no debuginfo describes the code at " + Hex(address) + " in " + path_);
+  Dwarf_Die* scopes = nullptr;
+  int n = dwarf_getscopes(&cu, address, &scopes);
+  for (int i = 0; i < n; ++i) {
+    int tag = dwarf_tag(&scopes[i]);
+    if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
+    DwarfAddress out = Describe({dwarf_dieoffset(&scopes[i]), tag == DW_TAG_inlined_subroutine}, address);
+    free(scopes);
+    return out;
+  }
+  free(scopes);
+  return Fail("no function in the debuginfo contains " + Hex(address));
+}
+
+Result<std::vector<DwarfAddress>> DwarfInfo::ResolveFunction(const ProbePoint& point, const FindOptions& options) {
+  std::vector<std::string> names;
+  if (IsGlob(point.function)) {
+    for (const std::string& name : FunctionNames())
+      if (GlobMatch(point.function, name)) names.push_back(name);
+    std::sort(names.begin(), names.end());
+  } else {
+    names.push_back(point.function);
+  }
+  std::vector<DwarfAddress> out;
+  bool found_any = false, skipped_inline = false;
+  std::string no_code_error;
+  for (const std::string& name : names) {
+    const auto* instances = Instances(name);
+    if (!instances) continue;
+    for (const FunctionInstance& fn : *instances) {
+      if (!FileMatches(*this, fn, point.file)) continue;
+      found_any = true;
+      if (fn.inlined && (!options.inlines || point.retprobe || point.offset)) {
+        skipped_inline = true;
+        continue;
+      }
+      Dwarf_Die die = Die(fn.die);
+      Dwarf_Addr entry = 0;
+      if (dwarf_entrypc(&die, &entry) != 0) continue;
+      if (!point.line && !point.lazy_pattern) {
+        out.push_back(Describe(fn, entry + point.offset.value_or(0)));
+        continue;
+      }
+      DwarfAddress where = Describe(fn, entry);
+      auto ranges = Ranges(&die);
+      Dwarf_Die cu = CuOf(&die);
+      if (point.line) {
+        uint64_t line = where.decl.line + *point.line;
+        auto hits = LineAddresses(&cu, where.decl.file, line, &ranges);
+        if (hits.empty()) {
+          auto lines = CodeLines(&cu, where.decl.file, &ranges);
+          no_code_error = "line " + std::to_string(*point.line) + " of " + name + " (" + where.decl.file + ":" +
+                          std::to_string(line) + ") has no code";
+          std::string nearest = NearestLines(lines, line, where.decl.line);
+          if (!nearest.empty()) no_code_error += "; the nearest lines with code are " + nearest;
+          continue;
+        }
+        for (const LineHit& hit : hits) out.push_back(Describe(fn, hit.address));
+        continue;
+      }
+      // FUNC;PATTERN: the function's own lines whose text matches.
+      std::vector<std::string> searched;
+      auto text = KP_TRY(ReadSource(&cu, where.decl.file, options, &searched));
+      for (uint64_t line : CodeLines(&cu, where.decl.file, &ranges)) {
+        if (line == 0 || line > text.size() || !LazyMatch(*point.lazy_pattern, text[line - 1])) continue;
+        for (const LineHit& hit : LineAddresses(&cu, where.decl.file, line, &ranges))
+          out.push_back(Describe(fn, hit.address));
+      }
+    }
+  }
+  if (!out.empty()) {
+    std::sort(out.begin(), out.end(), [](const DwarfAddress& a, const DwarfAddress& b) { return a.address < b.address; });
+    out.erase(std::unique(out.begin(), out.end(),
+                          [](const DwarfAddress& a, const DwarfAddress& b) { return a.address == b.address; }),
+              out.end());
+    return out;
+  }
+  std::string what = DescribePoint(point);
+  if (!no_code_error.empty()) return Fail(no_code_error, "list the lines that have code with 'kprobectl line " + point.function + "'");
+  if (!found_any)
+    return Fail("no function '" + point.function + "'" + (point.file.empty() ? "" : " in " + point.file) +
+                    " in the debuginfo of " + path_,
+                "list functions with 'kprobectl funcs'");
+  if (skipped_inline)
+    return Fail("'" + what + "': " + point.function + " exists only as inlined copies here, and " +
+                    (point.retprobe ? "an inlined copy has no return to probe"
+                     : point.offset ? "an offset into an inlined copy means nothing"
+                                    : "--no-inlines leaves them out"),
+                point.retprobe ? "probe the lines after the call in its callers, or the call's line"
+                               : "probe a line of it (FUNC:LINE), or drop --no-inlines");
+  if (point.lazy_pattern)
+    return Fail("no line of " + point.function + " matches the pattern '" + *point.lazy_pattern + "'",
+                "see its lines with 'kprobectl line " + point.function + "'");
+  return Fail("'" + what + "' has no address in the debuginfo of " + path_);
+}
+
+Result<std::vector<DwarfAddress>> DwarfInfo::ResolveSourceLine(const ProbePoint& point, const FindOptions& options) {
+  if (!indexed_) BuildIndex();
+  std::vector<DwarfAddress> out;
+  std::set<uint64_t> seen;
+  bool file_found = false;
+  std::vector<uint64_t> code_lines;
+  std::string matched_file;
+  for (Dwarf_Off cu_offset : cus_) {
+    Dwarf_Die cu = Die(cu_offset);
+    Dwarf_Files* files = nullptr;
+    size_t nfiles = 0;
+    if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0) continue;
+    std::set<std::string> matches;
+    for (size_t i = 0; i < nfiles; ++i) {
+      const char* name = dwarf_filesrc(files, i, nullptr, nullptr);
+      if (name && PathMatches(name, point.file)) matches.insert(name);
+    }
+    for (const std::string& file : matches) {
+      file_found = true;
+      matched_file = file;
+      std::vector<uint64_t> lines;
+      if (point.line) {
+        lines.push_back(*point.line);
+      } else {
+        std::vector<std::string> searched;
+        auto text = KP_TRY(ReadSource(&cu, file, options, &searched));
+        for (uint64_t l : CodeLines(&cu, file, nullptr))
+          if (l > 0 && l <= text.size() && LazyMatch(*point.lazy_pattern, text[l - 1])) lines.push_back(l);
+      }
+      for (uint64_t line : lines) {
+        for (const LineHit& hit : LineAddresses(&cu, file, line, nullptr)) {
+          if (!seen.insert(hit.address).second) continue;
+          // The function the address belongs to: the innermost scope that is one.
+          Dwarf_Die* scopes = nullptr;
+          int n = dwarf_getscopes(&cu, hit.address, &scopes);
+          for (int i = 0; i < n; ++i) {
+            int tag = dwarf_tag(&scopes[i]);
+            if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
+            bool inlined = tag == DW_TAG_inlined_subroutine;
+            if (!inlined || options.inlines) out.push_back(Describe({dwarf_dieoffset(&scopes[i]), inlined}, hit.address));
+            break;
+          }
+          free(scopes);
+        }
+      }
+      auto more = CodeLines(&cu, file, nullptr);
+      code_lines.insert(code_lines.end(), more.begin(), more.end());
+    }
+  }
+  if (!out.empty()) {
+    std::sort(out.begin(), out.end(), [](const DwarfAddress& a, const DwarfAddress& b) { return a.address < b.address; });
+    return out;
+  }
+  if (!file_found)
+    return Fail("no source file matching '" + point.file + "' in the debuginfo of " + path_,
+                "give the path as the build recorded it, or a suffix of it (e.g. fs/open.c)");
+  if (point.lazy_pattern)
+    return Fail("no line of " + matched_file + " matches the pattern '" + *point.lazy_pattern + "'",
+                "see the file's lines with 'kprobectl line " + point.file + "'");
+  std::string nearest = NearestLines(code_lines, *point.line, 0);
+  return Fail(matched_file + ":" + std::to_string(*point.line) + " has no code" +
+                  (nearest.empty() ? "" : "; the nearest lines with code are " + nearest),
+              "list the lines that have code with 'kprobectl line " + point.file + ":" +
+                  std::to_string(*point.line > 5 ? *point.line - 5 : 1) + "'");
+}
+
+}  // namespace kprobectl::dwarf
