@@ -59,6 +59,10 @@ Result<void> RunVars(const Options& options, const std::string& text, Streams io
   std::vector<DwarfAddress> addresses;
   if (spec.point.address) addresses.push_back(KP_TRY(debuginfo->AtAddress(*spec.point.address)));
   else addresses = KP_TRY(debuginfo->Resolve(spec.point, find));
+  // Where add would put a probe that fetches variables (after the
+  // prologue of unoptimized code).
+  if (!spec.point.line && !spec.point.lazy_pattern && !spec.point.offset && !spec.point.retprobe && !spec.point.address)
+    for (DwarfAddress& at : addresses) at = debuginfo->AfterPrologue(at);
   io.out << "Available variables at " << DescribePoint(spec.point) << "\n";
   for (const DwarfAddress& at : addresses) {
     io.out << "\t@<" << SymbolOffset(*files.image, at.address) << ">";

@@ -30,6 +30,10 @@ struct AddressRange {
   uint64_t start, end;  // [start, end)
 };
 std::vector<AddressRange> Ranges(Dwarf_Die* die);
+// Where a function instance's code starts. DW_AT_entry_pc of an inlined
+// copy can name an address where none of its code is (gcc gives such copies
+// an empty first range): then the start of its first non-empty range.
+bool EntryAddress(Dwarf_Die* die, uint64_t* address);
 
 bool PathMatches(std::string_view full, std::string_view suffix);
 

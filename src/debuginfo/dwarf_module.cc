@@ -64,6 +64,18 @@ std::vector<AddressRange> Ranges(Dwarf_Die* die) {
   return out;
 }
 
+bool EntryAddress(Dwarf_Die* die, uint64_t* address) {
+  Dwarf_Addr entry = 0;
+  if (dwarf_entrypc(die, &entry) != 0) return false;
+  *address = entry;
+  if (dwarf_haspc(die, entry) == 1) return true;
+  std::optional<uint64_t> first;
+  for (const AddressRange& r : Ranges(die))
+    if (!first || r.start < *first) first = r.start;
+  if (first) *address = *first;
+  return true;
+}
+
 bool PathMatches(std::string_view full, std::string_view suffix) {
   while (suffix.starts_with("./")) suffix.remove_prefix(2);
   if (suffix.empty() || !full.ends_with(suffix)) return false;
@@ -186,8 +198,8 @@ DwarfAddress DwarfInfo::Describe(const FunctionInstance& fn, uint64_t address) {
   if (decl_file) out.decl.file = decl_file;
   int decl_line = 0;
   if (dwarf_decl_line(&die, &decl_line) == 0) out.decl.line = static_cast<uint64_t>(decl_line);
-  Dwarf_Addr entry = 0;
-  out.entry = dwarf_entrypc(&die, &entry) == 0 && entry == address;
+  uint64_t entry = 0;
+  out.entry = EntryAddress(&die, &entry) && entry == address;
   Dwarf_Die cu = CuOf(&die);
   if (Dwarf_Line* line = dwarf_getsrc_die(&cu, address)) {
     const char* file = dwarf_linesrc(line, nullptr, nullptr);

@@ -142,8 +142,8 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveFunction(const ProbePoint& p
         continue;
       }
       Dwarf_Die die = Die(fn.die);
-      Dwarf_Addr entry = 0;
-      if (dwarf_entrypc(&die, &entry) != 0) continue;
+      uint64_t entry = 0;
+      if (!EntryAddress(&die, &entry)) continue;
       if (!point.line && !point.lazy_pattern) {
         out.push_back(Describe(fn, entry + point.offset.value_or(0)));
         continue;

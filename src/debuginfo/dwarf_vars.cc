@@ -24,10 +24,16 @@ struct Scopes {
   ~Scopes() { free(dies); }
 };
 
-// The DW_AT_frame_base of the out-of-line function that contains the scopes.
-Dwarf_Attribute* FrameBase(Scopes& scopes, Dwarf_Attribute* storage) {
-  for (int i = 0; i < scopes.count; ++i)
-    if (dwarf_tag(&scopes.dies[i]) == DW_TAG_subprogram) return dwarf_attr(&scopes.dies[i], DW_AT_frame_base, storage);
+// The DW_AT_frame_base of the out-of-line function whose code holds the
+// address. Not found through the scopes: for an inlined copy, libdw's scopes
+// continue with the abstract definition, not the caller that holds the code.
+Dwarf_Attribute* FrameBase(Dwarf_Die* cu, uint64_t address, Dwarf_Attribute* storage) {
+  Dwarf_Die child;
+  if (dwarf_child(cu, &child) != 0) return nullptr;
+  do {
+    if (dwarf_tag(&child) == DW_TAG_subprogram && dwarf_haspc(&child, address) == 1)
+      return dwarf_attr(&child, DW_AT_frame_base, storage);
+  } while (dwarf_siblingof(&child, &child) == 0);
   return nullptr;
 }
 
@@ -59,6 +65,27 @@ std::string WhereAvailable(DwarfInfo& info, const DwarfAddress& at, Dwarf_Attrib
     parts.push_back(at.function + ":" + std::to_string(l - at.decl.line));
   }
   return Join(parts, " ");
+}
+
+// The location expression in force when a probe at `address` fires. The
+// probe runs before the instruction there, at the address's first "view":
+// so an entry that starts exactly there wins, in list order, even a
+// zero-length one (gcc's [a, a) entries say where a value is at view 0 of
+// a, before the statements that share a's first instruction). Otherwise
+// the entry that covers the address. Returns 0 when none does.
+int LocationAt(Dwarf_Attribute* attr, uint64_t address, Dwarf_Op** ops, size_t* len) {
+  Dwarf_Addr base, start, end;
+  Dwarf_Op* expr;
+  size_t exprlen;
+  ptrdiff_t offset = 0;
+  while ((offset = dwarf_getlocations(attr, offset, &base, &start, &end, &expr, &exprlen)) > 0) {
+    if (start == address && end != static_cast<Dwarf_Addr>(-1)) {
+      *ops = expr;
+      *len = exprlen;
+      return 1;
+    }
+  }
+  return dwarf_getlocation_addr(attr, address, ops, len, 1);
 }
 
 struct Member {
@@ -176,7 +203,7 @@ Result<VariableFetch> DwarfInfo::Fetch(const DwarfAddress& at, const ArgExpr& ex
   ctx.address = at.address;
   ctx.function_entry = at.entry;
   Dwarf_Attribute frame_base_storage;
-  ctx.frame_base = FrameBase(scopes, &frame_base_storage);
+  ctx.frame_base = FrameBase(&cu, at.address, &frame_base_storage);
   ctx.size = ByteSize(&type);
 
   Place place;
@@ -184,7 +211,7 @@ Result<VariableFetch> DwarfInfo::Fetch(const DwarfAddress& at, const ArgExpr& ex
   if (dwarf_attr(&var, DW_AT_location, &loc)) {
     Dwarf_Op* ops = nullptr;
     size_t len = 0;
-    int n = dwarf_getlocation_addr(&loc, at.address, &ops, &len, 1);
+    int n = LocationAt(&loc, at.address, &ops, &len);
     if (n < 0) return Fail("cannot read the location of " + what + ": " + LastError());
     if (n == 0) {
       std::string elsewhere = WhereAvailable(*this, at, &loc);
@@ -383,11 +410,25 @@ Result<std::vector<VariableInfo>> DwarfInfo::Variables(const DwarfAddress& at, b
     Dwarf_Die type;
     info.c_type = TypeOf(&var, &type) ? TypeName(&type) : "void";
     info.parameter = dwarf_tag(&var) == DW_TAG_formal_parameter;
+    // Available means: kprobectl can fetch it here, not merely that DWARF
+    // has some location for it.
+    ArgExpr by_name;
+    by_name.kind = ArgKind::kVariable;
+    by_name.name = info.name;
+    auto type_ok = [&] {
+      Dwarf_Die t;
+      if (!TypeOf(&var, &t)) return false;
+      Dwarf_Die peeled = PeelType(t);
+      int tag = dwarf_tag(&peeled);
+      return tag != DW_TAG_structure_type && tag != DW_TAG_union_type && tag != DW_TAG_class_type;
+    };
+    // Structs are listed when they have a location: their members can be fetched.
+    auto fetched = Fetch(at, by_name, false);
     Dwarf_Attribute loc;
     if (dwarf_attr(&var, DW_AT_location, &loc)) {
       Dwarf_Op* ops;
       size_t len;
-      info.available = dwarf_getlocation_addr(&loc, at.address, &ops, &len, 1) > 0 && len > 0;
+      info.available = type_ok() ? fetched.has_value() : LocationAt(&loc, at.address, &ops, &len) > 0 && len > 0;
       Dwarf_Addr base, start, end;
       Dwarf_Op* expr;
       size_t exprlen;
@@ -395,7 +436,7 @@ Result<std::vector<VariableInfo>> DwarfInfo::Variables(const DwarfAddress& at, b
       while ((offset = dwarf_getlocations(&loc, offset, &base, &start, &end, &expr, &exprlen)) > 0)
         if (exprlen > 0) info.ranges.push_back({start, end});
     } else {
-      info.available = dwarf_hasattr_integrate(&var, DW_AT_const_value);
+      info.available = fetched.has_value();
     }
     out.push_back(std::move(info));
   }

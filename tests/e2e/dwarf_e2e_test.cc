@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// End-to-end probes resolved through DWARF, on the real uprobe_events: source
+// lines, locals, struct and union members, bitfields, arrays, strings,
+// globals, inlined copies and clones, at -O0 and -O2. The values the kernel
+// records must be the ones the fixture prints.
+#include <catch2/catch.hpp>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "kprobectl/strings.h"
+#include "test_support.h"
+
+using namespace kprobectl;
+using namespace kprobectl::test;
+
+namespace {
+
+using Fields = std::map<std::string, std::string>;
+
+// key=value pairs of a line (quoted values keep their quotes).
+Fields ParseFields(const std::string& text) {
+  static const std::regex field_re(R"((\w+)=("[^"]*"|\{[^}]*\}|'[^']*'|\S+))");
+  Fields out;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), field_re); it != std::sregex_iterator(); ++it)
+    out[(*it)[1]] = (*it)[2];
+  return out;
+}
+
+// Events by name, from the instance's text trace.
+std::map<std::string, std::vector<Fields>> Events(const std::vector<std::string>& lines) {
+  static const std::regex line_re(R"(^.*\[\d+\]\s+\S+\s+[\d.]+: (\w+): \([^)]*\)(.*)$)");
+  std::map<std::string, std::vector<Fields>> out;
+  for (const std::string& line : lines) {
+    std::smatch m;
+    REQUIRE(std::regex_match(line, m, line_re));
+    out[m[1]].push_back(ParseFields(m[2]));
+  }
+  return out;
+}
+
+// The fixture's own account: "process id=33 len=512 ..." -> fields by the line's first word.
+std::map<std::string, Fields> Printed(const std::string& output) {
+  std::map<std::string, Fields> out;
+  for (const std::string& line : SplitLines(output)) out[line.substr(0, line.find(' '))] = ParseFields(line);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("dwarf: members, bitfields, strings, locals, globals, inlined copies and clones record the right values") {
+  std::string tracefs = RealTracefsOrSkip();
+  for (std::string fixture : {"records_O2", "records_O0"}) {
+    INFO(fixture);
+    std::string group = UniqueGroup(fixture == "records_O2" ? "f" : "g");
+    GroupCleaner cleaner(tracefs, group);
+    std::string bin = FixturePath(fixture);
+    auto added = RunKprobectl(
+        {"-x", bin, "-q", "-a",
+         group + ":p=process id=req->id len=req->hdr.len flags=req->hdr.flags name=req->name:string code=req->code "
+                 "kind=req->kind urgent=req->urgent prio=req->prio small_b=req->small_b v2=req->values[2] "
+                 "pair1=req->pair[1].len label=req->label:string next_id=req->next->id factor",
+         "-a", group + ":line=process;records_total* local result",
+         "-a", group + ":arr=process;records_total* req->name:u8[4] req->values:s64[4] first=req->name[0]",
+         "-a", group + ":sc=scale value factor",
+         "-a", group + ":g=summarize records_total calls banner=records_banner:string",
+         "-a", group + ":cl=clamp x limit extra",
+         "-a", group + ":ta=tally x",
+         "-a", group + ":ret=summarize%return $retval"});
+    INFO(added.err);
+    REQUIRE(added.status == 0);
+
+    TraceInstance instance(tracefs, group);
+    for (const char* e : {"p", "line", "arr", "sc", "sc_1", "g", "cl", "ta", "ta_1", "ret__return"}) instance.Enable(e);
+    int status = 0;
+    std::string output = RunProgram({bin, "33", "512", "bravo"}, &status);
+    REQUIRE(status == 0);
+    auto printed = Printed(output);
+    auto events = Events(instance.Lines());
+
+    // Entry: members through a pointer, nested, anonymous union and struct,
+    // bitfields, an array element, a char array and a char* as strings, a
+    // second pointer hop.
+    REQUIRE(events["p"].size() == 1);
+    Fields p = events["p"][0];
+    Fields want = printed["process"];
+    CHECK(p["id"] == want["id"]);
+    CHECK(p["len"] == want["len"]);
+    CHECK(p["flags"] == want["flags"]);
+    CHECK(p["name"] == "\"" + want["name"] + "\"");
+    CHECK(p["code"] == want["code"]);
+    CHECK(p["kind"] == want["kind"]);
+    CHECK(p["urgent"] == want["urgent"]);
+    CHECK(p["prio"] == want["prio"]);
+    CHECK(p["small_b"] == want["small_b"]);
+    CHECK(p["v2"] == want["values2"]);
+    CHECK(p["pair1"] == want["pair1len"]);
+    CHECK(p["label"] == "\"" + want["label"] + "\"");
+    CHECK(p["next_id"] == want["next_id"]);
+    CHECK(p["factor"] == "3");
+
+    // A source line found by a lazy pattern, with locals.
+    REQUIRE(events["line"].size() == 1);
+    CHECK(events["line"][0]["local"] == want["local"]);
+    CHECK(events["line"][0]["result"] == want["result"]);
+    REQUIRE(events["arr"].size() == 1);
+    CHECK(events["arr"][0]["name"] == "{98,114,97,118}");  // "brav"
+    long id = std::stol(want["id"]);
+    CHECK(events["arr"][0]["values"] == "{" + std::to_string(1000) + "," + std::to_string(1000 + id % 7) + "," +
+                                            std::to_string(1000 + 2 * (id % 7)) + "," +
+                                            std::to_string(1000 + 3 * (id % 7)) + "}");
+    CHECK(events["arr"][0]["first"] == "'b'");
+
+    // The inlined helper: one probe per copy, each with its caller's values.
+    REQUIRE(events["sc"].size() == 1);
+    REQUIRE(events["sc_1"].size() == 1);
+    std::set<std::string> values{events["sc"][0]["value"], events["sc_1"][0]["value"]};
+    CHECK(values == std::set<std::string>{want["local"], printed["summarize"]["flags"]});
+    CHECK(events["sc"][0]["factor"] == "3");
+    CHECK(events["sc_1"][0]["factor"] == "3");
+
+    // Globals, a static, a string global.
+    REQUIRE(events["g"].size() == 1);
+    CHECK(events["g"][0]["records_total"] == printed["summarize"]["total"]);
+    CHECK(events["g"][0]["calls"] == "1");
+    CHECK(events["g"][0]["banner"] == "\"" + printed["main"]["banner"] + "\"");
+
+    // The clone (clamp.constprop.0 at -O2) with constant-propagated parameters.
+    REQUIRE(events["cl"].size() == 1);
+    CHECK(events["cl"][0]["x"] == printed["summarize"]["s"]);
+    CHECK(events["cl"][0]["limit"] == "50");
+    CHECK(events["cl"][0]["extra"] == "7");
+
+    // Two static tally() functions, each hit once with s.
+    REQUIRE(events["ta"].size() == 1);
+    REQUIRE(events["ta_1"].size() == 1);
+    CHECK(events["ta"][0]["x"] == printed["summarize"]["s"]);
+    CHECK(events["ta_1"][0]["x"] == printed["summarize"]["s"]);
+
+    REQUIRE(events["ret__return"].size() == 1);
+    CHECK(events["ret__return"][0]["retval"] == printed["main"]["s"]);
+  }
+}

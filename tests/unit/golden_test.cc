@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// Golden CLI output for the DWARF fixtures, driven by data files:
+// tests/data/golden/FIXTURE.txt holds commands ("> ARGS", run as
+// `kprobectl -x FIXTURE ARGS`, where ARGS after the first word is one
+// argument) each followed by the exact output expected. @BIN@ stands for the
+// fixture's path and @SRC@ for the directory of the fixture sources.
+#include <catch2/catch.hpp>
+
+#include "kprobectl/strings.h"
+#include "test_support.h"
+
+using namespace kprobectl;
+using namespace kprobectl::test;
+
+namespace {
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+void CheckGolden(const std::string& fixture) {
+  std::string bin = FixturePath(fixture);
+  std::string src = DataPath("../fixtures");
+  src = src.substr(0, src.size() - std::string("/data/../fixtures").size()) + "/fixtures";
+  auto lines = SplitLines(ReadFile(DataPath("golden/" + fixture + ".txt")));
+  REQUIRE_FALSE(lines.empty());
+  size_t checked = 0;
+  for (size_t i = 0; i < lines.size();) {
+    if (!lines[i].starts_with("> ")) {
+      ++i;
+      continue;
+    }
+    std::string command = lines[i].substr(2);
+    std::string expected;
+    for (++i; i < lines.size() && !lines[i].starts_with("> "); ++i) expected += lines[i] + "\n";
+    size_t space = command.find(' ');
+    std::vector<std::string> args = {"-x", bin, command.substr(0, space)};
+    if (space != std::string::npos) args.push_back(command.substr(space + 1));
+    INFO("kprobectl -x " << fixture << " " << command);
+    auto result = RunKprobectl(args);
+    CHECK(result.err.empty());
+    CHECK(result.status == 0);
+    CHECK(Replace(Replace(result.out, bin, "@BIN@"), src, "@SRC@") == expected);
+    ++checked;
+  }
+  CHECK(checked > 5);
+}
+
+}  // namespace
+
+TEST_CASE("golden definitions, listings and variables: records -O0") { CheckGolden("records_O0"); }
+TEST_CASE("golden definitions, listings and variables: records -O2") { CheckGolden("records_O2"); }
