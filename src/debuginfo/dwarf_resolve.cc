@@ -39,7 +39,14 @@ std::string NearestLines(const std::vector<uint64_t>& lines, uint64_t target, ui
   std::vector<std::string> parts;
   if (below) parts.push_back(std::to_string(*below - base));
   if (above) parts.push_back(std::to_string(*above - base));
-  return Join(parts, " and ");
+  if (parts.empty()) return {};
+  return (parts.size() == 1 ? "the nearest line with code is " : "the nearest lines with code are ") + Join(parts, " and ");
+}
+
+// A probe on a line is at that line, whatever other rows share its address.
+DwarfAddress AtLine(DwarfAddress at, const DwarfInfo::LineHit& hit) {
+  at.at = {hit.file, hit.line};
+  return at;
 }
 
 bool LazyMatch(std::string_view pattern, std::string_view line) {
@@ -159,10 +166,10 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveFunction(const ProbePoint& p
           no_code_error = "line " + std::to_string(*point.line) + " of " + name + " (" + where.decl.file + ":" +
                           std::to_string(line) + ") has no code";
           std::string nearest = NearestLines(lines, line, where.decl.line);
-          if (!nearest.empty()) no_code_error += "; the nearest lines with code are " + nearest;
+          if (!nearest.empty()) no_code_error += "; " + nearest;
           continue;
         }
-        for (const LineHit& hit : hits) out.push_back(Describe(fn, hit.address));
+        for (const LineHit& hit : hits) out.push_back(AtLine(Describe(fn, hit.address), hit));
         continue;
       }
       // FUNC;PATTERN: the function's own lines whose text matches.
@@ -171,7 +178,7 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveFunction(const ProbePoint& p
       for (uint64_t line : CodeLines(&cu, where.decl.file, &ranges)) {
         if (line == 0 || line > text.size() || !LazyMatch(*point.lazy_pattern, text[line - 1])) continue;
         for (const LineHit& hit : LineAddresses(&cu, where.decl.file, line, &ranges))
-          out.push_back(Describe(fn, hit.address));
+          out.push_back(AtLine(Describe(fn, hit.address), hit));
       }
     }
   }
@@ -240,7 +247,8 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveSourceLine(const ProbePoint&
             int tag = dwarf_tag(&scopes[i]);
             if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
             bool inlined = tag == DW_TAG_inlined_subroutine;
-            if (!inlined || options.inlines) out.push_back(Describe({dwarf_dieoffset(&scopes[i]), inlined}, hit.address));
+            if (!inlined || options.inlines)
+              out.push_back(AtLine(Describe({dwarf_dieoffset(&scopes[i]), inlined}, hit.address), hit));
             break;
           }
           free(scopes);
@@ -261,8 +269,7 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveSourceLine(const ProbePoint&
     return Fail("no line of " + matched_file + " matches the pattern '" + *point.lazy_pattern + "'",
                 "see the file's lines with 'kprobectl line " + point.file + "'");
   std::string nearest = NearestLines(code_lines, *point.line, 0);
-  return Fail(matched_file + ":" + std::to_string(*point.line) + " has no code" +
-                  (nearest.empty() ? "" : "; the nearest lines with code are " + nearest),
+  return Fail(matched_file + ":" + std::to_string(*point.line) + " has no code" + (nearest.empty() ? "" : "; " + nearest),
               "list the lines that have code with 'kprobectl line " + point.file + ":" +
                   std::to_string(*point.line > 5 ? *point.line - 5 : 1) + "'");
 }

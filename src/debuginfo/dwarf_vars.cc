@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <set>
+#include <vector>
 
 #include "dwarf_internal.h"
 #include "dwarf_location.h"
@@ -18,10 +19,46 @@ namespace kprobectl::dwarf {
 
 namespace {
 
+// The scopes that contain an address, innermost first, ending with the CU.
+// Built by descending from the out-of-line function rather than with
+// dwarf_getscopes(): inside an inlined copy, libdw's chain continues with
+// the inlined function's abstract definition, which loses the caller's
+// locals that are just as live there.
 struct Scopes {
+  std::vector<Dwarf_Die> chain;
   Dwarf_Die* dies = nullptr;
   int count = 0;
-  ~Scopes() { free(dies); }
+
+  Scopes(Dwarf_Die* cu, uint64_t address) {
+    Dwarf_Die child;
+    bool found = false;
+    if (dwarf_child(cu, &child) == 0) do {
+        if (dwarf_tag(&child) == DW_TAG_subprogram && dwarf_haspc(&child, address) == 1) {
+          found = true;
+          break;
+        }
+      } while (dwarf_siblingof(&child, &child) == 0);
+    if (found) {
+      chain.push_back(child);
+      for (bool deeper = true; deeper;) {
+        deeper = false;
+        Dwarf_Die inner;
+        if (dwarf_child(&chain.back(), &inner) != 0) break;
+        do {
+          int tag = dwarf_tag(&inner);
+          if ((tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) && dwarf_haspc(&inner, address) == 1) {
+            chain.push_back(inner);
+            deeper = true;
+            break;
+          }
+        } while (dwarf_siblingof(&inner, &inner) == 0);
+      }
+    }
+    std::reverse(chain.begin(), chain.end());
+    chain.push_back(*cu);
+    dies = chain.data();
+    count = static_cast<int>(chain.size());
+  }
 };
 
 // The DW_AT_frame_base of the out-of-line function whose code holds the
@@ -37,9 +74,18 @@ Dwarf_Attribute* FrameBase(Dwarf_Die* cu, uint64_t address, Dwarf_Attribute* sto
   return nullptr;
 }
 
+// "process:3 (0x13c5)", or "records.c:45 (0x13bf)" for a line outside the function's own text.
 std::string Where(const DwarfAddress& at) {
-  return at.function + ":" + std::to_string(at.at.line >= at.decl.line ? at.at.line - at.decl.line : 0) + " (" +
-         Hex(at.address) + ")";
+  bool own = at.at.file == at.decl.file && at.at.line >= at.decl.line;
+  std::string line = own ? at.function + ":" + std::to_string(at.at.line - at.decl.line)
+                         : at.at.file.substr(at.at.file.rfind('/') + 1) + ":" + std::to_string(at.at.line);
+  return line + " (" + Hex(at.address) + ")";
+}
+
+std::string VarsHint(const DwarfAddress& at) {
+  bool own = at.at.file == at.decl.file && at.at.line >= at.decl.line;
+  return "see the variables there with 'kprobectl vars " +
+         (own ? at.function + ":" + std::to_string(at.at.line - at.decl.line) : Hex(at.address)) + "'";
 }
 
 // Lines of the function where `attr`'s location list has an entry: "compute:3 compute:4".
@@ -180,9 +226,7 @@ Result<Dwarf_Die> FindVariable(DwarfInfo& info, Scopes& scopes, const DwarfAddre
     return var;
   if (const auto* globals = info.Globals(name)) return info.Die(globals->front());
   if (found >= 0) return var;
-  return Fail("no variable '" + name + "' at " + Where(at),
-              "see the variables there with 'kprobectl vars " + at.function + ":" +
-                  std::to_string(at.at.line - at.decl.line) + "'");
+  return Fail("no variable '" + name + "' at " + Where(at), VarsHint(at));
 }
 
 }  // namespace
@@ -190,9 +234,8 @@ Result<Dwarf_Die> FindVariable(DwarfInfo& info, Scopes& scopes, const DwarfAddre
 Result<VariableFetch> DwarfInfo::Fetch(const DwarfAddress& at, const ArgExpr& expr, bool want_string) {
   Dwarf_Die fn = Die(at.die_offset);
   Dwarf_Die cu = CuOf(&fn);
-  Scopes scopes;
-  scopes.count = dwarf_getscopes(&cu, at.address, &scopes.dies);
-  if (scopes.count <= 0) return Fail("no scope contains " + Hex(at.address) + " in the debuginfo");
+  Scopes scopes(&cu, at.address);
+  if (scopes.count <= 1) return Fail("no function contains " + Hex(at.address) + " in the debuginfo");
   Dwarf_Die var = KP_TRY(FindVariable(*this, scopes, at, expr.name));
   std::string what = "'" + expr.name + "'";
 
@@ -255,7 +298,7 @@ Result<VariableFetch> DwarfInfo::Fetch(const DwarfAddress& at, const ArgExpr& ex
     bool arrow = acc.kind == ArgAccessor::kArrow;
     if (arrow) {
       if (tag != DW_TAG_pointer_type)
-        return Fail(what + " is a " + TypeName(&type) + ", not a pointer", "use '.' for its members: " +
+        return Fail(what + " (" + TypeName(&type) + ") is not a pointer", "use '.' for its members: " +
                                                                               what.substr(1, what.size() - 2) + "." + acc.member);
       Dwarf_Die pointee;
       if (!TypeOf(&t, &pointee)) return Fail(what + " is a void pointer; it has no members");
@@ -337,8 +380,9 @@ Result<VariableFetch> DwarfInfo::Fetch(const DwarfAddress& at, const ArgExpr& ex
 
 namespace {
 
-// Variables and parameters visible at the address, innermost scope first,
-// up to and including the function (or inlined copy) itself.
+// Variables and parameters live at the address, outer scopes first, up to
+// and including the out-of-line function: inside an inlined copy, its
+// caller's locals are as live as the copy's own parameters.
 std::vector<Dwarf_Die> VisibleVariables(Scopes& scopes, bool params_only) {
   std::vector<Dwarf_Die> out;
   std::set<std::string> names;
@@ -357,7 +401,7 @@ std::vector<Dwarf_Die> VisibleVariables(Scopes& scopes, bool params_only) {
       } while (dwarf_siblingof(&child, &child) == 0);
       out.insert(out.begin(), here.begin(), here.end());  // outer scopes first
     }
-    if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) break;
+    if (tag == DW_TAG_subprogram) break;
   }
   return out;
 }
@@ -368,8 +412,7 @@ Result<std::vector<VariableFetch>> DwarfInfo::FetchAll(const DwarfAddress& at, b
                                                        std::vector<std::string>* skipped) {
   Dwarf_Die fn = Die(at.die_offset);
   Dwarf_Die cu = CuOf(&fn);
-  Scopes scopes;
-  scopes.count = dwarf_getscopes(&cu, at.address, &scopes.dies);
+  Scopes scopes(&cu, at.address);
   std::vector<VariableFetch> out;
   for (Dwarf_Die& var : VisibleVariables(scopes, params_only)) {
     ArgExpr expr;
@@ -393,8 +436,7 @@ std::string DwarfInfo::ReturnType(const DwarfAddress& at) {
 Result<std::vector<VariableInfo>> DwarfInfo::Variables(const DwarfAddress& at, bool externs) {
   Dwarf_Die fn = Die(at.die_offset);
   Dwarf_Die cu = CuOf(&fn);
-  Scopes scopes;
-  scopes.count = dwarf_getscopes(&cu, at.address, &scopes.dies);
+  Scopes scopes(&cu, at.address);
   std::vector<Dwarf_Die> vars = VisibleVariables(scopes, false);
   size_t locals = vars.size();
   if (externs) {
