@@ -67,12 +67,15 @@ TEST_CASE("dwarf: members, bitfields, strings, locals, globals, inlined copies a
          "-a", group + ":g=summarize records_total calls banner=records_banner:string",
          "-a", group + ":cl=clamp x limit extra",
          "-a", group + ":ta=tally x",
-         "-a", group + ":ret=summarize%return $retval"});
+         "-a", group + ":ret=summarize%return $retval",
+         // perf refuses this line ("sharing the address with other lines").
+         "-a", group + ":m=main;*process(* id=first.id name=first.name:string len=first.pair[1].len"});
     INFO(added.err);
     REQUIRE(added.status == 0);
 
     TraceInstance instance(tracefs, group);
-    for (const char* e : {"p", "line", "arr", "sc", "sc_1", "g", "cl", "ta", "ta_1", "ret__return"}) instance.Enable(e);
+    for (const char* e : {"p", "line", "arr", "sc", "sc_1", "g", "cl", "ta", "ta_1", "ret__return", "m"})
+      instance.Enable(e);
     int status = 0;
     std::string output = RunProgram({bin, "33", "512", "bravo"}, &status);
     REQUIRE(status == 0);
@@ -137,6 +140,12 @@ TEST_CASE("dwarf: members, bitfields, strings, locals, globals, inlined copies a
     REQUIRE(events["ta_1"].size() == 1);
     CHECK(events["ta"][0]["x"] == printed["summarize"]["s"]);
     CHECK(events["ta_1"][0]["x"] == printed["summarize"]["s"]);
+
+    // A struct on main's stack, at a line perf will not probe.
+    REQUIRE(events["m"].size() == 1);
+    CHECK(events["m"][0]["id"] == want["id"]);
+    CHECK(events["m"][0]["name"] == "\"" + want["name"] + "\"");
+    CHECK(events["m"][0]["len"] == want["pair1len"]);
 
     REQUIRE(events["ret__return"].size() == 1);
     CHECK(events["ret__return"][0]["retval"] == printed["main"]["s"]);

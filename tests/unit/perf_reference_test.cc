@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <iostream>
+#include <set>
 
 #include "kprobectl/strings.h"
 #include "test_support.h"
@@ -52,5 +53,52 @@ TEST_CASE("our probe addresses are perf probe's") {
       CHECK(Targets(ours.out) == Targets(theirs));
       CHECK_FALSE(Targets(ours.out).empty());
     }
+  }
+}
+
+namespace {
+
+std::set<std::string> TargetSet(const std::string& definitions) {
+  auto targets = Targets(definitions);
+  return {targets.begin(), targets.end()};
+}
+
+}  // namespace
+
+// Through DWARF, perf probes every is_stmt row of a line, so a statement
+// with three rows fires three times per execution; kprobectl probes the
+// first row of each block of rows (one event per execution), so its
+// addresses are a subset of perf's. For inlined copies, perf takes
+// DW_AT_entry_pc even where gcc gives the copy an empty first range, an
+// address where none of the copy's code (or its variables) is; kprobectl
+// takes the copy's first instruction, in the same function.
+TEST_CASE("through DWARF, our probe addresses are perf probe's (or the first of each block of them)") {
+  std::string perf = PerfOrSkip();
+  for (const char* fixture : {"records_O0", "records_O2"}) {
+    std::string bin = FixturePath(fixture);
+    for (const char* spec : {"process", "summarize", "tally", "tally@records_other.c", "process:3",
+                             "process;records_total*", "records.c:59", "summarize%return", "process:4", "main:5",
+                             "summarize:2"}) {
+      INFO(fixture << " " << spec);
+      int status = 0;
+      std::string theirs = RunProgram({perf, "probe", "-q", "-x", bin, "-D", spec}, &status);
+      REQUIRE(status == 0);
+      auto ours = RunKprobectl({"-x", bin, "-D", spec});
+      REQUIRE(ours.status == 0);
+      auto our_set = TargetSet(ours.out);
+      auto their_set = TargetSet(theirs);
+      CHECK_FALSE(our_set.empty());
+      for (const std::string& target : our_set) {
+        INFO(target);
+        CHECK(their_set.contains(target));
+      }
+    }
+    INFO(fixture << " scale (inlined twice)");
+    int status = 0;
+    std::string theirs = RunProgram({perf, "probe", "-q", "-x", bin, "-D", "scale"}, &status);
+    auto ours = RunKprobectl({"-x", bin, "-D", "scale"});
+    REQUIRE(ours.status == 0);
+    CHECK(TargetSet(ours.out).size() == 2);
+    CHECK(TargetSet(theirs).size() == 2);
   }
 }
