@@ -92,6 +92,16 @@ bool IsCharType(Dwarf_Die* type) {
   return (encoding == DW_ATE_signed_char || encoding == DW_ATE_unsigned_char) && ByteSize(&peeled) == 1;
 }
 
+namespace {
+
+// "'req->hdr'" -> "req->hdr", for hints that show what to type.
+std::string Bare(const std::string& what) {
+  if (what.size() >= 2 && what.front() == '\'' && what.back() == '\'') return what.substr(1, what.size() - 2);
+  return what;
+}
+
+}  // namespace
+
 Result<std::string> ScalarFetchType(Dwarf_Die* type, const std::string& what) {
   Dwarf_Die t = PeelType(*type);
   int tag = dwarf_tag(&t);
@@ -141,9 +151,9 @@ Result<std::string> ScalarFetchType(Dwarf_Die* type, const std::string& what) {
     case DW_TAG_union_type:
     case DW_TAG_class_type:
       return Fail(what + " is a " + TypeName(&t) + ", not a value the kernel can fetch",
-                  "name one of its members: " + what + "." + "MEMBER");
+                  "name one of its members: " + Bare(what) + ".MEMBER");
     case DW_TAG_array_type:
-      return Fail(what + " is an array (" + TypeName(type) + ")", "fetch an element, " + what + "[0]");
+      return Fail(what + " is an array (" + TypeName(type) + ")", "fetch an element, " + Bare(what) + "[0]");
     case DW_TAG_subroutine_type:
       return Fail(what + " is a function");
     default:

@@ -287,7 +287,7 @@ Result<VariableFetch> DwarfInfo::Fetch(const DwarfAddress& at, const ArgExpr& ex
       } else if (tag == DW_TAG_pointer_type && TypeOf(&t, &elem)) {
         place = KP_TRY(Pointee(place, acc.index * static_cast<int64_t>(ByteSize(&elem)), what));
       } else {
-        return Fail(what + " is a " + TypeName(&type) + ", neither an array nor a pointer, so [" +
+        return Fail(what + " (" + TypeName(&type) + ") is neither an array nor a pointer, so [" +
                     std::to_string(acc.index) + "] means nothing");
       }
       type = elem;
@@ -351,7 +351,8 @@ Result<VariableFetch> DwarfInfo::Fetch(const DwarfAddress& at, const ArgExpr& ex
       fetch = KP_TRY(ReadPlace(place, what));
       fetch.derefs.push_back(0);
     } else {
-      return Fail(what + " is a " + TypeName(&type) + ": only char arrays and pointers can be read as strings");
+      return Fail(what + " (" + TypeName(&type) + ") cannot be read as a string: only char arrays and char "
+                  "pointers can");
     }
     fetch.type = "string";
   } else if (tag == DW_TAG_array_type && has_elem) {

@@ -37,7 +37,8 @@ void CheckGolden(const std::string& fixture) {
     std::string expected;
     for (++i; i < lines.size() && !lines[i].starts_with("> "); ++i) expected += lines[i] + "\n";
     size_t space = command.find(' ');
-    std::vector<std::string> args = {"-x", bin, command.substr(0, space)};
+    // kernel_* fixtures stand in for a kernel image: -k instead of -x.
+    std::vector<std::string> args = {fixture.starts_with("kernel") ? "-k" : "-x", bin, command.substr(0, space)};
     if (space != std::string::npos) args.push_back(command.substr(space + 1));
     INFO("kprobectl -x " << fixture << " " << command);
     auto result = RunKprobectl(args);
@@ -53,3 +54,6 @@ void CheckGolden(const std::string& fixture) {
 
 TEST_CASE("golden definitions, listings and variables: records -O0") { CheckGolden("records_O0"); }
 TEST_CASE("golden definitions, listings and variables: records -O2") { CheckGolden("records_O2"); }
+TEST_CASE("golden kernel definitions from an image (-k): SYMBOL+OFF, _text+OFF, @SYMBOL") {
+  CheckGolden("kernel_like");
+}

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// What kprobectl says when a DWARF probe cannot be made: whole messages,
+// each naming the input and, where it can, where to look instead.
+#include <catch2/catch.hpp>
+
+#include "kprobectl/strings.h"
+#include "test_support.h"
+
+using namespace kprobectl;
+using namespace kprobectl::test;
+
+namespace {
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+std::string SourceDir() {
+  std::string data = DataPath("");
+  return data.substr(0, data.size() - std::string("data/").size()) + "fixtures";
+}
+
+}  // namespace
+
+TEST_CASE("dwarf errors name the input and say what to do") {
+  std::string bin = FixturePath("records_O2");
+  struct Row {
+    std::vector<std::string> args;
+    std::string err;
+  } rows[] = {
+      {{"-D", "process:7"},
+       "kprobectl: error: line 7 of process (@SRC@/records.c:63) has no code; the nearest lines with code are 5 and 9\n"
+       "  hint: list the lines that have code with 'kprobectl line process'\n"},
+      {{"-D", "records.c:1"},
+       "kprobectl: error: @SRC@/records.c:1 has no code; the nearest line with code is 43\n"
+       "  hint: list the lines that have code with 'kprobectl line records.c:1'\n"},
+      {{"-D", "process:2 result"},
+       "kprobectl: error: invalid argument: variable 'result' has no location at process:2 (0x13bf) (optimized out "
+       "there)\n    process:2 result\n              ^\n"
+       "  hint: it can be fetched at process:3 process:4 process:5 process:9\n"},
+      {{"-D", "process:3 nosuch"},
+       "kprobectl: error: invalid argument: no variable 'nosuch' at process:3 (0x13c5)\n    process:3 nosuch\n"
+       "              ^\n  hint: see the variables there with 'kprobectl vars process:3'\n"},
+      {{"-D", "process req.id"},
+       "kprobectl: error: invalid argument: 'req' is a pointer (struct request*)\n    process req.id\n            ^\n"
+       "  hint: use '->' for what it points to: req->id\n"},
+      {{"-D", "process factor->x"},
+       "kprobectl: error: invalid argument: 'factor' (int) is not a pointer\n    process factor->x\n            ^\n"
+       "  hint: use '.' for its members: factor.x\n"},
+      {{"-D", "process req->nosuch"},
+       "kprobectl: error: invalid argument: struct request has no member 'nosuch'\n    process req->nosuch\n"
+       "            ^\n  hint: its members: id, hdr, name, small_a, small_b, values, pair, label, next\n"},
+      {{"-D", "process req->hdr"},
+       "kprobectl: error: invalid argument: 'req->hdr' is a struct header, not a value the kernel can fetch\n"
+       "    process req->hdr\n            ^\n  hint: name one of its members: req->hdr.MEMBER\n"},
+      {{"-D", "process req->name[0]:string"},
+       "kprobectl: error: invalid argument: 'req->name[0]' (char) cannot be read as a string: only char arrays and "
+       "char pointers can\n    process req->name[0]:string\n            ^\n"},
+      {{"-D", "process req->id[1]"},
+       "kprobectl: error: invalid argument: 'req->id' (int) is neither an array nor a pointer, so [1] means "
+       "nothing\n    process req->id[1]\n            ^\n"},
+      {{"-D", "nosuchfn"},
+       "kprobectl: error: no function 'nosuchfn' in the debuginfo of @BIN@\n"
+       "  hint: list functions with 'kprobectl funcs'\n"},
+      {{"-D", "nosuch.c:3"},
+       "kprobectl: error: no source file matching 'nosuch.c' in the debuginfo of @BIN@\n"
+       "  hint: give the path as the build recorded it, or a suffix of it (e.g. fs/open.c)\n"},
+      {{"-D", "process;zzz*"},
+       "kprobectl: error: no line of process matches the pattern 'zzz*'\n"
+       "  hint: see its lines with 'kprobectl line process'\n"},
+      {{"--no-inlines", "-D", "scale"},
+       "kprobectl: error: 'scale': scale exists only as inlined copies here, and --no-inlines leaves them out\n"
+       "  hint: probe a line of it (FUNC:LINE), or drop --no-inlines\n"},
+      {{"-D", "scale%return"},
+       "kprobectl: error: 'scale%return': scale exists only as inlined copies here, and an inlined copy has no "
+       "return to probe\n  hint: probe the lines after the call in its callers, or the call's line\n"},
+      {{"-D", "process%return $arg1"},
+       "kprobectl: error: invalid argument: $arg1 is not known when the function returns\n"
+       "    process%return $arg1\n                   ^\n"
+       "  hint: add a second probe on the function's entry to record its arguments\n"},
+      {{"-D", "scale $arg1"},
+       "kprobectl: error: invalid argument: $arg1 is only known at a function's entry; at scale the registers may "
+       "hold other values\n    scale $arg1\n          ^\n"
+       "  hint: probe the function itself (FUNC), or fetch the register that holds the value (%REG)\n"},
+      {{"-L", "nosuch"},
+       "kprobectl: error: no function 'nosuch' in the debuginfo of @BIN@\n"
+       "  hint: list functions with 'kprobectl funcs'\n"},
+      {{"-L", "process:9-3"},
+       "kprobectl: error: invalid line range 'process:9-3': the range ends before it starts\n"
+       "  hint: write FUNC[:RLN[+NUM|-RLN2]] or SRC[:ALN[+NUM|-ALN2]]\n"},
+  };
+  for (const Row& row : rows) {
+    std::vector<std::string> args = {"-x", bin};
+    args.insert(args.end(), row.args.begin(), row.args.end());
+    INFO(Join(row.args, " "));
+    auto result = RunKprobectl(args);
+    CHECK(result.status == 1);
+    CHECK(result.out.empty());
+    CHECK(Replace(Replace(result.err, bin, "@BIN@"), SourceDir(), "@SRC@") == row.err);
+  }
+}
+
+TEST_CASE("without the source text, line still shows which lines have code, and -s finds it") {
+  std::string bin = FixturePath("records_nosource");
+  auto listing = RunKprobectl({"-x", bin, "line", "summarize"});
+  CHECK(listing.status == 0);
+  auto lines = SplitLines(listing.out);
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[0].starts_with("<summarize@"));
+  CHECK(lines[1] == "      0  ");
+  CHECK(lines[4] == "      3  ");
+  CHECK(listing.err.find("was not found (looked at ") != std::string::npos);
+  CHECK(listing.err.ends_with("  hint: give the source tree's top with -s DIR\n"));
+  auto found = RunKprobectl({"-x", bin, "-s", SourceDir(), "line", "summarize:1+0"});
+  CHECK(found.status == 0);
+  CHECK(SplitLines(found.out).at(1) == "      1    int s = scale(req->hdr.flags, 3);");
+  // A lazy pattern needs the text.
+  auto pattern = RunKprobectl({"-x", bin, "-D", "summarize;*printf*"});
+  CHECK(pattern.status == 1);
+  CHECK(pattern.err.find("cannot find the source of ") != std::string::npos);
+  auto with_dir = RunKprobectl({"-x", bin, "-s", SourceDir(), "-D", "summarize;*printf*"});
+  CHECK(with_dir.status == 0);
+  CHECK(with_dir.out.starts_with("p:probe_records_nosource/summarize_L2 "));
+}
+
+TEST_CASE("$vars skips what it cannot fetch, and -v says why") {
+  auto r = RunKprobectl({"-x", FixturePath("records_O2"), "-v", "-D", "scale $vars"});
+  CHECK(r.status == 0);
+  CHECK(r.out.find(" value=") != std::string::npos);
+  CHECK(r.err.find("note: probe_records_O2:scale: skipped ") != std::string::npos);
+}
