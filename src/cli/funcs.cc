@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
-// funcs: the functions of a binary that can be probed, from its symbols.
+// funcs: the functions of a binary or kernel image that can be probed, from
+// its symbols.
 #include <algorithm>
 #include <set>
 
@@ -10,11 +11,10 @@
 namespace kprobectl::cli {
 
 Result<void> RunFuncs(const Options& options, const std::string& filter_text, Streams io) {
-  if (options.exec.empty())
-    return Fail("listing kernel functions needs the kernel's debuginfo, which is not supported yet",
-                "list a program's functions with -x BINARY");
-  std::string path = KP_TRY(FindBinary(options.exec));
-  ElfImage image = KP_TRY(ElfImage::Open(path));
+  if (options.exec.empty() && options.vmlinux.empty())
+    return Fail("listing functions needs a binary (-x BINARY) or a kernel image (-k VMLINUX)");
+  TargetFiles files = KP_TRY(OpenTargetFiles(options));
+  const ElfImage& image = *files.image;
   // perf's default filter hides compiler-internal names.
   auto filter = KP_TRY(GlobFilter::Parse(filter_text.empty() ? "!_*" : filter_text));
   std::set<std::string> names;
