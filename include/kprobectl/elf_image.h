@@ -58,6 +58,9 @@ class ElfImage {
   const ElfSymbol* Find(std::string_view name) const;
 
  private:
+  // The symbol of `type` that contains `vaddr`, globals preferred on ties.
+  const ElfSymbol* SymbolAt(uint64_t vaddr, ElfSymbol::Type type) const;
+
   std::string path_;
   bool shared_object_ = false;
   std::string build_id_;

@@ -193,25 +193,18 @@ std::optional<uint64_t> ElfImage::VirtualAddress(uint64_t file_offset) const {
   return std::nullopt;
 }
 
-const ElfSymbol* ElfImage::FunctionAt(uint64_t vaddr) const {
+const ElfSymbol* ElfImage::SymbolAt(uint64_t vaddr, ElfSymbol::Type type) const {
   const ElfSymbol* best = nullptr;
   for (const ElfSymbol& s : symbols_) {
-    if (s.type != ElfSymbol::kFunction || vaddr < s.value) continue;
+    if (s.type != type || vaddr < s.value) continue;
     if (vaddr >= s.value + std::max<uint64_t>(s.size, 1)) continue;
     if (!best || s.value > best->value || (s.value == best->value && s.global && !best->global)) best = &s;
   }
   return best;
 }
 
-const ElfSymbol* ElfImage::ObjectAt(uint64_t vaddr) const {
-  const ElfSymbol* best = nullptr;
-  for (const ElfSymbol& s : symbols_) {
-    if (s.type != ElfSymbol::kObject || vaddr < s.value) continue;
-    if (vaddr >= s.value + std::max<uint64_t>(s.size, 1)) continue;
-    if (!best || s.value > best->value || (s.value == best->value && s.global && !best->global)) best = &s;
-  }
-  return best;
-}
+const ElfSymbol* ElfImage::FunctionAt(uint64_t vaddr) const { return SymbolAt(vaddr, ElfSymbol::kFunction); }
+const ElfSymbol* ElfImage::ObjectAt(uint64_t vaddr) const { return SymbolAt(vaddr, ElfSymbol::kObject); }
 
 size_t ElfImage::CountNamed(std::string_view name, ElfSymbol::Type type) const {
   size_t n = 0;

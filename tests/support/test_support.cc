@@ -29,6 +29,12 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path);
   out << text;

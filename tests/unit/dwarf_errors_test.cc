@@ -12,12 +12,6 @@ using namespace kprobectl::test;
 
 namespace {
 
-std::string Replace(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
-}
-
 std::string SourceDir() {
   std::string data = DataPath("");
   return data.substr(0, data.size() - std::string("data/").size()) + "fixtures";

@@ -15,12 +15,6 @@ using namespace kprobectl::test;
 
 namespace {
 
-std::string Replace(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
-}
-
 void CheckGolden(const std::string& fixture) {
   std::string bin = FixturePath(fixture);
   std::string src = DataPath("../fixtures");
