@@ -10,6 +10,7 @@
 //   kprobectl add --dry-run SPEC             kprobectl -D 'SPEC ARG...'
 // Words after the options with no command are one probe, as in perf probe.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <sstream>
 
 #include "commands.h"
@@ -78,7 +79,26 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   vars->add_option("probe", vars_words, "A probe point, e.g. FUNC:RLN")->required();
   for (CLI::App* sub : {add, del, list, funcs, line, vars}) sub->fallthrough();
 
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  // Everything after "--" is the command trace runs.
+  cli::TraceOptions trace_options;
+  std::vector<std::string> own_args = args;
+  if (auto dashes = std::find(own_args.begin(), own_args.end(), "--"); dashes != own_args.end()) {
+    trace_options.command.assign(dashes + 1, own_args.end());
+    own_args.erase(dashes, own_args.end());
+  }
+  auto* trace = app.add_subcommand("trace", "Trace probe events: trace [GROUP:EVENT-GLOB...] [-- COMMAND ARGS...]");
+  trace->add_option("events", trace_options.events, "[GROUP:]EVENT globs (default: every probe* group)");
+  trace->add_option("--probe", trace_options.probes, "A temporary probe, 'SPEC [ARG...]', removed at the end (repeatable)");
+  trace->add_option("-d,--duration", trace_options.duration, "Stop after this many seconds");
+  trace->add_option("-o,--output", trace_options.output, "Write the events to FILE");
+  trace->add_flag("--json", trace_options.json, "One JSON object per event");
+  trace->add_option("--filter", trace_options.filter, "Kernel-side event filter, e.g. 'a > 5'");
+  trace->add_option("--pid", trace_options.pid, "Only events of this process");
+  trace->add_flag("--latency", trace_options.latency, "Time each call from entry to return; histograms at the end");
+  trace->add_option("--buffer-size", trace_options.buffer_kb, "Ring buffer per CPU, in KB");
+  trace->fallthrough();
+
+  std::vector<std::string> reversed(own_args.rbegin(), own_args.rend());
   try {
     app.parse(reversed);
   } catch (const CLI::CallForHelp& e) {
@@ -95,6 +115,22 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   cli::Streams io{out, err};
   Result<void> result;
   auto joined = [](const std::vector<std::string>& w) { return Join(w, " "); };
+  if (*trace) {
+    if (trace_options.duration < 0) {
+      PrintError({"--duration must be positive", ""}, err);
+      return 2;
+    }
+    auto status = cli::RunTrace(options, trace_options, io);
+    if (!status) {
+      PrintError(status.error(), err);
+      return 1;
+    }
+    return *status;
+  }
+  if (!trace_options.command.empty()) {
+    PrintError({"a command after -- is for 'kprobectl trace'", "kprobectl trace [EVENTS] -- COMMAND ARGS..."}, err);
+    return 2;
+  }
   if (*add) {
     if (!add_words.empty()) add_specs.push_back(joined(add_words));
     if (add_specs.empty()) {

@@ -11,6 +11,9 @@
 
 #include "kprobectl/debuginfo.h"
 #include "kprobectl/elf_image.h"
+#include "kprobectl/event_names.h"
+#include "kprobectl/kernel_features.h"
+#include "kprobectl/probe_spec.h"
 #include "kprobectl/result.h"
 #include "kprobectl/trace_event_def.h"
 #include "kprobectl/tracefs_dir.h"
@@ -41,6 +44,21 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
 Result<void> RunDel(const Options& options, const std::vector<std::string>& patterns, Streams io);
 Result<void> RunList(const Options& options, const std::vector<std::string>& patterns, Streams io);
 Result<void> RunFuncs(const Options& options, const std::string& filter, Streams io);
+struct TraceOptions {
+  std::vector<std::string> events;   // [GROUP:]EVENT globs
+  std::vector<std::string> probes;   // --probe SPEC, temporary
+  double duration = 0;               // -d SECONDS; 0 = until the command ends or a signal
+  std::string output;                // -o FILE
+  bool json = false;
+  std::string filter;
+  int pid = 0;
+  bool latency = false;
+  unsigned buffer_kb = 0;            // per CPU; 0 = the kernel's default
+  std::vector<std::string> command;  // after --
+};
+// The exit status: the command's, or 0.
+Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams io);
+
 Result<void> RunLine(const Options& options, const std::string& range, Streams io);
 Result<void> RunVars(const Options& options, const std::string& spec, Streams io);
 
@@ -55,6 +73,12 @@ struct TargetFiles {
 Result<TargetFiles> OpenTargetFiles(const Options& options);
 // The debuginfo, or the error that says why there is none.
 Result<Debuginfo*> RequireDebuginfo(TargetFiles& files);
+
+// Resolves specs to definitions: through DWARF where the target has it,
+// else through the ELF symbols (or, for the kernel without -k, as symbols).
+Result<std::vector<TraceEventDef>> ResolveSpecs(const std::vector<ProbeSpec>& specs, TargetFiles& files,
+                                                const KernelFeatures& features, const Options& options,
+                                                EventNamer& namer, std::vector<std::string>* notes);
 
 // Shared by the commands.
 Result<std::unique_ptr<TracefsDir>> OpenTracefs(const Options& options, bool may_mount = true);

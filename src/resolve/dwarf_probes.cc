@@ -183,7 +183,10 @@ Result<std::vector<TraceEventDef>> BuildDwarfDefinitions(const std::vector<Probe
         auto fetch = VariableFetchArg(*variable, kind, image, features, at.address);
         if (!fetch) return ArgError(spec, e.pos, fetch.error().message, fetch.error().hint);
         std::string text = *fetch;
-        size_t steps = variable->derefs.size() + e.derefs.size() +
+        // An array type on a pointer reads what it points to.
+        bool pointee = type && type->array_len && variable->c_type.ends_with("*");
+        if (pointee) text = "+0(" + text + ")";
+        size_t steps = variable->derefs.size() + e.derefs.size() + (pointee ? 1 : 0) +
                        (variable->type == "string" || variable->type.starts_with("b") ? 1 : 0);
         for (const ArgDeref& d : e.derefs)
           text = (d.offset < 0 ? "-" : "+") + std::string(d.user ? "u" : "") +

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// A private tracefs instance (instances/NAME) for one tracing session: its
+// own ring buffer, so the global buffer and other tracers are untouched.
+// Everything it enables it disables again, and it removes the instance, in
+// Close() or, whatever happened, in its destructor.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kprobectl/result.h"
+#include "kprobectl/tracefs_dir.h"
+
+namespace kprobectl {
+
+class TraceSession {
+ public:
+  static Result<std::unique_ptr<TraceSession>> Create(const TracefsDir& root, std::string name,
+                                                      std::function<void(std::string_view)> log = {});
+  ~TraceSession();
+  TraceSession(const TraceSession&) = delete;
+  TraceSession& operator=(const TraceSession&) = delete;
+
+  const std::string& name() const { return name_; }
+  std::string Path(std::string_view file) const { return "instances/" + name_ + "/" + std::string(file); }
+
+  Result<void> SetBufferSizeKb(unsigned kb);
+  Result<void> SetPid(int pid);
+  // A kernel-side filter on one event ("group/event"); the kernel's own
+  // complaint when it rejects the expression.
+  Result<void> SetFilter(const std::string& event, const std::string& expression);
+  Result<void> Enable(const std::string& event);
+
+  struct CpuStats {
+    uint64_t overrun = 0;  // events overwritten before they were read
+    uint64_t dropped = 0;  // events the kernel could not write
+  };
+  std::vector<CpuStats> Stats() const;
+
+  // Disables what was enabled and removes the instance; idempotent.
+  Result<void> Close();
+
+ private:
+  TraceSession(const TracefsDir& root, std::string name, std::function<void(std::string_view)> log)
+      : root_(root), name_(std::move(name)), log_(std::move(log)) {}
+  Result<void> Write(const std::string& file, std::string_view value);
+
+  const TracefsDir& root_;
+  std::string name_;
+  std::function<void(std::string_view)> log_;
+  std::vector<std::string> enabled_;
+  bool closed_ = false;
+};
+
+}  // namespace kprobectl

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// Names for what the ring buffer holds as numbers: kernel addresses (from
+// /proc/kallsyms) and process names (tracefs saved_cmdlines, then /proc).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kprobectl/tracefs_dir.h"
+
+namespace kprobectl {
+
+class KernelSymbols {
+ public:
+  // From the text of /proc/kallsyms; empty when addresses are hidden (zero).
+  static KernelSymbols Parse(const std::string& kallsyms);
+  // "do_sys_openat2+0x1c", or empty when the address is in no symbol.
+  std::string Lookup(uint64_t address) const;
+  bool empty() const { return symbols_.empty(); }
+
+ private:
+  std::vector<std::pair<uint64_t, std::string>> symbols_;  // sorted by address
+};
+
+class CommCache {
+ public:
+  explicit CommCache(const TracefsDir& root, std::string proc = "/proc") : root_(root), proc_(std::move(proc)) {}
+  const std::string& Lookup(int pid);
+  // Lets the next miss read saved_cmdlines again (once per batch of events).
+  void Refresh() { loaded_cmdlines_ = false; }
+
+ private:
+  const TracefsDir& root_;
+  std::string proc_;
+  std::map<int, std::string> comms_;
+  bool loaded_cmdlines_ = false;
+};
+
+}  // namespace kprobectl

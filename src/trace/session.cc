@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "kprobectl/trace_session.h"
+
+#include "kprobectl/strings.h"
+
+namespace kprobectl {
+
+Result<std::unique_ptr<TraceSession>> TraceSession::Create(const TracefsDir& root, std::string name,
+                                                           std::function<void(std::string_view)> log) {
+  if (!root.Exists("instances"))
+    return Fail("this kernel's tracefs has no instances directory (Linux 3.15 and later have it)");
+  if (log) log("mkdir " + root.PathOf("instances/" + name));
+  auto made = root.MakeDirectory("instances/" + name);
+  if (!made) return std::unexpected(made.error());
+  return std::unique_ptr<TraceSession>(new TraceSession(root, std::move(name), std::move(log)));
+}
+
+TraceSession::~TraceSession() { (void)Close(); }
+
+Result<void> TraceSession::Write(const std::string& file, std::string_view value) {
+  if (log_) log_("write " + root_.PathOf(Path(file)) + ": " + std::string(value));
+  return root_.Write(Path(file), value);
+}
+
+Result<void> TraceSession::SetBufferSizeKb(unsigned kb) {
+  auto result = Write("buffer_size_kb", std::to_string(kb));
+  if (!result) return Fail("cannot set the buffer size to " + std::to_string(kb) + " KB per CPU: " +
+                           result.error().message);
+  return {};
+}
+
+Result<void> TraceSession::SetPid(int pid) {
+  auto result = Write("set_event_pid", std::to_string(pid));
+  if (!result) return Fail("cannot filter on pid " + std::to_string(pid) + ": " + result.error().message);
+  return {};
+}
+
+Result<void> TraceSession::SetFilter(const std::string& event, const std::string& expression) {
+  std::string file = "events/" + event + "/filter";
+  auto result = Write(file, expression);
+  if (result) return {};
+  // The kernel explains a rejected filter in the filter file itself.
+  auto explanation = root_.Read(Path(file));
+  std::string why = explanation ? std::string(Trim(*explanation)) : result.error().message;
+  return Fail("the kernel rejected the filter '" + expression + "' for " + event + ":\n    " +
+                  Join(SplitLines(why), "\n    "),
+              "filters compare the event's fields: e.g. 'a > 5 && b == 3', or 'name ~ \"abc*\"' for strings");
+}
+
+Result<void> TraceSession::Enable(const std::string& event) {
+  KP_TRY_VOID(Write("events/" + event + "/enable", "1"));
+  enabled_.push_back(event);
+  return {};
+}
+
+std::vector<TraceSession::CpuStats> TraceSession::Stats() const {
+  std::vector<CpuStats> out;
+  for (int cpu = 0;; ++cpu) {
+    auto text = root_.Read(Path("per_cpu/cpu" + std::to_string(cpu) + "/stats"));
+    if (!text) break;
+    CpuStats stats;
+    for (const std::string& line : SplitLines(*text)) {
+      size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      std::string key = line.substr(0, colon);
+      auto value = ParseUnsigned(Trim(std::string_view(line).substr(colon + 1)));
+      if (!value) continue;
+      if (key == "overrun") stats.overrun = *value;
+      if (key == "dropped events") stats.dropped = *value;
+    }
+    out.push_back(stats);
+  }
+  return out;
+}
+
+Result<void> TraceSession::Close() {
+  if (closed_) return {};
+  closed_ = true;
+  Result<void> result;
+  for (const std::string& event : enabled_) {
+    auto disabled = Write("events/" + event + "/enable", "0");
+    if (!disabled && result) result = disabled;
+  }
+  if (log_) log_("rmdir " + root_.PathOf("instances/" + name_));
+  auto removed = root_.RemoveDirectory("instances/" + name_);
+  if (!removed && result) result = removed;
+  return result;
+}
+
+}  // namespace kprobectl

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// The decoder and printer on a ring-buffer page captured from the real
+// kernel (tests/data/trace, see its README): every integer type at its
+// limits, strings with escapes and bytes that are not UTF-8, a faulting
+// pointer, bitfields, an array, a return probe. Golden text and JSON.
+#include <catch2/catch.hpp>
+
+#include "kprobectl/strings.h"
+#include "kprobectl/trace_decoder.h"
+#include "kprobectl/trace_printer.h"
+#include "json_check.h"
+#include "test_support.h"
+
+using namespace kprobectl;
+using namespace kprobectl::test;
+
+namespace {
+
+std::string PrintCaptured(bool json) {
+  std::vector<std::pair<std::string, std::string>> formats;
+  for (const char* event : {"all", "ret__return", "tick"})
+    formats.emplace_back("kptypes", ReadFile(DataPath(std::string("trace/") + event + ".format")));
+  auto decoder = EventDecoder::FromFormats(formats);
+  REQUIRE(decoder);
+  std::map<int, EventPlan> plans;
+  for (const EventFormat& format : (*decoder)->formats()) {
+    auto plan = PlanEvent(format);
+    REQUIRE(plan);
+    plan->location = format.name == "ret__return" ? "all_types" : format.name == "tick" ? "tick+0x0" : "all_types+0x0";
+    plan->caller = [](uint64_t, uint64_t) { return std::string("main+0x5e"); };
+    plans[format.id] = *plan;
+  }
+  std::string raw = ReadFile(DataPath("trace/types.cpu0.raw"));
+  REQUIRE(raw.size() == 4096);
+  std::vector<Record> records;
+  uint64_t missed = 0;
+  REQUIRE((*decoder)->DecodePage({reinterpret_cast<const uint8_t*>(raw.data()), raw.size()}, 0, records, &missed));
+  CHECK(missed == 0);
+  Printer printer({json, false}, [](int) { return std::string("types"); }, nullptr);
+  std::string out;
+  for (const Record& r : records) printer.Print(plans.at(r.type), r, out);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("captured page: golden text") {
+  std::string text = PrintCaptured(false);
+  WriteFile(FixturePath("trace-actual.txt"), text);
+  CHECK(text == ReadFile(DataPath("trace/types.txt")));
+}
+
+TEST_CASE("captured page: golden JSON, and every line is valid JSON") {
+  std::string json = PrintCaptured(true);
+  WriteFile(FixturePath("trace-actual.json"), json);
+  CHECK(json == ReadFile(DataPath("trace/types.json")));
+  for (const std::string& line : SplitLines(json)) {
+    INFO(line);
+    CHECK(JsonValid(line));
+  }
+}
+
+TEST_CASE("escaping: C strings and JSON, with bytes that are not UTF-8") {
+  std::string c, j;
+  AppendCString(c, std::string_view("a\"b\\c\nd\te\x01\xff\xc3\xa9", 13));
+  CHECK(c == "\"a\\\"b\\\\c\\nd\\te\\x01\\xff\xc3\xa9\"");
+  AppendJsonString(j, std::string_view("a\"b\\c\nd\te\x01\xff\xc3\xa9", 13));
+  CHECK(j == "\"a\\\"b\\\\c\\nd\\te\\u0001\\u00ff\xc3\xa9\"");
+  CHECK(JsonValid("{\"s\":" + j + "}"));
+}
+
+TEST_CASE("plans read the print fmt: x versus u, strings, chars, arrays") {
+  EventFormat f;
+  f.id = 7;
+  f.system = "g";
+  f.name = "e";
+  f.fields = {{"__probe_ip", 8, 8, false, false, 0}, {"a", 16, 4, false, false, 0}, {"b", 20, 4, false, false, 0},
+              {"c", 24, 1, false, false, 0},         {"s", 25, 4, true, true, 0},   {"v", 29, 8, true, false, 2}};
+  f.print_fmt = "(%lx) a=0x%x b=%u c='%c' s=\"%s\" v={%Ld,%Ld}";
+  auto plan = PlanEvent(f);
+  REQUIRE(plan);
+  REQUIRE(plan->args.size() == 5);
+  CHECK(plan->args[0].kind == ValueKind::kHex);
+  CHECK(plan->args[1].kind == ValueKind::kUnsigned);
+  CHECK(plan->args[2].kind == ValueKind::kChar);
+  CHECK(plan->args[3].kind == ValueKind::kString);
+  CHECK(plan->args[4].kind == ValueKind::kSigned);
+  CHECK(plan->args[4].count == 2);
+  EventFormat not_probe = f;
+  not_probe.fields.erase(not_probe.fields.begin());
+  CHECK_FALSE(PlanEvent(not_probe));
+}
+
+TEST_CASE("latency: entry and return paired per thread, log2 histogram") {
+  EventFormat entry_format;
+  entry_format.id = 1;
+  entry_format.system = "g";
+  entry_format.name = "f";
+  entry_format.fields = {{"__probe_ip", 8, 8, false, false, 0}};
+  entry_format.print_fmt = "(%lx)";
+  EventFormat ret_format = entry_format;
+  ret_format.id = 2;
+  ret_format.name = "f__return";
+  ret_format.fields = {{"__probe_func", 8, 8, false, false, 0}, {"__probe_ret_ip", 16, 8, false, false, 0}};
+  ret_format.print_fmt = "(%lx <- %lx)";
+  EventPlan entry = *PlanEvent(entry_format), ret = *PlanEvent(ret_format);
+  entry.latency_key = ret.latency_key = "/bin/x:0x10";
+  entry.location = "f+0x0";
+  ret.location = "f";
+  uint8_t data[24] = {};
+  Printer printer({false, true}, [](int) { return std::string("x"); }, nullptr);
+  std::string out;
+  auto at = [&](uint64_t ts, int pid, bool is_ret) {
+    Record r;
+    r.ts = ts;
+    r.pid = pid;
+    r.data = data;
+    r.size = sizeof data;
+    printer.Print(is_ret ? ret : entry, r, out);
+  };
+  at(1000, 1, false);
+  at(1500, 2, false);
+  at(3000, 1, true);   // 2000 ns
+  at(9500, 2, true);   // 8000 ns
+  at(9600, 3, true);   // no entry seen: no latency
+  auto lines = SplitLines(out);
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[2].ends_with(" latency=2.000us"));
+  CHECK(lines[3].ends_with(" latency=8.000us"));
+  CHECK(lines[4].find("latency") == std::string::npos);
+  CHECK(printer.Histograms() ==
+        "\nf: 2 calls, min 2000 ns, avg 5000 ns, max 8000 ns\n"
+        "[1K, 2K)             1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n"
+        "[2K, 4K)             0 |                                                  |\n"
+        "[4K, 8K)             1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n");
+}
