@@ -22,6 +22,12 @@ struct CliResult {
 };
 CliResult RunKprobectl(const std::vector<std::string>& args);
 
+// Starts a program in the background with stdout and stderr sent to files
+// (empty: /dev/null); returns its pid.
+int Spawn(const std::vector<std::string>& argv, const std::string& out_file = "", const std::string& err_file = "");
+// Waits for it; returns the exit status, or 128 + the signal that ended it.
+int Wait(int pid);
+
 // Runs a program, returns its stdout (and exit status through `status`).
 std::string RunProgram(const std::vector<std::string>& argv, int* status = nullptr);
 

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// kprobectl trace for real (uprobes): the kprobectl binary runs as its own
+// process, as a user runs it, so that signals reach it as they would. Each
+// test checks the values and their order, and that nothing stays behind:
+// no probe, no enabled event, no instance, whichever way tracing stopped.
+#include <signal.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "json_check.h"
+#include "kprobectl/strings.h"
+#include "test_support.h"
+
+using namespace kprobectl;
+using namespace kprobectl::test;
+
+namespace {
+
+const std::string kKprobectl = KP_KPROBECTL_BIN;
+
+std::vector<std::string> Instances(const std::string& tracefs) {
+  std::vector<std::string> out;
+  for (const auto& entry : std::filesystem::directory_iterator(tracefs + "/instances"))
+    if (entry.path().filename().string().starts_with("kprobectl-")) out.push_back(entry.path().filename());
+  return out;
+}
+
+void CheckNothingLeft(const std::string& tracefs, const std::string& group) {
+  CHECK(GroupDefinitions(tracefs, group).empty());
+  CHECK(Instances(tracefs).empty());
+  CHECK_FALSE(std::filesystem::exists(tracefs + "/events/" + group));
+}
+
+// The values of field `name` in text trace lines, in order.
+std::vector<std::string> Values(const std::string& text, const std::string& name) {
+  std::vector<std::string> out;
+  for (const std::string& line : SplitLines(text)) {
+    size_t at = line.find(" " + name + "=");
+    if (at == std::string::npos) continue;
+    size_t start = at + name.size() + 2;
+    out.push_back(line.substr(start, line.find(' ', start) - start));
+  }
+  return out;
+}
+
+bool WaitFor(const std::function<bool()>& condition, int seconds = 20) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("trace: a command's events in order, its exit status, nothing left") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("t");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  std::string bin = FixturePath("types");
+  int status = Wait(Spawn({kKprobectl, "trace", "-o", dir / "trace.txt", "-x", bin, "--probe",
+                           group + ":tick=tick i", "--probe", group + ":all=all_types s32 str:string bad:string",
+                           "--", bin, "200"},
+                          dir / "out", dir / "err"));
+  INFO(ReadFile(dir / "err"));
+  CHECK(status == 0);
+  std::string trace = ReadFile(dir / "trace.txt");
+  std::vector<std::string> expected;
+  for (int i = 0; i < 200; ++i) expected.push_back(std::to_string(i));
+  CHECK(Values(trace, "i") == expected);
+  CHECK(Values(trace, "s32") == std::vector<std::string>{"-2147483648", "2147483647"});
+  CHECK(Values(trace, "bad") == std::vector<std::string>{"(fault)", "\"ok\""});
+  // Every line: "COMM-PID [CPU] SECONDS.MICROS: GROUP:EVENT: (FUNC+0xOFF) ..."
+  for (const std::string& line : SplitLines(trace)) {
+    INFO(line);
+    CHECK(line.find("types-") != std::string::npos);
+    CHECK((line.find(": " + group + ":tick: (tick+0x0) i=") != std::string::npos ||
+           line.find(": " + group + ":all: (all_types+0x0) s32=") != std::string::npos));
+  }
+  CHECK(ReadFile(dir / "err").find("kprobectl: 202 events printed, 0 lost") != std::string::npos);
+  CheckNothingLeft(tracefs, group);
+
+  // The command's exit status becomes ours.
+  status = Wait(Spawn({kKprobectl, "trace", "-q", "-x", bin, "--probe", group + ":tick=tick", "--", "/bin/sh", "-c",
+                       "exit 3"}));
+  CHECK(status == 3);
+  CheckNothingLeft(tracefs, group);
+  // A command that cannot run is an error, and cleans up too.
+  status = Wait(Spawn({kKprobectl, "trace", "-x", bin, "--probe", group + ":tick=tick", "--", "/nonexistent/cmd"},
+                      "", dir / "err2"));
+  CHECK(status == 1);
+  CHECK(ReadFile(dir / "err2").starts_with("kprobectl: error: cannot run '/nonexistent/cmd': No such file"));
+  CheckNothingLeft(tracefs, group);
+}
+
+TEST_CASE("trace: --json lines are valid JSON with typed values") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("j");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  std::string bin = FixturePath("types");
+  int status = Wait(Spawn({kKprobectl, "trace", "--json", "-o", dir / "t.json", "-x", bin, "--probe",
+                           group + ":all=all_types s8 u64 h=s16:x16 str:string bad:string values:s64[3] c=str[0]",
+                           "--probe", group + ":ret=all_types%return $retval", "--", bin},
+                          "", dir / "err"));
+  INFO(ReadFile(dir / "err"));
+  CHECK(status == 0);
+  auto lines = SplitLines(ReadFile(dir / "t.json"));
+  REQUIRE(lines.size() == 4);
+  for (const std::string& line : lines) {
+    INFO(line);
+    CHECK(JsonValid(line));
+    CHECK(JsonField(line, "comm") == "\"types\"");
+    CHECK(JsonField(line, "pid"));
+    CHECK(JsonField(line, "cpu"));
+    CHECK(JsonField(line, "time"));
+  }
+  CHECK(*JsonField(lines[0], "event") == "\"" + group + ":all\"");
+  CHECK(*JsonField(lines[0], "probe") == "\"all_types+0x0\"");
+  CHECK(*JsonField(lines[0], "args.s8") == "-128");
+  CHECK(*JsonField(lines[0], "args.u64") == "18446744073709551615");
+  CHECK(*JsonField(lines[0], "args.h") == "\"0x8000\"");
+  CHECK(*JsonField(lines[0], "args.str") ==
+        "\"quote\\\" back\\\\ nl\\n tab\\t bytes\\u00ff\\u00fe utf8 \xc3\xa9 end\"");
+  CHECK(*JsonField(lines[0], "args.bad") == "null");
+  CHECK(*JsonField(lines[0], "args.values") == "[-1,0,1234567890123]");
+  CHECK(*JsonField(lines[0], "args.c") == "\"q\"");
+  CHECK(*JsonField(lines[1], "event") == "\"" + group + ":ret__return\"");
+  CHECK(JsonField(lines[1], "caller")->starts_with("\"main+0x"));
+  CHECK(*JsonField(lines[2], "args.bad") == "\"ok\"");
+  CheckNothingLeft(tracefs, group);
+}
+
+TEST_CASE("trace: SIGINT and SIGTERM in the middle leave nothing behind") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string bin = FixturePath("types");
+  for (int sig : {SIGINT, SIGTERM}) {
+    INFO("signal " << sig);
+    std::string group = UniqueGroup(sig == SIGINT ? "i" : "s");
+    GroupCleaner cleaner(tracefs, group);
+    TempDir dir;
+    // kprobectl traces until a signal; a separate process makes events.
+    int tracer = Spawn({kKprobectl, "trace", "-o", dir / "t.txt", "-x", bin, "--probe", group + ":tick=tick i"}, "",
+                       dir / "err");
+    REQUIRE(WaitFor([&] {
+      auto instances = Instances(tracefs);
+      return !instances.empty() &&
+             ReadFile(tracefs + "/instances/" + instances[0] + "/events/" + group + "/tick/enable").starts_with("1");
+    }));
+    int worker = Spawn({bin, "100000", "500"});
+    CHECK(WaitFor([&] { return Values(ReadFile(dir / "t.txt"), "i").size() >= 20; }));
+    kill(tracer, sig);
+    CHECK(Wait(tracer) == 0);
+    kill(worker, SIGKILL);
+    Wait(worker);
+    auto seen = Values(ReadFile(dir / "t.txt"), "i");
+    REQUIRE(seen.size() >= 20);
+    // In order, none missing from the first seen to the last.
+    long first = std::stol(seen[0]);
+    for (size_t i = 0; i < seen.size(); ++i) CHECK(seen[i] == std::to_string(first + static_cast<long>(i)));
+    CHECK(ReadFile(dir / "err").find(" events printed, 0 lost") != std::string::npos);
+    CheckNothingLeft(tracefs, group);
+  }
+}
+
+TEST_CASE("trace: -d, --filter, --pid, a bad filter, a write error") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("d");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  std::string bin = FixturePath("types");
+  // -d: stops by itself.
+  auto start = std::chrono::steady_clock::now();
+  CHECK(Wait(Spawn({kKprobectl, "trace", "-q", "-d", "0.5", "-x", bin, "--probe", group + ":tick=tick"})) == 0);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  CheckNothingLeft(tracefs, group);
+  // --filter: the kernel drops what does not match.
+  CHECK(Wait(Spawn({kKprobectl, "trace", "-o", dir / "f.txt", "--filter", "i >= 195", "-x", bin, "--probe",
+                    group + ":tick=tick i", "--", bin, "200"})) == 0);
+  CHECK(Values(ReadFile(dir / "f.txt"), "i") == std::vector<std::string>{"195", "196", "197", "198", "199"});
+  CheckNothingLeft(tracefs, group);
+  // A filter the kernel refuses: its explanation, and nothing left.
+  int status = Wait(Spawn({kKprobectl, "trace", "--filter", "nosuchfield == 1", "-x", bin, "--probe",
+                           group + ":tick=tick i", "--", bin, "5"},
+                          "", dir / "bad_filter"));
+  CHECK(status == 1);
+  CHECK(ReadFile(dir / "bad_filter").starts_with("kprobectl: error: the kernel rejected the filter 'nosuchfield == 1' for " +
+                                                 group + "/tick:"));
+  CheckNothingLeft(tracefs, group);
+  // --pid: only that process's events.
+  int busy = Spawn({bin, "100000", "1000"});
+  CHECK(Wait(Spawn({kKprobectl, "trace", "-o", dir / "p.txt", "--pid", std::to_string(busy), "-x", bin, "--probe",
+                    group + ":tick=tick i", "--", bin, "50"})) == 0);
+  kill(busy, SIGKILL);
+  Wait(busy);
+  for (const std::string& line : SplitLines(ReadFile(dir / "p.txt")))
+    CHECK(line.find("-" + std::to_string(busy) + " ") != std::string::npos);
+  CheckNothingLeft(tracefs, group);
+  // A write error stops tracing with an error, and cleans up.
+  status = Wait(Spawn({kKprobectl, "trace", "-o", "/dev/full", "-x", bin, "--probe", group + ":tick=tick i", "--", bin,
+                       "100"},
+                      "", dir / "full"));
+  CHECK(status == 1);
+  CHECK(ReadFile(dir / "full").find("kprobectl: error: cannot write the trace to /dev/full: No space left on device") !=
+        std::string::npos);
+  CheckNothingLeft(tracefs, group);
+}
+
+TEST_CASE("trace: --latency times each call and draws histograms") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("l");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  std::string bin = FixturePath("types");
+  // Only the return probe is given: kprobectl adds the entry it needs.
+  int status = Wait(Spawn({kKprobectl, "trace", "--latency", "-o", dir / "l.txt", "-x", bin, "--probe",
+                           group + ":tick=tick%return $retval", "--", bin, "20"},
+                          "", dir / "err"));
+  CHECK(status == 0);
+  auto lines = SplitLines(ReadFile(dir / "l.txt"));
+  REQUIRE(lines.size() == 20);
+  for (const std::string& line : lines) {
+    INFO(line);
+    CHECK(line.find(group + ":tick__return: (main+0x") != std::string::npos);
+    CHECK(line.find(" latency=") != std::string::npos);
+  }
+  std::string err = ReadFile(dir / "err");
+  CHECK(err.find("\ntick: 20 calls, min ") != std::string::npos);
+  CHECK(err.find(" |@") != std::string::npos);
+  CheckNothingLeft(tracefs, group);
+}
