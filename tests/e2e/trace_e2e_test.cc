@@ -153,7 +153,7 @@ TEST_CASE("trace: SIGINT and SIGTERM in the middle leave nothing behind") {
       return !instances.empty() &&
              ReadFile(tracefs + "/instances/" + instances[0] + "/events/" + group + "/tick/enable").starts_with("1");
     }));
-    int worker = Spawn({bin, "100000", "500"});
+    int worker = Spawn({bin, "1000000", "2000"});
     CHECK(WaitFor([&] { return Values(ReadFile(dir / "t.txt"), "i").size() >= 20; }));
     kill(tracer, sig);
     CHECK(Wait(tracer) == 0);
@@ -194,7 +194,7 @@ TEST_CASE("trace: -d, --filter, --pid, a bad filter, a write error") {
                                                  group + "/tick:"));
   CheckNothingLeft(tracefs, group);
   // --pid: only that process's events.
-  int busy = Spawn({bin, "100000", "1000"});
+  int busy = Spawn({bin, "1000000", "1000"});
   CHECK(Wait(Spawn({kKprobectl, "trace", "-o", dir / "p.txt", "--pid", std::to_string(busy), "-x", bin, "--probe",
                     group + ":tick=tick i", "--", bin, "50"})) == 0);
   kill(busy, SIGKILL);
