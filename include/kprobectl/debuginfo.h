@@ -31,6 +31,7 @@ struct DwarfAddress {
   SourceLine at;            // the source line at `address`
   bool entry = false;       // the first instruction of `function`: arguments are where the ABI says
   bool inlined = false;     // a copy of `function` inlined into another
+  bool line_start = false;  // a line-table row (is_stmt) starts at `address`
   uint64_t die_offset = 0;  // the function instance's DIE (for variable look-ups)
 };
 

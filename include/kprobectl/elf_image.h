@@ -53,6 +53,10 @@ class ElfImage {
   const ElfSymbol* FunctionAt(uint64_t vaddr) const;
   // The data object symbol that contains `vaddr`.
   const ElfSymbol* ObjectAt(uint64_t vaddr) const;
+  // The 64-bit words the file holds at [start, end) (virtual addresses in a
+  // PT_LOAD segment): tables the kernel keeps between linker symbols, such as
+  // __start_mcount_loc..__stop_mcount_loc.
+  Result<std::vector<uint64_t>> ReadWords(uint64_t start, uint64_t end) const;
   // How many symbols of this type carry `name` (several static ones may).
   size_t CountNamed(std::string_view name, ElfSymbol::Type type) const;
   const ElfSymbol* Find(std::string_view name) const;

@@ -33,8 +33,11 @@ struct ProfileEntry {
   uint64_t hits = 0;
   std::optional<uint64_t> misses;  // kprobes only
 };
-// "group/event" -> counts, from kprobe_profile or uprobe_profile text.
+// The name the file prints ("group/event", or since Linux 6.x the event
+// alone) -> counts, from kprobe_profile or uprobe_profile text.
 std::map<std::string, ProfileEntry> ParseProfile(std::string_view text, ProbeKind kind);
+// The entry for `def`, under either name.
+const ProfileEntry* FindProfileEntry(const std::map<std::string, ProfileEntry>& profile, const TraceEventDef& def);
 
 class ProbeEvents {
  public:

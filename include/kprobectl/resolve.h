@@ -93,6 +93,19 @@ namespace kprobectl {
 
 class Debuginfo;
 
+// A KASLR-safe kernel target for an address of `image` (a vmlinux):
+// SYMBOL+OFF when no other function has the name, else _text+OFF.
+Result<ProbeTarget> KernelTarget(const ElfImage& image, uint64_t address);
+
+// The address in `image` that a kernel target names, if the image says.
+std::optional<uint64_t> KernelImageAddress(const ElfImage& image, const ProbeTarget& target);
+
+// Kernel probes from a vmlinux's symbol table, for functions its DWARF does
+// not describe (assembly): FUNC[+OFF][%return], all of a name's instances.
+Result<std::vector<TraceEventDef>> BuildKernelDefinitionsFromImage(const ProbeSpec& spec, const ElfImage& image,
+                                                                   const KernelFeatures& features,
+                                                                   const DefinitionOptions& options, EventNamer& namer);
+
 // With debuginfo (DWARF): every kind of probe point and variables, for a
 // user binary (`kind` kUser) or a kernel image (kKernel, -k VMLINUX).
 // `notes` collects what -v shows: variables $vars skipped, inlined copies

@@ -89,8 +89,12 @@ Result<std::vector<TraceEventDef>> ResolveSpecs(const std::vector<ProbeSpec>& sp
       if (dwarf) {
         namer = attempt;
         more = std::move(*dwarf);
-      } else if (NeedsDebuginfo(spec) || files.kind == ProbeKind::kKernel) {
+      } else if (NeedsDebuginfo(spec)) {
         return std::unexpected(dwarf.error());
+      } else if (files.kind == ProbeKind::kKernel) {
+        auto symbols = BuildKernelDefinitionsFromImage(spec, *files.image, features, definition_options, namer);
+        if (!symbols) return std::unexpected(dwarf.error());
+        more = std::move(*symbols);
       } else {
         auto resolved = ResolveUserProbe(spec, *files.image);
         if (!resolved) return std::unexpected(dwarf.error());
@@ -101,8 +105,7 @@ Result<std::vector<TraceEventDef>> ResolveSpecs(const std::vector<ProbeSpec>& sp
       if (!why) return Fail("'" + DescribePoint(spec.point) + "' needs debuginfo: " + why.error().message,
                             why.error().hint);
     } else if (files.kind == ProbeKind::kKernel) {
-      return Fail("kernel probes with -k need the image's debuginfo: " + files.debuginfo_error.message,
-                  files.debuginfo_error.hint);
+      more = KP_TRY(BuildKernelDefinitionsFromImage(spec, *files.image, features, definition_options, namer));
     } else {
       ResolvedProbe resolved = KP_TRY(ResolveUserProbe(spec, *files.image));
       more = KP_TRY(BuildUserDefinitions({resolved}, *files.image, features, namer));
@@ -143,6 +146,11 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
   std::vector<TraceEventDef> defs = KP_TRY(ResolveSpecs(specs, files, features, options, namer, &notes));
   if (options.verbose)
     for (const std::string& note : notes) io.err << "note: " << note << "\n";
+  if (kind == ProbeKind::kKernel) {
+    // The running kernel's lists, unless this only prints definitions for an image (-k -D).
+    bool running = features.kprobe_events && (options.vmlinux.empty() || !options.dry_run);
+    KP_TRY_VOID(CheckKernelProbes(defs, files, dir.get(), options, running));
+  }
   const ElfImage* image = files.kind == ProbeKind::kUser ? files.image.get() : nullptr;
 
   if (options.dry_run) {

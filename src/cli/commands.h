@@ -74,6 +74,12 @@ Result<TargetFiles> OpenTargetFiles(const Options& options);
 // The debuginfo, or the error that says why there is none.
 Result<Debuginfo*> RequireDebuginfo(TargetFiles& files);
 
+// Refuses kernel probes the kernel would refuse (blacklist, notrace), with
+// the reason, and makes targets KASLR-safe against the running kernel's
+// symbols. `running`: the definitions are for this machine's kernel.
+Result<void> CheckKernelProbes(std::vector<TraceEventDef>& defs, const TargetFiles& files, const TracefsDir* tracefs,
+                               const Options& options, bool running);
+
 // Resolves specs to definitions: through DWARF where the target has it,
 // else through the ELF symbols (or, for the kernel without -k, as symbols).
 Result<std::vector<TraceEventDef>> ResolveSpecs(const std::vector<ProbeSpec>& specs, TargetFiles& files,
@@ -84,7 +90,8 @@ Result<std::vector<TraceEventDef>> ResolveSpecs(const std::vector<ProbeSpec>& sp
 Result<std::unique_ptr<TracefsDir>> OpenTracefs(const Options& options, bool may_mount = true);
 // -x BINARY: a path, or a command name looked up in PATH.
 Result<std::string> FindBinary(const std::string& name);
-// "(on compute+4 in /path/demo with a b)" as perf prints it.
-std::string DescribeDefinition(const TraceEventDef& def, const ElfImage* image);
+// "(on compute+4 in /path/demo with a b)" as perf prints it; with `source`
+// (from the DWARF) "(on compute:3@/src/demo.c in /path/demo with a b)".
+std::string DescribeDefinition(const TraceEventDef& def, const ElfImage* image, const std::string& source = "");
 
 }  // namespace kprobectl::cli

@@ -6,6 +6,8 @@
 
 #include "commands.h"
 #include "kprobectl/glob.h"
+#include "kprobectl/kernel_image.h"
+#include "kprobectl/resolve.h"
 #include "kprobectl/probe_events.h"
 #include "kprobectl/strings.h"
 
@@ -36,10 +38,27 @@ bool Matches(const EventPattern& p, const TraceEventDef& def) {
 
 }  // namespace
 
-std::string DescribeDefinition(const TraceEventDef& def, const ElfImage* image) {
+// perf's "FUNC@FILE", "FUNC:LINE@FILE", "FUNC%return@FILE", or, for an
+// address inside a line, "SYMBOL+OFF@FILE".
+std::string SourceOf(Debuginfo& debuginfo, const ElfImage& image, uint64_t address, bool retprobe) {
+  auto at = debuginfo.AtAddress(address);
+  if (!at || at->function.empty()) return {};
+  std::string file = at->decl.file.empty() ? at->at.file : at->decl.file;
+  if (at->entry || retprobe) return at->function + (retprobe ? "%return" : "") + "@" + file;
+  if (at->line_start && at->at.file == at->decl.file && at->at.line >= at->decl.line)
+    return at->function + ":" + std::to_string(at->at.line - at->decl.line) + "@" + file;
+  if (const ElfSymbol* f = image.FunctionAt(address))
+    return f->name + "+" + std::to_string(address - f->value) + "@" + file;
+  return at->function + "@" + file;
+}
+
+std::string DescribeDefinition(const TraceEventDef& def, const ElfImage* image, const std::string& source) {
   std::string where;
   const ProbeTarget& t = def.target;
-  if (t.kind == ProbeTarget::kFile) {
+  if (!source.empty()) {
+    where = source;
+    if (t.kind == ProbeTarget::kFile) where += " in " + t.path;
+  } else if (t.kind == ProbeTarget::kFile) {
     where = Hex(t.offset);
     if (image) {
       if (auto vaddr = image->VirtualAddress(t.offset)) {
@@ -71,21 +90,53 @@ Result<void> RunList(const Options& options, const std::vector<std::string>& pat
   std::vector<TraceEventDef> defs = KP_TRY(events.List());
   std::vector<EventPattern> parsed;
   for (const std::string& p : patterns) parsed.push_back(ParsePattern(p));
-  std::map<std::string, std::unique_ptr<ElfImage>> images;  // by path; null if unreadable
+  // Images and their DWARF, by path, opened once; null when unreadable.
+  struct Files {
+    std::unique_ptr<ElfImage> image;
+    std::unique_ptr<Debuginfo> debuginfo;
+  };
+  std::map<std::string, Files> files;
+  auto open = [&](const std::string& path) -> Files& {
+    auto [it, fresh] = files.try_emplace(path);
+    if (fresh && !path.empty()) {
+      if (auto image = ElfImage::Open(path)) it->second.image = std::make_unique<ElfImage>(std::move(*image));
+      if (auto debuginfo = Debuginfo::Open(path)) it->second.debuginfo = std::move(*debuginfo);
+    }
+    return it->second;
+  };
+  std::string kernel_image = options.vmlinux;
+  bool looked_for_kernel = !kernel_image.empty();
+  std::map<std::string, ProfileEntry> profile;
+  for (ProbeKind kind : {ProbeKind::kKernel, ProbeKind::kUser})
+    if (auto p = events.Profile(kind)) profile.merge(*p);
   for (const TraceEventDef& def : defs) {
     bool selected = parsed.empty();
     for (const EventPattern& p : parsed) selected |= Matches(p, def);
     if (!selected) continue;
     const ElfImage* image = nullptr;
+    std::string source;
     if (def.target.kind == ProbeTarget::kFile) {
-      auto [it, fresh] = images.try_emplace(def.target.path);
-      if (fresh) {
-        auto opened = ElfImage::Open(def.target.path);
-        if (opened) it->second = std::make_unique<ElfImage>(std::move(*opened));
+      Files& f = open(def.target.path);
+      image = f.image.get();
+      auto vaddr = image ? image->VirtualAddress(def.target.offset) : std::nullopt;
+      if (vaddr && f.debuginfo) source = SourceOf(*f.debuginfo, *image, *vaddr, def.retprobe);
+    } else {
+      if (!looked_for_kernel) {
+        looked_for_kernel = true;
+        auto found = FindKernelDebuginfo(KernelEnv::Running(), options.force);
+        if (found) kernel_image = *found;
       }
-      image = it->second.get();
+      Files& f = open(kernel_image);
+      auto address = f.image ? KernelImageAddress(*f.image, def.target) : std::nullopt;
+      if (address && f.debuginfo) source = SourceOf(*f.debuginfo, *f.image, *address, def.retprobe);
     }
-    io.out << "  " << def.FullName() << "\t" << DescribeDefinition(def, image) << "\n";
+    io.out << "  " << def.FullName() << "\t" << DescribeDefinition(def, image, source);
+    if (const ProfileEntry* entry = FindProfileEntry(profile, def)) {
+      io.out << "\t[hits " << entry->hits;
+      if (entry->misses && def.retprobe) io.out << ", misses " << *entry->misses;
+      io.out << "]";
+    }
+    io.out << "\n";
   }
   return {};
 }

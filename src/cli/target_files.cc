@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "commands.h"
+#include "kprobectl/kernel_image.h"
 
 namespace kprobectl::cli {
 
@@ -14,9 +15,13 @@ Result<TargetFiles> OpenTargetFiles(const Options& options) {
   } else if (!options.vmlinux.empty()) {
     path = options.vmlinux;
   } else {
-    files.debuginfo_error = {"kernel debuginfo is needed here, and no kernel image was given",
-                             "name a vmlinux with debuginfo: -k /usr/lib/debug/boot/vmlinux-$(uname -r)"};
-    return files;
+    // The running kernel's image, found where distributions put it.
+    auto found = FindKernelDebuginfo(KernelEnv::Running(), options.force);
+    if (!found) {
+      files.debuginfo_error = found.error();
+      return files;
+    }
+    path = *found;
   }
   files.image = std::make_unique<ElfImage>(KP_TRY(ElfImage::Open(path)));
   auto debuginfo = Debuginfo::Open(path);

@@ -173,6 +173,7 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
     EventNamer namer(KP_TRY(events.Names()), true);
     std::vector<std::string> notes;
     added = KP_TRY(ResolveSpecs(specs, files, features, options, namer, &notes));
+    if (options.exec.empty()) KP_TRY_VOID(CheckKernelProbes(added, files, dir.get(), options, true));
     if (options.verbose)
       for (const std::string& note : notes) io.err << "note: " << note << "\n";
   }
@@ -406,8 +407,8 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
     if (!profile) continue;
     for (const TraceEventDef& def : selected)
       if (def.retprobe && def.kind == kind)
-        if (auto it = profile->find(def.group + "/" + def.event); it != profile->end() && it->second.misses)
-          misses.push_back(def.FullName() + " " + std::to_string(*it->second.misses));
+        if (const ProfileEntry* entry = FindProfileEntry(*profile, def); entry && entry->misses)
+          misses.push_back(def.FullName() + " " + std::to_string(*entry->misses));
   }
   if (!misses.empty()) summary += "; return probes missed: " + Join(misses, ", ");
   if (!options.quiet) io.err << summary << "\n";

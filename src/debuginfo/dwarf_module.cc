@@ -207,6 +207,9 @@ DwarfAddress DwarfInfo::Describe(const FunctionInstance& fn, uint64_t address) {
     dwarf_lineno(line, &lineno);
     if (file) out.at.file = file;
     out.at.line = static_cast<uint64_t>(lineno);
+    Dwarf_Addr row = 0;
+    bool stmt = false;
+    out.line_start = dwarf_lineaddr(line, &row) == 0 && row == address && dwarf_linebeginstatement(line, &stmt) == 0 && stmt;
   }
   return out;
 }

@@ -206,6 +206,19 @@ const ElfSymbol* ElfImage::SymbolAt(uint64_t vaddr, ElfSymbol::Type type) const 
 const ElfSymbol* ElfImage::FunctionAt(uint64_t vaddr) const { return SymbolAt(vaddr, ElfSymbol::kFunction); }
 const ElfSymbol* ElfImage::ObjectAt(uint64_t vaddr) const { return SymbolAt(vaddr, ElfSymbol::kObject); }
 
+Result<std::vector<uint64_t>> ElfImage::ReadWords(uint64_t start, uint64_t end) const {
+  if (end < start || (end - start) % 8 != 0) return Fail("bad table bounds in " + path_);
+  uint64_t offset = KP_TRY(FileOffset(start));
+  std::vector<uint64_t> words((end - start) / 8);
+  if (words.empty()) return words;
+  int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Fail("cannot open '" + path_ + "': " + std::strerror(errno));
+  ssize_t n = pread(fd, words.data(), words.size() * 8, static_cast<off_t>(offset));
+  close(fd);
+  if (n != static_cast<ssize_t>(words.size() * 8)) return Fail("cannot read " + Hex(start) + " in '" + path_ + "'");
+  return words;
+}
+
 size_t ElfImage::CountNamed(std::string_view name, ElfSymbol::Type type) const {
   size_t n = 0;
   for (const ElfSymbol& s : symbols_) n += s.type == type && s.name == name;

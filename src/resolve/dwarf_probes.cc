@@ -81,13 +81,20 @@ std::string EventBaseFor(const ProbeSpec& spec, const DwarfAddress& at) {
 }
 
 Result<ProbeTarget> Target(ProbeKind kind, const ElfImage& image, uint64_t address) {
-  ProbeTarget t;
   if (kind == ProbeKind::kUser) {
+    ProbeTarget t;
     t.kind = ProbeTarget::kFile;
     t.path = image.path();
     t.offset = KP_TRY(image.CodeFileOffset(address));
     return t;
   }
+  return KernelTarget(image, address);
+}
+
+}  // namespace
+
+Result<ProbeTarget> KernelTarget(const ElfImage& image, uint64_t address) {
+  ProbeTarget t;
   const ElfSymbol* sym = image.FunctionAt(address);
   if (sym && image.CountNamed(sym->name, ElfSymbol::kFunction) == 1) {
     t.symbol = sym->name;
@@ -101,8 +108,6 @@ Result<ProbeTarget> Target(ProbeKind kind, const ElfImage& image, uint64_t addre
   t.offset = address - text->value;
   return t;
 }
-
-}  // namespace
 
 Result<std::vector<TraceEventDef>> BuildDwarfDefinitions(const std::vector<ProbeSpec>& specs, Debuginfo& debuginfo,
                                                          const ElfImage& image, ProbeKind kind,

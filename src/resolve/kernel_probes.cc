@@ -38,4 +38,34 @@ Result<std::vector<TraceEventDef>> BuildKernelDefinitions(const std::vector<Prob
   return defs;
 }
 
+std::optional<uint64_t> KernelImageAddress(const ElfImage& image, const ProbeTarget& t) {
+  if (t.kind == ProbeTarget::kAddress) return t.address;
+  if (t.kind != ProbeTarget::kSymbol || !t.module.empty()) return std::nullopt;
+  const ElfSymbol* s = image.Find(t.symbol);
+  if (!s || (t.symbol != "_text" && image.CountNamed(t.symbol, ElfSymbol::kFunction) != 1)) return std::nullopt;
+  return s->value + t.offset;
+}
+
+Result<std::vector<TraceEventDef>> BuildKernelDefinitionsFromImage(const ProbeSpec& spec, const ElfImage& image,
+                                                                   const KernelFeatures& features,
+                                                                   const DefinitionOptions& options, EventNamer& namer) {
+  ResolvedProbe resolved = KP_TRY(ResolveUserProbe(spec, image));  // the same ELF lookup
+  std::vector<TraceEventDef> defs;
+  for (size_t i = 0; i < resolved.locations.size(); ++i) {
+    const ProbeLocation& loc = resolved.locations[i];
+    TraceEventDef def;
+    def.kind = ProbeKind::kKernel;
+    def.retprobe = spec.point.retprobe;
+    def.maxactive = def.retprobe ? options.maxactive : 0;
+    def.group = spec.group.empty() ? std::string(kKernelGroup) : spec.group;
+    std::string base = !spec.event.empty() ? spec.event : EventBase(spec.point, loc.function);
+    def.event = KP_TRY(namer.Take(def.group, base, def.retprobe, i > 0));
+    def.target = KP_TRY(KernelTarget(image, loc.address));
+    FetchContext context{ProbeKind::kKernel, def.retprobe, loc.at_entry, &features, &image, loc.address};
+    def.args = KP_TRY(ConvertArgs(spec, context));
+    defs.push_back(std::move(def));
+  }
+  return defs;
+}
+
 }  // namespace kprobectl

@@ -31,6 +31,12 @@ std::map<std::string, ProfileEntry> ParseProfile(std::string_view text, ProbeKin
   return out;
 }
 
+const ProfileEntry* FindProfileEntry(const std::map<std::string, ProfileEntry>& profile, const TraceEventDef& def) {
+  auto it = profile.find(def.group + "/" + def.event);
+  if (it == profile.end()) it = profile.find(def.event);
+  return it == profile.end() ? nullptr : &it->second;
+}
+
 Result<std::vector<TraceEventDef>> ProbeEvents::List() const {
   std::vector<TraceEventDef> defs;
   for (ProbeKind kind : {ProbeKind::kKernel, ProbeKind::kUser}) {

@@ -132,7 +132,8 @@ TEST_CASE("uprobes: list shows the events and del removes them all") {
   REQUIRE(added.status == 0);
   CHECK(added.out.starts_with("Added new event:\n  " + group + ":e\t(on compute+4 in " + bin + " with di)\n"));
   auto listed = RunKprobectl({"list", group + ":*"});
-  CHECK(listed.out == "  " + group + ":e\t(on compute+4 in " + bin + " with di)\n");
+  CHECK(listed.out == "  " + group + ":e\t(on compute+4@" + FixtureSourceDir() + "/target.c in " + bin +
+                          " with di)\t[hits 0]\n");
   auto deleted = RunKprobectl({"del", group + ":*"});
   CHECK(deleted.status == 0);
   CHECK(deleted.out == "Removed event: " + group + ":e\n");

@@ -25,6 +25,11 @@ namespace kprobectl::test {
 std::string FixturePath(const std::string& name) { return std::string(KP_FIXTURE_DIR) + "/" + name; }
 std::string DataPath(const std::string& name) { return std::string(KP_TEST_DATA_DIR) + "/" + name; }
 
+std::string FixtureSourceDir() {
+  std::string data = KP_TEST_DATA_DIR;
+  return data.substr(0, data.size() - std::string("data").size()) + "fixtures";
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;

@@ -11,6 +11,7 @@ namespace kprobectl::test {
 
 std::string FixturePath(const std::string& name);  // built by the test build
 std::string DataPath(const std::string& name);     // tests/data
+std::string FixtureSourceDir();                     // tests/fixtures
 std::string ReadFile(const std::string& path);
 // Every `from` in `text` replaced by `to`.
 std::string Replace(std::string text, const std::string& from, const std::string& to);

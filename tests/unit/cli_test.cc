@@ -73,11 +73,13 @@ TEST_CASE("cli: add writes every definition, list reads them back, perf style") 
                           "  probe_target_O2:helper\t(on helper in " + bin + ")\n"
                           "  probe_target_O2:helper_1\t(on helper in " + bin + ")\n"));
 
+  // list maps each event back to its source through the binary's DWARF.
   auto list = RunKprobectl({"--tracefs", tracefs.path(), "list"});
   CHECK(list.status == 0);
-  CHECK(list.out == "  probe_target_O2:compute\t(on compute in " + bin + " with arg1 arg2)\n"
-                    "  probe_target_O2:helper\t(on helper in " + bin + ")\n"
-                    "  probe_target_O2:helper_1\t(on helper in " + bin + ")\n");
+  std::string src = FixtureSourceDir();
+  CHECK(list.out == "  probe_target_O2:compute\t(on compute@" + src + "/target.c in " + bin + " with arg1 arg2)\n"
+                    "  probe_target_O2:helper\t(on helper@" + src + "/target.c in " + bin + ")\n"
+                    "  probe_target_O2:helper_1\t(on helper@" + src + "/other.c in " + bin + ")\n");
   auto filtered = RunKprobectl({"--tracefs", tracefs.path(), "-l", "probe_target_O2:help*"});
   CHECK(SplitLines(filtered.out).size() == 2);
 

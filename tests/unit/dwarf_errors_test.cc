@@ -12,11 +12,6 @@ using namespace kprobectl::test;
 
 namespace {
 
-std::string SourceDir() {
-  std::string data = DataPath("");
-  return data.substr(0, data.size() - std::string("data/").size()) + "fixtures";
-}
-
 }  // namespace
 
 TEST_CASE("dwarf errors name the input and say what to do") {
@@ -93,7 +88,7 @@ TEST_CASE("dwarf errors name the input and say what to do") {
     auto result = RunKprobectl(args);
     CHECK(result.status == 1);
     CHECK(result.out.empty());
-    CHECK(Replace(Replace(result.err, bin, "@BIN@"), SourceDir(), "@SRC@") == row.err);
+    CHECK(Replace(Replace(result.err, bin, "@BIN@"), FixtureSourceDir(), "@SRC@") == row.err);
   }
 }
 
@@ -108,14 +103,14 @@ TEST_CASE("without the source text, line still shows which lines have code, and 
   CHECK(lines[4] == "      3  ");
   CHECK(listing.err.find("was not found (looked at ") != std::string::npos);
   CHECK(listing.err.ends_with("  hint: give the source tree's top with -s DIR\n"));
-  auto found = RunKprobectl({"-x", bin, "-s", SourceDir(), "line", "summarize:1+0"});
+  auto found = RunKprobectl({"-x", bin, "-s", FixtureSourceDir(), "line", "summarize:1+0"});
   CHECK(found.status == 0);
   CHECK(SplitLines(found.out).at(1) == "      1    int s = scale(req->hdr.flags, 3);");
   // A lazy pattern needs the text.
   auto pattern = RunKprobectl({"-x", bin, "-D", "summarize;*printf*"});
   CHECK(pattern.status == 1);
   CHECK(pattern.err.find("cannot find the source of ") != std::string::npos);
-  auto with_dir = RunKprobectl({"-x", bin, "-s", SourceDir(), "-D", "summarize;*printf*"});
+  auto with_dir = RunKprobectl({"-x", bin, "-s", FixtureSourceDir(), "-D", "summarize;*printf*"});
   CHECK(with_dir.status == 0);
   CHECK(with_dir.out.starts_with("p:probe_records_nosource/summarize_L2 "));
 }

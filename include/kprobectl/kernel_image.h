@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// The running kernel: where its debuginfo is, whether a file is its image
+// (build-id), and what it will not probe. In: a KernelEnv (the paths and
+// release to use; tests point it at a temporary tree) and, offline, the
+// kernel image's ELF. Out: a path, or errors that say what was tried and
+// which package provides it; kprobe blacklist ranges; traceable functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kprobectl/elf_image.h"
+#include "kprobectl/result.h"
+
+namespace kprobectl {
+
+struct KernelEnv {
+  std::string release;                 // uname -r
+  std::string root = "";               // prefix for every path (tests)
+  std::string notes = "/sys/kernel/notes";
+  std::string kallsyms = "/proc/kallsyms";
+  std::string debugfs = "/sys/kernel/debug";
+  std::string tracefs;                 // for available_filter_functions
+  static KernelEnv Running();          // this machine's
+};
+
+// The GNU build-id in the ELF notes of /sys/kernel/notes (hex), or empty.
+std::string BuildIdFromNotes(std::string_view notes);
+
+// Where distributions install the kernel's DWARF, in the order searched.
+std::vector<std::string> DebuginfoCandidates(const KernelEnv& env, std::string_view build_id);
+
+// The running kernel's vmlinux with DWARF, checked against its build-id
+// (`force` accepts a mismatch). Uses debuginfod when DEBUGINFOD_URLS is set.
+Result<std::string> FindKernelDebuginfo(const KernelEnv& env, bool force);
+// Checks that `image` is the running kernel's.
+Result<void> CheckBuildId(const KernelEnv& env, const ElfImage& image, bool force);
+
+// Address ranges the kernel refuses to kprobe, by name of what holds them.
+struct BlacklistRange {
+  uint64_t start = 0, end = 0;
+  std::string name;
+};
+class KprobeBlacklist {
+ public:
+  // From debugfs kprobes/blacklist ("0xSTART-0xEND\tSYMBOL"), with KASLR's
+  // offset removed (`slide` = runtime _text - the image's _text).
+  static KprobeBlacklist FromDebugfs(std::string_view text, int64_t slide);
+  // Offline, from the image: .kprobes.text, .noinstr.text, .entry.text
+  // (and friends, between their __*_start/__*_end symbols) and the functions
+  // listed in _kprobe_blacklist (NOKPROBE_SYMBOL).
+  static Result<KprobeBlacklist> FromImage(const ElfImage& image);
+  const BlacklistRange* Find(uint64_t address) const;
+  bool empty() const { return ranges_.empty(); }
+
+ private:
+  std::vector<BlacklistRange> ranges_;
+};
+
+// Functions ftrace can trace, which is what kprobe_events requires of the
+// function it probes (without CONFIG_KPROBE_EVENTS_ON_NOTRACE).
+class TraceableFunctions {
+ public:
+  // From tracefs available_filter_functions ("name" or "name [module]").
+  static TraceableFunctions FromAvailable(std::string_view text);
+  // Offline: the functions whose first bytes hold an __fentry__ call site
+  // (__start_mcount_loc..__stop_mcount_loc).
+  static Result<TraceableFunctions> FromImage(const ElfImage& image);
+  // Whether the function symbol `name` at `address` (image address) can be traced.
+  bool Traceable(const ElfSymbol& function) const;
+  bool known() const { return known_; }
+
+ private:
+  bool known_ = false;
+  bool by_address_ = false;
+  std::set<std::string> names_;
+  std::set<uint64_t> addresses_;  // function starts
+};
+
+// The runtime address of _text minus the image's, from /proc/kallsyms.
+std::optional<int64_t> KaslrSlide(const KernelEnv& env, const ElfImage& image);
+// How many times `name` appears as a text symbol in /proc/kallsyms.
+class KallsymsNames {
+ public:
+  static KallsymsNames Parse(std::string_view kallsyms);
+  size_t Count(const std::string& name) const;
+  bool empty() const { return counts_.empty(); }
+
+ private:
+  std::map<std::string, size_t> counts_;
+};
+
+}  // namespace kprobectl

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// What the kernel would refuse, refused first with the reason: targets on
+// the kprobe blacklist, functions ftrace cannot trace (kprobe_events then
+// says only "Failed to register probe event"), names kallsyms cannot tell
+// apart. Also makes targets KASLR-safe against the running kernel's symbols.
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "kprobectl/kernel_image.h"
+#include "kprobectl/resolve.h"
+#include "kprobectl/strings.h"
+
+namespace kprobectl::cli {
+
+namespace {
+
+std::string ReadOrEmpty(const std::string& path) {
+  TracefsDir root("/");
+  auto text = root.Read(path.substr(1));
+  return text ? *text : std::string();
+}
+
+}  // namespace
+
+Result<void> CheckKernelProbes(std::vector<TraceEventDef>& defs, const TargetFiles& files, const TracefsDir* tracefs,
+                               const Options& options, bool running) {
+  KernelEnv env = KernelEnv::Running();
+  const ElfImage* image = files.image.get();
+  if (running && image && !options.vmlinux.empty()) KP_TRY_VOID(CheckBuildId(env, *image, options.force));
+
+  // The blacklist and the traceable functions: the running kernel's own
+  // lists when we probe it, else what the image says.
+  KprobeBlacklist blacklist;
+  TraceableFunctions traceable;
+  KallsymsNames kallsyms;
+  std::optional<int64_t> slide;
+  if (running) {
+    std::string blacklist_path = env.debugfs + "/kprobes/blacklist";
+    if (access(blacklist_path.c_str(), R_OK) != 0 && geteuid() == 0)
+      mount("debugfs", env.debugfs.c_str(), "debugfs", 0, nullptr);  // best effort
+    if (image) slide = KaslrSlide(env, *image);
+    std::string text = ReadOrEmpty(blacklist_path);
+    if (!text.empty() && (slide || !image)) blacklist = KprobeBlacklist::FromDebugfs(text, slide.value_or(0));
+    if (tracefs)
+      if (auto available = tracefs->Read("available_filter_functions"))
+        traceable = TraceableFunctions::FromAvailable(*available);
+    kallsyms = KallsymsNames::Parse(ReadOrEmpty(env.kallsyms));
+  }
+  if (image && blacklist.empty()) blacklist = KP_TRY(KprobeBlacklist::FromImage(*image));
+  if (image && !traceable.known()) traceable = KP_TRY(TraceableFunctions::FromImage(*image));
+
+  for (TraceEventDef& def : defs) {
+    if (def.kind != ProbeKind::kKernel) continue;
+    const ElfSymbol* function = nullptr;
+    // A plain value and a flag: g++ 12 misjudges std::optional here (-Wmaybe-uninitialized).
+    auto found = image ? KernelImageAddress(*image, def.target) : std::nullopt;
+    bool has_address = found.has_value();
+    uint64_t image_address = found.value_or(0);
+    if (has_address) function = image->FunctionAt(image_address);
+    std::string name = function ? function->name : def.target.symbol;
+    // Blacklisted?
+    const BlacklistRange* listed = has_address ? blacklist.Find(image_address) : nullptr;
+    if (listed)
+      return Fail("'" + name + "' is on the kernel's kprobe blacklist (" + listed->name +
+                      "): the kernel refuses probes there, which could recurse or break its entry code",
+                  "probe a function that calls it, or one it calls");
+    // Traceable?
+    ElfSymbol by_name;
+    by_name.name = name;
+    bool ok = traceable.Traceable(function ? *function : by_name);
+    if (!ok)
+      return Fail("'" + name + "' cannot be kprobed: ftrace cannot trace it (a notrace function, as all of "
+                  "kernel/trace/ is), and kprobe_events refuses those; the kernel would only say \"Failed to "
+                  "register probe event\"",
+                  "probe a function that calls it; 'kprobectl funcs' lists what can be probed");
+    // KASLR-safe against the running kernel: a name kallsyms holds twice
+    // (a module may reuse it) is resolved to its first, so count from _text.
+    if (running && !kallsyms.empty() && def.target.kind == ProbeTarget::kSymbol && def.target.symbol != "_text" &&
+        def.target.module.empty() && kallsyms.Count(def.target.symbol) > 1) {
+      const ElfSymbol* text = image ? image->Find("_text") : nullptr;
+      if (!has_address || !text)
+        return Fail("'" + def.target.symbol + "' names " + std::to_string(kallsyms.Count(def.target.symbol)) +
+                        " functions in the running kernel; telling them apart needs its debuginfo",
+                    files.debuginfo_error.hint.empty() ? "name the image with -k VMLINUX" : files.debuginfo_error.hint);
+      def.target.symbol = "_text";
+      def.target.offset = image_address - text->value;
+    }
+  }
+  return {};
+}
+
+}  // namespace kprobectl::cli

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// The running kernel's image, blacklist and traceable functions. The one
+// file that sees libdebuginfod.
+#include "kprobectl/kernel_image.h"
+
+#include <elfutils/debuginfod.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "kprobectl/strings.h"
+
+namespace kprobectl {
+
+namespace {
+
+std::optional<std::string> ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool Exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
+
+}  // namespace
+
+KernelEnv KernelEnv::Running() {
+  KernelEnv env;
+  utsname u;
+  if (uname(&u) == 0) env.release = u.release;
+  return env;
+}
+
+std::string BuildIdFromNotes(std::string_view notes) {
+  // A sequence of ELF notes: namesz, descsz, type (4 bytes each), then the
+  // name and the descriptor, each padded to 4 bytes.
+  size_t at = 0;
+  auto word = [&](size_t offset) {
+    uint32_t v = 0;
+    std::memcpy(&v, notes.data() + offset, 4);
+    return v;
+  };
+  while (at + 12 <= notes.size()) {
+    uint32_t namesz = word(at), descsz = word(at + 4), type = word(at + 8);
+    size_t name = at + 12, desc = name + ((namesz + 3) & ~3u);
+    if (desc + descsz > notes.size()) break;
+    if (type == 3 && namesz == 4 && notes.substr(name, 3) == "GNU") {
+      std::string hex;
+      for (size_t i = 0; i < descsz; ++i) {
+        static constexpr char kDigits[] = "0123456789abcdef";
+        auto b = static_cast<unsigned char>(notes[desc + i]);
+        hex += kDigits[b >> 4];
+        hex += kDigits[b & 15];
+      }
+      return hex;
+    }
+    at = desc + ((descsz + 3) & ~3u);
+  }
+  return {};
+}
+
+std::vector<std::string> DebuginfoCandidates(const KernelEnv& env, std::string_view build_id) {
+  const std::string& r = env.release;
+  std::vector<std::string> out = {
+      env.root + "/usr/lib/debug/boot/vmlinux-" + r,           // Debian, Ubuntu
+      env.root + "/usr/lib/debug/lib/modules/" + r + "/vmlinux",  // Fedora, RHEL
+      env.root + "/boot/vmlinux-" + r,
+      env.root + "/lib/modules/" + r + "/build/vmlinux",
+      env.root + "/lib/modules/" + r + "/vmlinux",
+  };
+  if (build_id.size() > 2)
+    out.push_back(env.root + "/usr/lib/debug/.build-id/" + std::string(build_id.substr(0, 2)) + "/" +
+                  std::string(build_id.substr(2)) + ".debug");
+  return out;
+}
+
+namespace {
+
+std::string RunningBuildId(const KernelEnv& env) {
+  auto notes = ReadAll(env.root + env.notes);
+  return notes ? BuildIdFromNotes(*notes) : std::string();
+}
+
+Result<std::string> FromDebuginfod(std::string_view build_id) {
+  const char* urls = std::getenv("DEBUGINFOD_URLS");
+  if (!urls || !*urls || build_id.empty()) return Fail("");
+  debuginfod_client* client = debuginfod_begin();
+  if (!client) return Fail("cannot start a debuginfod client");
+  char* path = nullptr;
+  int fd = debuginfod_find_debuginfo(client, reinterpret_cast<const unsigned char*>(build_id.data()), 0, &path);
+  debuginfod_end(client);
+  if (fd < 0) return Fail(std::string("debuginfod (") + urls + "): " + std::strerror(-fd));
+  close(fd);
+  std::string out = path;
+  free(path);
+  return out;
+}
+
+}  // namespace
+
+Result<void> CheckBuildId(const KernelEnv& env, const ElfImage& image, bool force) {
+  std::string running = RunningBuildId(env);
+  if (running.empty() || image.build_id().empty() || running == image.build_id() || force) return {};
+  return Fail("'" + image.path() + "' is not the running kernel's image: its build-id is " + image.build_id() +
+                  ", the running kernel's (" + env.notes + ") is " + running,
+              "install the debuginfo of kernel " + env.release + ", or add -f to use this file anyway");
+}
+
+Result<std::string> FindKernelDebuginfo(const KernelEnv& env, bool force) {
+  std::string build_id = RunningBuildId(env);
+  std::vector<std::string> tried;
+  std::optional<Error> mismatch;
+  for (const std::string& path : DebuginfoCandidates(env, build_id)) {
+    tried.push_back(path);
+    if (!Exists(path)) continue;
+    auto image = ElfImage::Open(path);
+    if (!image) continue;
+    auto checked = CheckBuildId(env, *image, force);
+    if (checked) return path;
+    if (!mismatch) mismatch = checked.error();
+  }
+  auto fetched = FromDebuginfod(build_id);
+  if (fetched) return *fetched;
+  if (mismatch) return std::unexpected(*mismatch);
+  std::string message = "no debuginfo for the running kernel " + env.release + "; looked at " + Join(tried, ", ");
+  if (!fetched.error().message.empty()) message += ", and " + fetched.error().message;
+  return Fail(message, "install linux-image-" + env.release + "-dbg (Debian, Ubuntu: -dbgsym) or kernel-debuginfo "
+                       "(Fedora), set DEBUGINFOD_URLS, or name the image with -k VMLINUX");
+}
+
+KprobeBlacklist KprobeBlacklist::FromDebugfs(std::string_view text, int64_t slide) {
+  KprobeBlacklist out;
+  for (const std::string& line : SplitLines(text)) {
+    size_t dash = line.find('-'), tab = line.find_first_of("\t ");
+    if (dash == std::string::npos || tab == std::string::npos || tab < dash) continue;
+    auto start = ParseUnsigned(line.substr(0, dash));
+    auto end = ParseUnsigned(line.substr(dash + 1, tab - dash - 1));
+    if (!start || !end) continue;
+    std::string name(Trim(std::string_view(line).substr(tab)));
+    out.ranges_.push_back({*start - static_cast<uint64_t>(slide), *end - static_cast<uint64_t>(slide), name});
+  }
+  return out;
+}
+
+Result<KprobeBlacklist> KprobeBlacklist::FromImage(const ElfImage& image) {
+  KprobeBlacklist out;
+  // Sections the kernel never probes, between the linker's markers.
+  for (const char* section : {"kprobes_text", "noinstr_text", "entry_text", "irqentry_text", "softirqentry_text"}) {
+    const ElfSymbol* start = image.Find(std::string("__") + section + "_start");
+    const ElfSymbol* end = image.Find(std::string("__") + section + "_end");
+    if (start && end && end->value > start->value)
+      out.ranges_.push_back({start->value, end->value, std::string(".") + section});
+  }
+  // NOKPROBE_SYMBOL(): the addresses of whole functions.
+  const ElfSymbol* start = image.Find("__start_kprobe_blacklist");
+  const ElfSymbol* end = image.Find("__stop_kprobe_blacklist");
+  if (start && end && end->value > start->value) {
+    for (uint64_t address : KP_TRY(image.ReadWords(start->value, end->value)))
+      if (const ElfSymbol* f = image.FunctionAt(address))
+        out.ranges_.push_back({f->value, f->value + std::max<uint64_t>(f->size, 1), f->name});
+  }
+  return out;
+}
+
+const BlacklistRange* KprobeBlacklist::Find(uint64_t address) const {
+  for (const BlacklistRange& r : ranges_)
+    if (address >= r.start && address < r.end) return &r;
+  return nullptr;
+}
+
+TraceableFunctions TraceableFunctions::FromAvailable(std::string_view text) {
+  TraceableFunctions out;
+  out.known_ = true;
+  for (const std::string& line : SplitLines(text)) {
+    std::string name = line.substr(0, line.find_first_of(" \t"));
+    if (!name.empty()) out.names_.insert(name);
+  }
+  return out;
+}
+
+Result<TraceableFunctions> TraceableFunctions::FromImage(const ElfImage& image) {
+  TraceableFunctions out;
+  const ElfSymbol* start = image.Find("__start_mcount_loc");
+  const ElfSymbol* end = image.Find("__stop_mcount_loc");
+  if (!start || !end || end->value <= start->value) return out;  // unknown: not a kernel built with ftrace
+  auto sites = KP_TRY(image.ReadWords(start->value, end->value));
+  out.known_ = true;
+  out.by_address_ = true;
+  std::sort(sites.begin(), sites.end());
+  for (const ElfSymbol& s : image.symbols()) {
+    if (s.type != ElfSymbol::kFunction) continue;
+    // The __fentry__ call is the first instruction, after an endbr64 with IBT.
+    auto it = std::lower_bound(sites.begin(), sites.end(), s.value);
+    if (it != sites.end() && *it < s.value + 16 && *it < s.value + std::max<uint64_t>(s.size, 1))
+      out.addresses_.insert(s.value);
+  }
+  return out;
+}
+
+bool TraceableFunctions::Traceable(const ElfSymbol& function) const {
+  if (!known_) return true;
+  return by_address_ ? addresses_.contains(function.value) : names_.contains(function.name);
+}
+
+std::optional<int64_t> KaslrSlide(const KernelEnv& env, const ElfImage& image) {
+  const ElfSymbol* text = image.Find("_text");
+  auto kallsyms = ReadAll(env.root + env.kallsyms);
+  if (!text || !kallsyms) return std::nullopt;
+  for (const std::string& line : SplitLines(*kallsyms)) {
+    if (!line.ends_with(" _text")) continue;
+    auto address = ParseUnsigned("0x" + line.substr(0, line.find(' ')));
+    if (!address || *address == 0) return std::nullopt;
+    return static_cast<int64_t>(*address - text->value);
+  }
+  return std::nullopt;
+}
+
+KallsymsNames KallsymsNames::Parse(std::string_view kallsyms) {
+  KallsymsNames out;
+  for (const std::string& line : SplitLines(kallsyms)) {
+    auto words = SplitWords(line);
+    if (words.size() < 3) continue;
+    char type = static_cast<char>(std::tolower(static_cast<unsigned char>(words[1][0])));
+    if (type == 't' || type == 'w') ++out.counts_[words[2]];
+  }
+  return out;
+}
+
+size_t KallsymsNames::Count(const std::string& name) const {
+  auto it = counts_.find(name);
+  return it == counts_.end() ? 0 : it->second;
+}
+
+}  // namespace kprobectl
