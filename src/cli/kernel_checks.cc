@@ -49,7 +49,10 @@ Result<void> CheckKernelProbes(std::vector<TraceEventDef>& defs, const TargetFil
     kallsyms = KallsymsNames::Parse(ReadOrEmpty(env.kallsyms));
   }
   if (image && blacklist.empty()) blacklist = KP_TRY(KprobeBlacklist::FromImage(*image));
-  if (image && !traceable.known()) traceable = KP_TRY(TraceableFunctions::FromImage(*image));
+  // available_filter_functions has names only (Linux 6.1): one traceable
+  // t_start lets all pass. The image's __fentry__ sites tell instances apart.
+  TraceableFunctions traceable_in_image;
+  if (image) traceable_in_image = KP_TRY(TraceableFunctions::FromImage(*image));
 
   for (TraceEventDef& def : defs) {
     if (def.kind != ProbeKind::kKernel) continue;
@@ -69,7 +72,7 @@ Result<void> CheckKernelProbes(std::vector<TraceEventDef>& defs, const TargetFil
     // Traceable?
     ElfSymbol by_name;
     by_name.name = name;
-    bool ok = traceable.Traceable(function ? *function : by_name);
+    bool ok = traceable.Traceable(function ? *function : by_name) && (!function || traceable_in_image.Traceable(*function));
     if (!ok)
       return Fail("'" + name + "' cannot be kprobed: ftrace cannot trace it (a notrace function, as all of "
                   "kernel/trace/ is), and kprobe_events refuses those; the kernel would only say \"Failed to "

@@ -11,6 +11,7 @@
 //   6. on every path: the instance is disabled and removed, and temporary
 //      probes deleted (RAII, so an error return cleans up the same way).
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -108,6 +109,9 @@ Result<pid_t> StartCommand(const std::vector<std::string>& argv, const sigset_t&
   if (pid == 0) {
     sigprocmask(SIG_SETMASK, &mask, nullptr);
     signal(SIGPIPE, SIG_DFL);
+    // The command gets stdin, stdout and stderr, not our ring-buffer pipes
+    // (libtracefs opens them without O_CLOEXEC) or the output file.
+    close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);

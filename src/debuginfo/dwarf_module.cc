@@ -207,9 +207,29 @@ DwarfAddress DwarfInfo::Describe(const FunctionInstance& fn, uint64_t address) {
     dwarf_lineno(line, &lineno);
     if (file) out.at.file = file;
     out.at.line = static_cast<uint64_t>(lineno);
-    Dwarf_Addr row = 0;
-    bool stmt = false;
-    out.line_start = dwarf_lineaddr(line, &row) == 0 && row == address && dwarf_linebeginstatement(line, &stmt) == 0 && stmt;
+  }
+  // Several rows may start at one address (gcc's views, inlined code): the
+  // statement of the function's own file is the line a probe there is on.
+  Dwarf_Lines* lines = nullptr;
+  size_t n = 0;
+  if (dwarf_getsrclines(&cu, &lines, &n) == 0) {
+    for (size_t i = 0; i < n; ++i) {
+      Dwarf_Line* line = dwarf_onesrcline(lines, i);
+      Dwarf_Addr row = 0;
+      bool stmt = false;
+      if (dwarf_lineaddr(line, &row) != 0 || row != address || dwarf_linebeginstatement(line, &stmt) != 0 || !stmt)
+        continue;
+      const char* file = dwarf_linesrc(line, nullptr, nullptr);
+      int lineno = 0;
+      dwarf_lineno(line, &lineno);
+      bool own = file && out.decl.file == file;
+      if (!out.line_start || own) {
+        out.line_start = true;
+        if (file) out.at.file = file;
+        out.at.line = static_cast<uint64_t>(lineno);
+      }
+      if (own) break;
+    }
   }
   return out;
 }

@@ -86,6 +86,12 @@ TEST_CASE("trace: a command's events in order, its exit status, nothing left") {
   CHECK(ReadFile(dir / "err").find("kprobectl: 202 events printed, 0 lost") != std::string::npos);
   CheckNothingLeft(tracefs, group);
 
+  // The command inherits no descriptor of ours (ring-buffer pipes, the output file).
+  status = Wait(Spawn({kKprobectl, "trace", "-q", "-o", dir / "x", "-x", bin, "--probe", group + ":tick=tick", "--",
+                       "/bin/sh", "-c", "[ ! -e /proc/$$/fd/3 ] && [ ! -e /proc/$$/fd/4 ]"}));
+  CHECK(status == 0);
+  CheckNothingLeft(tracefs, group);
+
   // The command's exit status becomes ours.
   status = Wait(Spawn({kKprobectl, "trace", "-q", "-x", bin, "--probe", group + ":tick=tick", "--", "/bin/sh", "-c",
                        "exit 3"}));

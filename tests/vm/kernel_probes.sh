@@ -1,0 +1,89 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Kernel probes for real: runs inside the VM (tests/vm/run), as root, on
+# Debian's cloud kernel with KPROBE_EVENTS and KASLR. The kernel's debuginfo
+# is put where Debian's -dbg package puts it, so kprobectl finds it alone.
+# Usage: kernel_probes.sh BUILD_DIR VMLINUX
+set -u
+build=$1
+vmlinux=$2
+k=$build/kprobectl
+release=$(uname -r)
+mkdir -p /usr/lib/debug/boot
+ln -sf "$vmlinux" "/usr/lib/debug/boot/vmlinux-$release"
+tracefs=/sys/kernel/tracing
+failed=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for line in "$@"; do echo "#   $line"; done; }
+check() {  # check DESCRIPTION COMMAND...: passes when COMMAND succeeds
+  local what=$1; shift
+  if "$@"; then ok "$what"; else not_ok "$what"; fi
+}
+nothing_left() { [ ! -s $tracefs/kprobe_events ] && [ -z "$(ls $tracefs/instances)" ]; }
+
+echo "# kernel $release, KASLR _text at $(grep ' _text$' /proc/kallsyms | cut -d' ' -f1)"
+
+# 1. A line probe in a syscall path with a local variable and a string, a
+#    return probe with $retval: the file name opened and the fd returned.
+echo kprobectl >/tmp/kpvm-file
+out=$("$k" add 'kpvm:open=do_sys_openat2:14 name=tmp->name:string flags=how->flags dfd' 2>&1) &&
+  "$k" -q add 'kpvm:open=do_sys_openat2%return fd=$retval' 2>&1
+check "add a line probe with a local and a string, and a return probe" [ $? -eq 0 ]
+echo "# $out"
+listed=$("$k" list 'kpvm:*' 2>&1)
+echo "$listed" | sed 's/^/# /'
+check "list maps the line probe back to its source" grep -q 'kpvm:open	(on do_sys_openat2:14@.*fs/open.c with name flags dfd)' <<<"$listed"
+check "list maps the return probe back to its source" grep -q 'kpvm:open__return	(on do_sys_openat2%return@.*fs/open.c with fd)' <<<"$listed"
+trace=$("$k" trace -o /tmp/kpvm-trace 'kpvm:*' -- cat /tmp/kpvm-file 2>&1)
+echo "# $trace"
+opened=$(grep ' name="/tmp/kpvm-file"' /tmp/kpvm-trace | head -1)
+check "the traced file name is the one cat opened" [ -n "$opened" ]
+pid=$(sed -n 's/.*-\([0-9]*\) *\[.*/\1/p' <<<"$opened")
+# The return that follows that open in the same process.
+fd=$(awk -v pid="-$pid " 'index($0, pid) && /name="\/tmp\/kpvm-file"/ { seen = 1; next }
+                          seen && index($0, pid) && /kpvm:open__return/ { sub(/.* fd=/, ""); print; exit }' /tmp/kpvm-trace)
+grep -- "-$pid " /tmp/kpvm-trace | sed 's/^/# /' | tail -4
+check "the return probe has the fd the open returned (3 for cat)" [ "$fd" = "3" ]
+check "del removes them" "$k" -q del 'kpvm:*'
+check "nothing left in kprobe_events" nothing_left
+
+# 2. A duplicated static function: one probe per instance, distinct
+#    addresses, and they fire (/proc/cpuinfo and /proc/crypto each have a c_start).
+defs=$("$k" -D c_start 2>&1)
+echo "$defs" | sed 's/^/# /'
+check "c_start has three instances at three _text offsets" [ "$(grep -c '_text+' <<<"$defs")" -eq 3 ]
+check "the offsets differ" [ "$(awk '{print $2}' <<<"$defs" | sort -u | wc -l)" -eq 3 ]
+"$k" trace -q -o /tmp/kpvm-c --probe 'kpvm:c=c_start' -- sh -c 'cat /proc/cpuinfo /proc/crypto >/dev/null'
+fired=$(sed -n 's/.*kpvm:\(c[_0-9]*\): .*/\1/p' /tmp/kpvm-c | sort -u | wc -l)
+check "two different instances fired" [ "$fired" -ge 2 ]
+grep -o 'kpvm:c[_0-9]*: ([^)]*)' /tmp/kpvm-c | sort -u | sed 's/^/# /'
+check "nothing left after trace --probe" nothing_left
+
+# 3. Refusals: each a clear error, nothing written.
+refuse() {  # refuse DESCRIPTION EXPECTED-MESSAGE-PATTERN SPEC...
+  local what=$1 pattern=$2; shift 2
+  local err
+  err=$("$k" add "$@" 2>&1)
+  local status=$?
+  if [ $status -ne 0 ] && grep -q -- "$pattern" <<<"$err" && nothing_left; then ok "$what"
+  else not_ok "$what" "exit $status" "$err"; fi
+}
+refuse "a blacklisted function is refused" "on the kernel's kprobe blacklist" 'kpvm:x=do_int3'
+refuse "a notrace function is refused before the kernel says 'Failed to register'" "ftrace cannot trace it" 'kpvm:x=t_start'
+refuse "a variable not available at that line is refused" "has no location at\|no variable" 'kpvm:x=do_sys_openat2:2 tmp'
+refuse "an unknown function is refused" "no function 'no_such_function_kp'" 'kpvm:x=no_such_function_kp'
+refuse "a later definition's failure takes back the earlier ones" "" -a 'kpvm:ok=vfs_read' -a 'kpvm:bad=no_such_function_kp'
+# A vmlinux that is not the running kernel's: the test fixture stands in.
+refuse "a build-id mismatch is refused, naming both ids" "build-id is .*, the running kernel's" -k "$build/tests/fixtures/kernel_like" 'kpvm:x=process'
+
+# 4. Symbol-level probes with --maxactive, and hits in list.
+check "a return probe with --maxactive" "$k" -q --maxactive 16 add 'kpvm:r=vfs_read%return $retval'
+cat /etc/hostname >/dev/null
+grep -q '^r16:kpvm/r__return' $tracefs/kprobe_events && ok "r16: written" || not_ok "r16: written" "$(cat $tracefs/kprobe_events)"
+"$k" -q del 'kpvm:*'
+check "nothing left at the end" nothing_left
+
+echo "1..$n"
+[ $failed -eq 0 ]
