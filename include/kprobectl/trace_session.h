@@ -30,6 +30,9 @@ class TraceSession {
 
   Result<void> SetBufferSizeKb(unsigned kb);
   Result<void> SetPid(int pid);
+  // Leaves out the events of `pid` (kprobectl's own), where the kernel
+  // can (set_event_notrace_pid, Linux 5.8); a no-op elsewhere.
+  void ExcludePid(int pid);
   // A kernel-side filter on one event ("group/event"); the kernel's own
   // complaint when it rejects the expression.
   Result<void> SetFilter(const std::string& event, const std::string& expression);

@@ -169,7 +169,8 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
   if (options.quiet) return {};
   io.out << (defs.size() == 1 ? "Added new event:\n" : "Added new events:\n");
   for (const TraceEventDef& def : defs)
-    io.out << "  " << def.FullName() << "\t" << DescribeDefinition(def, image) << "\n";
+    io.out << "  " << def.FullName() << "\t"
+           << DescribeDefinition(def, image, SourceOfDefinition(def, files.image.get(), files.debuginfo.get())) << "\n";
   io.out << "\nYou can now record them, e.g.:\n"
          << "  echo 1 > " << dir->PathOf("events/" + defs.front().group + "/" + defs.front().event + "/enable")
          << "\n  cat " << dir->PathOf("trace_pipe") << "\n";

@@ -90,6 +90,9 @@ Result<std::vector<TraceEventDef>> ResolveSpecs(const std::vector<ProbeSpec>& sp
 Result<std::unique_ptr<TracefsDir>> OpenTracefs(const Options& options, bool may_mount = true);
 // -x BINARY: a path, or a command name looked up in PATH.
 Result<std::string> FindBinary(const std::string& name);
+// Where a definition's target is in the source, perf's way
+// ("do_sys_openat2:14@fs/open.c"), or empty when the files do not say.
+std::string SourceOfDefinition(const TraceEventDef& def, const ElfImage* image, Debuginfo* debuginfo);
 // "(on compute+4 in /path/demo with a b)" as perf prints it; with `source`
 // (from the DWARF) "(on compute:3@/src/demo.c in /path/demo with a b)".
 std::string DescribeDefinition(const TraceEventDef& def, const ElfImage* image, const std::string& source = "");

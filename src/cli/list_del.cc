@@ -52,6 +52,13 @@ std::string SourceOf(Debuginfo& debuginfo, const ElfImage& image, uint64_t addre
   return at->function + "@" + file;
 }
 
+std::string SourceOfDefinition(const TraceEventDef& def, const ElfImage* image, Debuginfo* debuginfo) {
+  if (!image || !debuginfo) return {};
+  auto address = def.target.kind == ProbeTarget::kFile ? image->VirtualAddress(def.target.offset)
+                                                       : KernelImageAddress(*image, def.target);
+  return address ? SourceOf(*debuginfo, *image, *address, def.retprobe) : std::string();
+}
+
 std::string DescribeDefinition(const TraceEventDef& def, const ElfImage* image, const std::string& source) {
   std::string where;
   const ProbeTarget& t = def.target;
@@ -118,8 +125,7 @@ Result<void> RunList(const Options& options, const std::vector<std::string>& pat
     if (def.target.kind == ProbeTarget::kFile) {
       Files& f = open(def.target.path);
       image = f.image.get();
-      auto vaddr = image ? image->VirtualAddress(def.target.offset) : std::nullopt;
-      if (vaddr && f.debuginfo) source = SourceOf(*f.debuginfo, *image, *vaddr, def.retprobe);
+      source = SourceOfDefinition(def, image, f.debuginfo.get());
     } else {
       if (!looked_for_kernel) {
         looked_for_kernel = true;
@@ -127,8 +133,7 @@ Result<void> RunList(const Options& options, const std::vector<std::string>& pat
         if (found) kernel_image = *found;
       }
       Files& f = open(kernel_image);
-      auto address = f.image ? KernelImageAddress(*f.image, def.target) : std::nullopt;
-      if (address && f.debuginfo) source = SourceOf(*f.debuginfo, *f.image, *address, def.retprobe);
+      source = SourceOfDefinition(def, f.image.get(), f.debuginfo.get());
     }
     io.out << "  " << def.FullName() << "\t" << DescribeDefinition(def, image, source);
     if (const ProfileEntry* entry = FindProfileEntry(profile, def)) {

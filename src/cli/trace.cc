@@ -230,6 +230,7 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   auto session = KP_TRY(TraceSession::Create(*dir, "kprobectl-" + std::to_string(getpid()), log));
   if (trace.buffer_kb) KP_TRY_VOID(session->SetBufferSizeKb(trace.buffer_kb));
   if (trace.pid) KP_TRY_VOID(session->SetPid(trace.pid));
+  else session->ExcludePid(getpid());  // not our own reads of tracefs and /proc
   std::vector<std::string> names;
   for (const TraceEventDef& def : selected) names.push_back(def.group + "/" + def.event);
   auto decoder = KP_TRY(EventDecoder::FromTracefs(dir->root(), names));
@@ -411,7 +412,7 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
     if (!profile) continue;
     for (const TraceEventDef& def : selected)
       if (def.retprobe && def.kind == kind)
-        if (const ProfileEntry* entry = FindProfileEntry(*profile, def); entry && entry->misses)
+        if (const ProfileEntry* entry = FindProfileEntry(*profile, def); entry && entry->misses.value_or(0) > 0)
           misses.push_back(def.FullName() + " " + std::to_string(*entry->misses));
   }
   if (!misses.empty()) summary += "; return probes missed: " + Join(misses, ", ");

@@ -35,6 +35,10 @@ Result<void> TraceSession::SetPid(int pid) {
   return {};
 }
 
+void TraceSession::ExcludePid(int pid) {
+  if (root_.Exists(Path("set_event_notrace_pid"))) (void)Write("set_event_notrace_pid", std::to_string(pid));
+}
+
 Result<void> TraceSession::SetFilter(const std::string& event, const std::string& expression) {
   std::string file = "events/" + event + "/filter";
   auto result = Write(file, expression);

@@ -130,7 +130,8 @@ TEST_CASE("uprobes: list shows the events and del removes them all") {
   std::string bin = FixturePath("target_O2");
   auto added = RunKprobectl({"-x", bin, "add", group + ":e=compute+4", "%di"});
   REQUIRE(added.status == 0);
-  CHECK(added.out.starts_with("Added new event:\n  " + group + ":e\t(on compute+4 in " + bin + " with di)\n"));
+  CHECK(added.out.starts_with("Added new event:\n  " + group + ":e\t(on compute+4@" + FixtureSourceDir() +
+                              "/target.c in " + bin + " with di)\n"));
   auto listed = RunKprobectl({"list", group + ":*"});
   CHECK(listed.out == "  " + group + ":e\t(on compute+4@" + FixtureSourceDir() + "/target.c in " + bin +
                           " with di)\t[hits 0]\n");

@@ -68,15 +68,15 @@ TEST_CASE("cli: add writes every definition, list reads them back, perf style") 
   CHECK(written[0].starts_with("p:probe_target_O2/compute " + bin + ":0x"));
   CHECK(written[1].starts_with("p:probe_target_O2/helper " + bin + ":0x"));
   CHECK(written[2].starts_with("p:probe_target_O2/helper_1 " + bin + ":0x"));
+  std::string src = FixtureSourceDir();
   CHECK(r.out.starts_with("Added new events:\n"
-                          "  probe_target_O2:compute\t(on compute in " + bin + " with arg1 arg2)\n"
-                          "  probe_target_O2:helper\t(on helper in " + bin + ")\n"
-                          "  probe_target_O2:helper_1\t(on helper in " + bin + ")\n"));
+                          "  probe_target_O2:compute\t(on compute@" + src + "/target.c in " + bin + " with arg1 arg2)\n"
+                          "  probe_target_O2:helper\t(on helper@" + src + "/target.c in " + bin + ")\n"
+                          "  probe_target_O2:helper_1\t(on helper@" + src + "/other.c in " + bin + ")\n"));
 
   // list maps each event back to its source through the binary's DWARF.
   auto list = RunKprobectl({"--tracefs", tracefs.path(), "list"});
   CHECK(list.status == 0);
-  std::string src = FixtureSourceDir();
   CHECK(list.out == "  probe_target_O2:compute\t(on compute@" + src + "/target.c in " + bin + " with arg1 arg2)\n"
                     "  probe_target_O2:helper\t(on helper@" + src + "/target.c in " + bin + ")\n"
                     "  probe_target_O2:helper_1\t(on helper@" + src + "/other.c in " + bin + ")\n");
