@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// The running kernel's files, in a temporary tree: /sys/kernel/notes,
+// debuginfo places, the kprobe blacklist, available_filter_functions,
+// /proc/kallsyms.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "kprobectl/kernel_image.h"
+#include "test_support.h"
+
+using namespace kprobectl;
+using namespace kprobectl::test;
+
+namespace {
+
+std::string Note(uint32_t type, const std::string& name, const std::string& desc) {
+  std::string out;
+  auto word = [&](uint32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); };
+  word(static_cast<uint32_t>(name.size() + 1));
+  word(static_cast<uint32_t>(desc.size()));
+  word(type);
+  out += name;
+  out += '\0';
+  while (out.size() % 4) out += '\0';
+  out += desc;
+  while (out.size() % 4) out += '\0';
+  return out;
+}
+
+std::string Bytes(const std::string& hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the build-id in /sys/kernel/notes") {
+  std::string id = "0123456789abcdef0123456789abcdef01234567";
+  CHECK(BuildIdFromNotes(Note(1, "Xen", "abcd") + Note(3, "GNU", Bytes(id))) == id);
+  CHECK(BuildIdFromNotes(Note(1, "Xen", "abcd")).empty());
+  CHECK(BuildIdFromNotes("").empty());
+}
+
+TEST_CASE("where the running kernel's debuginfo is looked for") {
+  KernelEnv env;
+  env.release = "6.1.0-56-cloud-amd64";
+  CHECK(DebuginfoCandidates(env, "abcdef") ==
+        std::vector<std::string>{"/usr/lib/debug/boot/vmlinux-6.1.0-56-cloud-amd64",
+                                 "/usr/lib/debug/lib/modules/6.1.0-56-cloud-amd64/vmlinux",
+                                 "/boot/vmlinux-6.1.0-56-cloud-amd64",
+                                 "/lib/modules/6.1.0-56-cloud-amd64/build/vmlinux",
+                                 "/lib/modules/6.1.0-56-cloud-amd64/vmlinux", "/usr/lib/debug/.build-id/ab/cdef.debug"});
+}
+
+TEST_CASE("finding the debuginfo, with the build-id checked") {
+  TempDir root;
+  KernelEnv env;
+  env.release = "6.1.0-test";
+  env.root = root.path();
+  env.notes = "/notes";
+  std::string image_path = FixturePath("kernel_like");
+  auto image = ElfImage::Open(image_path);
+  REQUIRE(image);
+  WriteFile(root / "notes", Note(3, "GNU", Bytes(image->build_id())));
+
+  auto none = FindKernelDebuginfo(env, false);
+  REQUIRE_FALSE(none);
+  CHECK(none.error().message.starts_with("no debuginfo for the running kernel 6.1.0-test; looked at " + root.path() +
+                                         "/usr/lib/debug/boot/vmlinux-6.1.0-test, "));
+  CHECK(none.error().message.find("/usr/lib/debug/.build-id/" + image->build_id().substr(0, 2) + "/") !=
+        std::string::npos);
+  CHECK(none.error().hint.starts_with("install linux-image-6.1.0-test-dbg (Debian, Ubuntu: -dbgsym) or "
+                                      "kernel-debuginfo (Fedora)"));
+
+  std::filesystem::create_directories(root / "boot");
+  std::filesystem::copy_file(image_path, root / "boot/vmlinux-6.1.0-test");
+  CHECK(*FindKernelDebuginfo(env, false) == root / "boot/vmlinux-6.1.0-test");
+
+  WriteFile(root / "notes", Note(3, "GNU", Bytes("00112233445566778899aabbccddeeff00112233")));
+  auto mismatch = FindKernelDebuginfo(env, false);
+  REQUIRE_FALSE(mismatch);
+  CHECK(mismatch.error().message == "'" + (root / "boot/vmlinux-6.1.0-test") +
+                                        "' is not the running kernel's image: its build-id is " + image->build_id() +
+                                        ", the running kernel's (/notes) is 00112233445566778899aabbccddeeff00112233");
+  CHECK(mismatch.error().hint == "install the debuginfo of kernel 6.1.0-test, or add -f to use this file anyway");
+  CHECK(*FindKernelDebuginfo(env, true) == root / "boot/vmlinux-6.1.0-test");
+}
+
+TEST_CASE("the kprobe blacklist from debugfs, KASLR's slide taken off") {
+  auto list = KprobeBlacklist::FromDebugfs(
+      "0xffffffff87800990-0xffffffff878009b0\tasm_exc_divide_error\n"
+      "0xffffffff86a31000-0xffffffff86a31100\tdo_int3\n"
+      "0xffffffffc0001000-0xffffffffc0001010\tsome_mod_fn [some_mod]\n",
+      0x5a00000);
+  REQUIRE(list.Find(0xffffffff81e00990));
+  CHECK(list.Find(0xffffffff81e00990)->name == "asm_exc_divide_error");
+  CHECK(list.Find(0xffffffff81031050)->name == "do_int3");
+  CHECK_FALSE(list.Find(0xffffffff81031100));
+  CHECK(list.Find(0xffffffffba601008)->name == "some_mod_fn [some_mod]");
+}
+
+TEST_CASE("traceable functions, kallsyms names and the KASLR slide") {
+  auto traceable = TraceableFunctions::FromAvailable("vfs_read\nvfs_write\next4_sync_file [ext4]\n");
+  ElfSymbol read, trace;
+  read.name = "vfs_read";
+  trace.name = "t_show";
+  CHECK(traceable.known());
+  CHECK(traceable.Traceable(read));
+  CHECK_FALSE(traceable.Traceable(trace));
+  CHECK(TraceableFunctions().Traceable(trace));  // unknown: no refusal
+
+  auto names = KallsymsNames::Parse("ffffffff81000000 T _text\nffffffff81001000 t umask_show\n"
+                                    "ffffffff81002000 t umask_show\nffffffff81003000 d some_data\n"
+                                    "ffffffffc0000000 t umask_show\t[mod]\n");
+  CHECK(names.Count("umask_show") == 3);
+  CHECK(names.Count("_text") == 1);
+  CHECK(names.Count("some_data") == 0);
+
+  TempDir root;
+  auto image = ElfImage::Open(FixturePath("kernel_like"));
+  REQUIRE(image);
+  const ElfSymbol* text = image->Find("_text");
+  REQUIRE(text);
+  KernelEnv env;
+  env.root = root.path();
+  env.kallsyms = "/kallsyms";
+  char line[64];
+  std::snprintf(line, sizeof line, "%llx T _text\n", static_cast<unsigned long long>(text->value + 0x2000000));
+  WriteFile(root / "kallsyms", line);
+  CHECK(*KaslrSlide(env, *image) == 0x2000000);
+  WriteFile(root / "kallsyms", "0000000000000000 T _text\n");  // hidden addresses
+  CHECK_FALSE(KaslrSlide(env, *image));
+}
+
+TEST_CASE("offline, the image says what is blacklisted and traceable") {
+  auto image = ElfImage::Open(FixturePath("kernel_like"));
+  REQUIRE(image);
+  auto blacklist = KprobeBlacklist::FromImage(*image);
+  REQUIRE(blacklist);
+  CHECK(blacklist->empty());  // a user program has no such sections
+  auto traceable = TraceableFunctions::FromImage(*image);
+  REQUIRE(traceable);
+  CHECK_FALSE(traceable->known());  // nor __mcount_loc: then nothing is refused
+}
