@@ -59,6 +59,10 @@ Result<FetchType> CheckArgType(const ProbeSpec& spec, const ProbeArg& arg, const
 Result<void> FinishArgs(const ProbeSpec& spec, std::vector<FetchArg>& args, const std::vector<const ProbeArg*>& from);
 std::unexpected<Error> ArgError(const ProbeSpec& spec, size_t pos, std::string what, std::string hint = {});
 
+// "+OFF(INNER)", "-OFF(INNER)" or, for user memory from a kernel probe,
+// "+uOFF(INNER)": the value in memory at INNER + OFF.
+std::string Dereference(int64_t offset, bool user, const std::string& inner);
+
 // Memory at `target` (a virtual address in the image) as a fetcharg: for
 // uprobes "@+OFF" relative to the probed segment (see fetch_args.cc); for
 // the kernel "@SYMBOL+OFF", or "@_text+OFF" when the name is not unique.

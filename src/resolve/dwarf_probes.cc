@@ -46,7 +46,7 @@ Result<std::string> VariableFetchArg(const VariableFetch& f, ProbeKind kind, con
   }
   for (size_t i = first_deref; i < f.derefs.size(); ++i) {
     int64_t d = f.derefs[i];
-    out = (d < 0 ? "-" : "+") + std::to_string(d < 0 ? -d : d) + "(" + out + ")";
+    out = Dereference(d, false, out);
   }
   return out;
 }
@@ -194,8 +194,7 @@ Result<std::vector<TraceEventDef>> BuildDwarfDefinitions(const std::vector<Probe
         size_t steps = variable->derefs.size() + e.derefs.size() + (pointee ? 1 : 0) +
                        (variable->type == "string" || variable->type.starts_with("b") ? 1 : 0);
         for (const ArgDeref& d : e.derefs)
-          text = (d.offset < 0 ? "-" : "+") + std::string(d.user ? "u" : "") +
-                 std::to_string(d.offset < 0 ? -d.offset : d.offset) + "(" + text + ")";
+          text = Dereference(d.offset, d.user, text);
         if (steps + 2 > kMaxFetchInstructions)
           return ArgError(spec, arg.pos, "'" + arg.text + "' dereferences too deeply for the kernel (at most " +
                                              std::to_string(kMaxFetchInstructions - 2) + " steps)");

@@ -23,6 +23,11 @@
 
 namespace kprobectl {
 
+std::string Dereference(int64_t offset, bool user, const std::string& inner) {
+  return (offset < 0 ? "-" : "+") + std::string(user ? "u" : "") + std::to_string(offset < 0 ? -offset : offset) + "(" +
+         inner + ")";
+}
+
 std::string UprobeMemoryRef(const ElfImage& image, uint64_t probe_address, uint64_t target) {
   for (const LoadSegment& seg : image.segments())
     if (probe_address >= seg.vaddr && probe_address < seg.vaddr + seg.filesz)
@@ -159,8 +164,7 @@ Result<FetchArg> ConvertRawArg(const ProbeSpec& spec, size_t index, const FetchC
   for (const ArgDeref& d : e.derefs) {
     if (d.user && ctx.kind == ProbeKind::kKernel && !ctx.features->user_deref)
       return ArgError(spec, arg.pos, "this kernel cannot dereference user memory (+uOFFSET, Linux 5.5)");
-    fetch = (d.offset < 0 ? "-" : "+") + std::string(d.user ? "u" : "") +
-            std::to_string(d.offset < 0 ? -d.offset : d.offset) + "(" + fetch + ")";
+    fetch = Dereference(d.offset, d.user, fetch);
     is_memory = true;
     ++instructions;
   }
