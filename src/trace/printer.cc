@@ -213,11 +213,10 @@ bool Printer::Print(const EventPlan& plan, const Record& record, std::string& ou
   if (options_.latency) latency = TrackLatency(plan, record);
   if (plan.hidden) return false;
   uint64_t ip = plan.ip_offset + 8 <= record.size ? ReadUnsigned(record.data + plan.ip_offset, 8) : 0;
-  std::string where = plan.location;
-  if (plan.kernel && kernel_symbol_ && !plan.retprobe) {
-    std::string symbol = kernel_symbol_(ip);
-    if (!symbol.empty()) where = symbol;
-  }
+  // The plan's location, unless the kernel's symbols name the address (no copy per event).
+  std::string symbol;
+  if (plan.kernel && kernel_symbol_ && !plan.retprobe) symbol = kernel_symbol_(ip);
+  const std::string& where = symbol.empty() ? plan.location : symbol;
   std::string caller;
   if (plan.retprobe) {
     uint64_t ret_ip = plan.ret_offset + 8 <= record.size ? ReadUnsigned(record.data + plan.ret_offset, 8) : 0;
