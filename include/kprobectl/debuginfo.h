@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kprobectl/elf_image.h"
 #include "kprobectl/probe_spec.h"
 #include "kprobectl/result.h"
 
@@ -92,6 +93,17 @@ class Debuginfo {
  public:
   // Opens an ELF file that carries DWARF (.debug_info).
   static Result<std::unique_ptr<Debuginfo>> Open(const std::string& path);
+
+  // A kernel module (.ko, .ko.xz, .ko.zst): relocatable, so its sections
+  // get addresses first (libdwfl lays them out); `symbols` receives its
+  // symbols at those addresses. The DWARF may be missing (a stripped .ko):
+  // then the result is null and `symbols` still filled.
+  struct Module {
+    std::unique_ptr<Debuginfo> debuginfo;
+    std::vector<ElfSymbol> symbols;
+    std::string dwarf_error;
+  };
+  static Result<Module> OpenModule(const std::string& path);
   virtual ~Debuginfo() = default;
 
   virtual const std::string& path() const = 0;

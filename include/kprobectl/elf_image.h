@@ -36,6 +36,10 @@ class ElfImage {
  public:
   // Opens and reads `path`; the returned image holds no file descriptor.
   static Result<ElfImage> Open(const std::string& path);
+  // A kernel module's image: its symbols at the addresses its sections were
+  // given (see Debuginfo::OpenModule), under the module's name.
+  static ElfImage FromModule(std::string path, std::string module, std::vector<ElfSymbol> symbols);
+  const std::string& module() const { return module_; }  // empty unless a module
 
   const std::string& path() const { return path_; }
   bool shared_object() const { return shared_object_; }  // ET_DYN (PIE or library)
@@ -66,6 +70,7 @@ class ElfImage {
   const ElfSymbol* SymbolAt(uint64_t vaddr, ElfSymbol::Type type) const;
 
   std::string path_;
+  std::string module_;
   bool shared_object_ = false;
   std::string build_id_;
   std::vector<ElfSymbol> symbols_;

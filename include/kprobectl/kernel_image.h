@@ -42,6 +42,13 @@ Result<std::string> FindKernelDebuginfo(const KernelEnv& env, bool force);
 // Checks that `image` is the running kernel's.
 Result<void> CheckBuildId(const KernelEnv& env, const ElfImage& image, bool force);
 
+// A loaded or installed module's file, by name ("ext4", "nls-utf8" and
+// "nls_utf8" alike): its debuginfo under /usr/lib/debug/lib/modules/RELEASE
+// when installed, else its .ko (.ko.xz, .ko.zst) under /lib/modules/RELEASE.
+Result<std::string> FindKernelModule(const KernelEnv& env, std::string_view name);
+// The module name a path or name stands for: "nls_utf8" for ".../nls-utf8.ko.xz".
+std::string ModuleName(std::string_view path_or_name);
+
 // Address ranges the kernel refuses to kprobe, by name of what holds them.
 struct BlacklistRange {
   uint64_t start = 0, end = 0;

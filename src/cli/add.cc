@@ -148,7 +148,7 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
     for (const std::string& note : notes) io.err << "note: " << note << "\n";
   if (kind == ProbeKind::kKernel) {
     // The running kernel's lists, unless this only prints definitions for an image (-k -D).
-    bool running = features.kprobe_events && (options.vmlinux.empty() || !options.dry_run);
+    bool running = features.kprobe_events && ((options.vmlinux.empty() && options.module.empty()) || !options.dry_run);
     KP_TRY_VOID(CheckKernelProbes(defs, files, dir.get(), options, running));
   }
   const ElfImage* image = files.kind == ProbeKind::kUser ? files.image.get() : nullptr;

@@ -40,6 +40,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   std::string list_pattern, funcs_filter, line_range, vars_spec;
   app.add_option("-x,--exec", options.exec, "Probe user space: an executable or shared library (path or name in PATH)");
   app.add_option("-k,--vmlinux", options.vmlinux, "Kernel image with debuginfo, for kernel probes");
+  app.add_option("-m,--module", options.module, "Kernel module: a loaded module's name, or PATH.ko");
   app.add_option("-s,--source", options.source_dirs, "Directory to find source files in (repeatable)");
   app.add_flag("--no-inlines", options.no_inlines, "Leave out inlined copies of functions");
   app.add_flag("--externs", options.externs, "vars: show global variables too");

@@ -23,6 +23,7 @@ namespace kprobectl::cli {
 struct Options {
   std::string exec;       // -x BINARY
   std::string vmlinux;    // -k VMLINUX
+  std::string module;     // -m NAME|PATH.ko
   std::vector<std::string> source_dirs;  // -s DIR
   bool no_inlines = false;  // --no-inlines
   bool externs = false;     // vars --externs

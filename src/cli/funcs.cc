@@ -12,8 +12,8 @@
 namespace kprobectl::cli {
 
 Result<void> RunFuncs(const Options& options, const std::string& filter_text, Streams io) {
-  if (options.exec.empty() && options.vmlinux.empty())
-    return Fail("listing functions needs a binary (-x BINARY) or a kernel image (-k VMLINUX)");
+  if (options.exec.empty() && options.vmlinux.empty() && options.module.empty())
+    return Fail("listing functions needs a binary (-x BINARY), a kernel image (-k VMLINUX) or a module (-m MODULE)");
   TargetFiles files = KP_TRY(OpenTargetFiles(options));
   const ElfImage& image = *files.image;
   // perf's default filter hides compiler-internal names.

@@ -28,6 +28,25 @@ Result<void> CheckKernelProbes(std::vector<TraceEventDef>& defs, const TargetFil
                                const Options& options, bool running) {
   KernelEnv env = KernelEnv::Running();
   const ElfImage* image = files.image.get();
+  if (image && !image->module().empty()) {
+    if (running && access(("/sys/module/" + image->module()).c_str(), F_OK) != 0)
+      return Fail("module " + image->module() + " is not loaded", "load it first: modprobe " + image->module());
+    // Its functions are checked by name; addresses of a module's image are
+    // not the kernel's.
+    if (running && tracefs)
+      if (auto available = tracefs->Read("available_filter_functions")) {
+        auto traceable = TraceableFunctions::FromAvailable(*available);
+        for (const TraceEventDef& def : defs) {
+          ElfSymbol by_name;
+          by_name.name = def.target.symbol;
+          if (!traceable.Traceable(by_name))
+            return Fail("'" + def.target.symbol + "' of module " + image->module() +
+                            " cannot be kprobed: ftrace cannot trace it (a notrace function)",
+                        "probe a function that calls it");
+        }
+      }
+    return {};
+  }
   if (running && image && !options.vmlinux.empty()) KP_TRY_VOID(CheckBuildId(env, *image, options.force));
 
   // The blacklist and the traceable functions: the running kernel's own

@@ -6,8 +6,19 @@ namespace kprobectl::cli {
 
 Result<TargetFiles> OpenTargetFiles(const Options& options) {
   TargetFiles files;
-  if (!options.exec.empty() && !options.vmlinux.empty())
-    return Fail("-x and -k do not go together", "-x probes a program, -k names the kernel's image");
+  if (!options.exec.empty() && (!options.vmlinux.empty() || !options.module.empty()))
+    return Fail("-x does not go with -k or -m", "-x probes a program, -k and -m the kernel");
+  if (!options.module.empty()) {
+    // A module: its file, its symbols where libdwfl lays it out, its DWARF.
+    std::string path = options.module;
+    if (path.find('/') == std::string::npos && path.find(".ko") == std::string::npos)
+      path = KP_TRY(FindKernelModule(KernelEnv::Running(), options.module));
+    auto module = KP_TRY(Debuginfo::OpenModule(path));
+    files.image = std::make_unique<ElfImage>(ElfImage::FromModule(path, ModuleName(path), std::move(module.symbols)));
+    if (module.debuginfo) files.debuginfo = std::move(module.debuginfo);
+    else files.debuginfo_error = {module.dwarf_error, "install the kernel's debug package for its modules' DWARF"};
+    return files;
+  }
   std::string path;
   if (!options.exec.empty()) {
     files.kind = ProbeKind::kUser;

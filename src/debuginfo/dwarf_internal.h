@@ -6,6 +6,7 @@
 #pragma once
 
 #include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
 
 #include <map>
 #include <string>
@@ -46,6 +47,9 @@ struct FunctionInstance {
 class DwarfInfo : public Debuginfo {
  public:
   DwarfInfo(std::string path, int fd, Dwarf* dwarf);
+  // Over a module's relocated DWARF, which `dwfl` owns; `memory` is the
+  // decompressed module libdwfl reads from (it does not free it), or null.
+  DwarfInfo(std::string path, Dwfl* dwfl, Dwarf* dwarf, char* memory);
   ~DwarfInfo() override;
   DwarfInfo(const DwarfInfo&) = delete;
   DwarfInfo& operator=(const DwarfInfo&) = delete;
@@ -94,8 +98,10 @@ class DwarfInfo : public Debuginfo {
   Result<std::vector<DwarfAddress>> ResolveSourceLine(const ProbePoint& point, const FindOptions& options);
 
   std::string path_;
-  int fd_;
+  int fd_ = -1;
   Dwarf* dwarf_;
+  Dwfl* dwfl_ = nullptr;
+  char* memory_ = nullptr;
   Dwarf_CFI* cfi_debug_ = nullptr;  // .debug_frame
   Dwarf_CFI* cfi_eh_ = nullptr;     // .eh_frame
   bool indexed_ = false;

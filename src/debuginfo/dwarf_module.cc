@@ -14,6 +14,11 @@
 
 #include <cstring>
 
+#include <gelf.h>
+#include <zstd.h>
+
+#include <vector>
+
 #include "dwarf_internal.h"
 #include "kprobectl/glob.h"
 
@@ -29,6 +34,105 @@ Result<std::unique_ptr<Debuginfo>> Debuginfo::Open(const std::string& path) {
                 "build it with -g, or install its debug package (the -dbgsym or -dbg package on Debian)");
   }
   return std::unique_ptr<Debuginfo>(new dwarf::DwarfInfo(path, fd, dbg));
+}
+
+namespace {
+
+char* no_debuginfo_path = nullptr;  // libdwfl's default search path; never written
+const Dwfl_Callbacks kOfflineCallbacks = {dwfl_build_id_find_elf, dwfl_standard_find_debuginfo,
+                                          dwfl_offline_section_address, &no_debuginfo_path};
+
+}  // namespace
+
+namespace {
+
+// libdwfl 0.188 reads .ko.xz and .ko.gz itself, not .ko.zst (elfutils 0.189
+// added it): those are decompressed here, into memory libdwfl then owns.
+Result<std::pair<char*, size_t>> ReadZstd(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Fail("cannot open '" + path + "': " + std::strerror(errno));
+  std::string compressed;
+  char buf[1 << 16];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) compressed.append(buf, static_cast<size_t>(n));
+  close(fd);
+  ZSTD_DStream* stream = ZSTD_createDStream();
+  ZSTD_initDStream(stream);
+  std::string out;
+  ZSTD_inBuffer in{compressed.data(), compressed.size(), 0};
+  std::vector<char> chunk(ZSTD_DStreamOutSize());
+  while (in.pos < in.size) {
+    ZSTD_outBuffer o{chunk.data(), chunk.size(), 0};
+    size_t ret = ZSTD_decompressStream(stream, &o, &in);
+    if (ZSTD_isError(ret)) {
+      ZSTD_freeDStream(stream);
+      return Fail("cannot decompress '" + path + "': " + ZSTD_getErrorName(ret));
+    }
+    out.append(chunk.data(), o.pos);
+  }
+  ZSTD_freeDStream(stream);
+  char* data = static_cast<char*>(malloc(out.size()));
+  if (!data) return Fail("out of memory");
+  std::memcpy(data, out.data(), out.size());
+  return std::pair<char*, size_t>{data, out.size()};
+}
+
+}  // namespace
+
+Result<Debuginfo::Module> Debuginfo::OpenModule(const std::string& path) {
+  Dwfl* dwfl = dwfl_begin(&kOfflineCallbacks);
+  if (!dwfl) return Fail("cannot start libdwfl: " + std::string(dwfl_errmsg(-1)));
+  std::string name = path.substr(path.rfind('/') + 1);
+  name = name.substr(0, name.find(".ko"));
+  Dwfl_Module* mod = nullptr;
+  char* memory = nullptr;  // ours to free, after dwfl_end
+  if (path.ends_with(".zst")) {
+    auto data = ReadZstd(path);
+    if (!data) {
+      dwfl_end(dwfl);
+      return std::unexpected(data.error());
+    }
+    memory = data->first;
+    mod = dwfl_report_offline_memory(dwfl, name.c_str(), path.c_str(), data->first, data->second);
+  } else {
+    mod = dwfl_report_offline(dwfl, name.c_str(), path.c_str(), -1);
+  }
+  dwfl_report_end(dwfl, nullptr, nullptr);
+  if (!mod) {
+    std::string why = dwfl_errmsg(-1);
+    dwfl_end(dwfl);
+    free(memory);
+    return Fail("cannot read the kernel module '" + path + "': " + why);
+  }
+  Module out;
+  int n = dwfl_module_getsymtab(mod);
+  for (int i = 1; i < n; ++i) {
+    GElf_Sym sym;
+    GElf_Addr address = 0;
+    GElf_Word shndx = 0;
+    Elf* elf = nullptr;
+    Dwarf_Addr bias = 0;
+    const char* symbol = dwfl_module_getsym_info(mod, i, &sym, &address, &shndx, &elf, &bias);
+    if (!symbol || !*symbol || sym.st_shndx == SHN_UNDEF) continue;
+    int type = GELF_ST_TYPE(sym.st_info);
+    if (type != STT_FUNC && type != STT_OBJECT) continue;
+    ElfSymbol s;
+    s.name = symbol;
+    s.value = address;
+    s.size = sym.st_size;
+    s.type = type == STT_FUNC ? ElfSymbol::kFunction : ElfSymbol::kObject;
+    s.global = GELF_ST_BIND(sym.st_info) != STB_LOCAL;
+    out.symbols.push_back(std::move(s));
+  }
+  Dwarf_Addr bias = 0;
+  Dwarf* dw = dwfl_module_getdwarf(mod, &bias);
+  if (!dw || bias != 0) {
+    out.dwarf_error = "'" + path + "' has no DWARF debuginfo";
+    dwfl_end(dwfl);
+    free(memory);
+    return out;
+  }
+  out.debuginfo = std::unique_ptr<Debuginfo>(new dwarf::DwarfInfo(path, dwfl, dw, memory));
+  return out;
 }
 
 namespace dwarf {
@@ -87,8 +191,18 @@ DwarfInfo::DwarfInfo(std::string path, int fd, Dwarf* dwarf) : path_(std::move(p
   if (Elf* elf = dwarf_getelf(dwarf_)) cfi_eh_ = dwarf_getcfi_elf(elf);
 }
 
+DwarfInfo::DwarfInfo(std::string path, Dwfl* dwfl, Dwarf* dwarf, char* memory)
+    : path_(std::move(path)), dwarf_(dwarf), dwfl_(dwfl), memory_(memory) {
+  cfi_debug_ = dwarf_getcfi(dwarf_);
+}
+
 DwarfInfo::~DwarfInfo() {
   if (cfi_eh_) dwarf_cfi_end(cfi_eh_);
+  if (dwfl_) {
+    dwfl_end(dwfl_);  // it owns the Dwarf
+    free(memory_);
+    return;
+  }
   dwarf_end(dwarf_);
   close(fd_);
 }

@@ -173,6 +173,14 @@ Result<ElfImage> ElfImage::Open(const std::string& path) {
   return image;
 }
 
+ElfImage ElfImage::FromModule(std::string path, std::string module, std::vector<ElfSymbol> symbols) {
+  ElfImage image;
+  image.path_ = std::move(path);
+  image.module_ = std::move(module);
+  image.symbols_ = std::move(symbols);
+  return image;
+}
+
 Result<uint64_t> ElfImage::FileOffset(uint64_t vaddr) const {
   for (const LoadSegment& seg : segments_)
     if (vaddr >= seg.vaddr && vaddr < seg.vaddr + seg.filesz) return vaddr - seg.vaddr + seg.offset;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -134,6 +135,31 @@ Result<std::string> FindKernelDebuginfo(const KernelEnv& env, bool force) {
   if (!fetched.error().message.empty()) message += ", and " + fetched.error().message;
   return Fail(message, "install linux-image-" + env.release + "-dbg (Debian, Ubuntu: -dbgsym) or kernel-debuginfo "
                        "(Fedora), set DEBUGINFOD_URLS, or name the image with -k VMLINUX");
+}
+
+std::string ModuleName(std::string_view path_or_name) {
+  std::string name(path_or_name.substr(path_or_name.rfind('/') + 1));
+  name = name.substr(0, name.find(".ko"));
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
+Result<std::string> FindKernelModule(const KernelEnv& env, std::string_view name) {
+  std::string wanted = ModuleName(name);
+  std::vector<std::string> tried;
+  for (const std::string& dir : {env.root + "/usr/lib/debug/lib/modules/" + env.release,
+                                 env.root + "/lib/modules/" + env.release}) {
+    tried.push_back(dir);
+    std::error_code error;
+    for (auto it = std::filesystem::recursive_directory_iterator(dir, error);
+         !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
+      std::string file = it->path().filename();
+      if (file.find(".ko") == std::string::npos || !it->is_regular_file()) continue;
+      if (ModuleName(file) == wanted) return it->path().string();
+    }
+  }
+  return Fail("no module '" + std::string(name) + "' for kernel " + env.release + " under " + Join(tried, " or "),
+              "give the module's file: -m PATH.ko");
 }
 
 KprobeBlacklist KprobeBlacklist::FromDebugfs(std::string_view text, int64_t slide) {

@@ -95,6 +95,18 @@ Result<ProbeTarget> Target(ProbeKind kind, const ElfImage& image, uint64_t addre
 
 Result<ProbeTarget> KernelTarget(const ElfImage& image, uint64_t address) {
   ProbeTarget t;
+  if (!image.module().empty()) {
+    // MOD:SYMBOL+OFF: the kernel looks the name up in that module only.
+    const ElfSymbol* f = image.FunctionAt(address);
+    if (!f) return Fail("no function of module " + image.module() + " holds " + Hex(address));
+    if (image.CountNamed(f->name, ElfSymbol::kFunction) > 1)
+      return Fail("module " + image.module() + " has " + std::to_string(image.CountNamed(f->name, ElfSymbol::kFunction)) +
+                  " functions named '" + f->name + "'; the kernel would probe the first");
+    t.module = image.module();
+    t.symbol = f->name;
+    t.offset = address - f->value;
+    return t;
+  }
   const ElfSymbol* sym = image.FunctionAt(address);
   if (sym && image.CountNamed(sym->name, ElfSymbol::kFunction) == 1) {
     t.symbol = sym->name;

@@ -39,8 +39,8 @@ Result<std::vector<TraceEventDef>> BuildKernelDefinitions(const std::vector<Prob
 }
 
 std::optional<uint64_t> KernelImageAddress(const ElfImage& image, const ProbeTarget& t) {
-  if (t.kind == ProbeTarget::kAddress) return t.address;
-  if (t.kind != ProbeTarget::kSymbol || !t.module.empty()) return std::nullopt;
+  if (t.kind == ProbeTarget::kAddress) return image.module().empty() ? std::optional<uint64_t>(t.address) : std::nullopt;
+  if (t.kind != ProbeTarget::kSymbol || t.module != image.module()) return std::nullopt;
   const ElfSymbol* s = image.Find(t.symbol);
   if (!s || (t.symbol != "_text" && image.CountNamed(t.symbol, ElfSymbol::kFunction) != 1)) return std::nullopt;
   return s->value + t.offset;

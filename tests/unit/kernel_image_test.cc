@@ -8,6 +8,7 @@
 
 #include "kprobectl/kernel_image.h"
 #include "test_support.h"
+#include "kprobectl/strings.h"
 
 using namespace kprobectl;
 using namespace kprobectl::test;
@@ -143,4 +144,40 @@ TEST_CASE("offline, the image says what is blacklisted and traceable") {
   auto traceable = TraceableFunctions::FromImage(*image);
   REQUIRE(traceable);
   CHECK_FALSE(traceable->known());  // nor __mcount_loc: then nothing is refused
+}
+
+TEST_CASE("modules: by name under the release's trees, debuginfo first") {
+  CHECK(ModuleName("/lib/modules/6.1/kernel/fs/nls/nls-utf8.ko.xz") == "nls_utf8");
+  CHECK(ModuleName("ext4") == "ext4");
+  TempDir root;
+  KernelEnv env;
+  env.release = "6.1.0-test";
+  env.root = root.path();
+  std::filesystem::create_directories(root / "lib/modules/6.1.0-test/kernel/fs/nls");
+  std::filesystem::create_directories(root / "usr/lib/debug/lib/modules/6.1.0-test/kernel/drivers/net");
+  WriteFile(root / "lib/modules/6.1.0-test/kernel/fs/nls/nls-utf8.ko.zst", "x");
+  WriteFile(root / "lib/modules/6.1.0-test/kernel/drivers_dummy.ko", "x");
+  WriteFile(root / "usr/lib/debug/lib/modules/6.1.0-test/kernel/drivers/net/dummy.ko", "x");
+  CHECK(*FindKernelModule(env, "nls_utf8") == root / "lib/modules/6.1.0-test/kernel/fs/nls/nls-utf8.ko.zst");
+  CHECK(*FindKernelModule(env, "dummy") == root / "usr/lib/debug/lib/modules/6.1.0-test/kernel/drivers/net/dummy.ko");
+  auto missing = FindKernelModule(env, "veth");
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().message == "no module 'veth' for kernel 6.1.0-test under " + root.path() +
+                                       "/usr/lib/debug/lib/modules/6.1.0-test or " + root.path() +
+                                       "/lib/modules/6.1.0-test");
+}
+
+TEST_CASE("modules: MOD:SYMBOL+OFF definitions with DWARF, from plain and compressed files") {
+  for (const char* file : {"kpmod.ko", "kpmod_xz.ko.xz", "kpmod_zst.ko.zst"}) {
+    INFO(file);
+    std::string module = std::string(file).substr(0, std::string(file).find('.'));
+    auto r = RunKprobectl({"-m", FixturePath(file), "-D", "process req->id factor", "-D", "tally x", "-D",
+                           "summarize records_total", "-D", "process%return $retval"});
+    INFO(r.err);
+    CHECK(r.status == 0);
+    CHECK(r.out == "p:probe/process " + module + ":process+0 id=+0(%di):s32 factor=%si:s32\n"
+                   "p:probe/tally " + module + ":tally+0 x=%di:s32\n"
+                   "p:probe/summarize " + module + ":summarize+0 records_total=@records_total:s64\n"
+                   "r:probe/process__return " + module + ":process+0 retval=$retval:s32\n");
+  }
 }

@@ -78,7 +78,24 @@ refuse "a later definition's failure takes back the earlier ones" "" -a 'kpvm:ok
 # A vmlinux that is not the running kernel's: the test fixture stands in.
 refuse "a build-id mismatch is refused, naming both ids" "build-id is .*, the running kernel's" -k "$build/tests/fixtures/kernel_like" 'kpvm:x=process'
 
-# 4. Symbol-level probes with --maxactive, and hits in list.
+# 4. A module: found by name where Debian puts its debuginfo, probed as
+#    MOD:SYMBOL+OFF, with a member of a struct; it fires when a device is made.
+mkdir -p /lib/modules
+ln -sfn "$(dirname "$(dirname "$vmlinux")")/../../../lib/modules/$release" "/lib/modules/$release"
+mkdir -p /usr/lib/debug/lib/modules
+ln -sfn "$(dirname "$(dirname "$vmlinux")")/lib/modules/$release" "/usr/lib/debug/lib/modules/$release"
+busybox insmod "/lib/modules/$release/kernel/drivers/net/dummy.ko"  # kmod may not be installed
+defs=$("$k" -m dummy -D 'dummy_dev_init name=dev->name:string' 2>&1)
+echo "# $defs"
+check "a module's probe is MOD:SYMBOL+OFF" grep -q '^p:probe/dummy_dev_init dummy:dummy_dev_init+0 name=+0(%di):string$' <<<"$defs"
+"$k" trace -q -o /tmp/kpvm-m -m dummy --probe 'kpvm:m=dummy_dev_init name=dev->name:string' -- ip link add kpvm0 type dummy
+grep -q 'kpvm:m: (dummy_dev_init+0x0) name="kpvm0"' /tmp/kpvm-m && ok "the module probe fired with the device's name" ||
+  not_ok "the module probe fired with the device's name" "$(cat /tmp/kpvm-m)"
+ip link del kpvm0 2>/dev/null
+refuse "a module that is not loaded is refused" "module veth is not loaded" -m veth 'kpvm:x=veth_open'
+check "nothing left after the module probes" nothing_left
+
+# 5. Symbol-level probes with --maxactive, and hits in list.
 check "a return probe with --maxactive" "$k" -q --maxactive 16 add 'kpvm:r=vfs_read%return $retval'
 cat /etc/hostname >/dev/null
 grep -q '^r16:kpvm/r__return' $tracefs/kprobe_events && ok "r16: written" || not_ok "r16: written" "$(cat $tracefs/kprobe_events)"
