@@ -71,7 +71,8 @@ Result<std::string> FindBinary(const std::string& name) {
 
 Result<std::vector<TraceEventDef>> ResolveSpecs(const std::vector<ProbeSpec>& specs, TargetFiles& files,
                                                 const KernelFeatures& features, const Options& options,
-                                                EventNamer& namer, std::vector<std::string>* notes) {
+                                                EventNamer& namer, std::vector<std::string>* notes,
+                                                std::vector<size_t>* origins) {
   std::vector<TraceEventDef> defs;
   DefinitionOptions definition_options{options.force, options.maxactive};
   FindOptions find{!options.no_inlines, options.source_dirs};
@@ -110,6 +111,7 @@ Result<std::vector<TraceEventDef>> ResolveSpecs(const std::vector<ProbeSpec>& sp
       ResolvedProbe resolved = KP_TRY(ResolveUserProbe(spec, *files.image));
       more = KP_TRY(BuildUserDefinitions({resolved}, *files.image, features, namer));
     }
+    if (origins) origins->insert(origins->end(), more.size(), static_cast<size_t>(&spec - specs.data()));
     defs.insert(defs.end(), more.begin(), more.end());
   }
   return defs;
@@ -143,14 +145,18 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
   EventNamer namer(existing, options.force);
   TargetFiles files = KP_TRY(OpenTargetFiles(options));
   std::vector<std::string> notes;
-  std::vector<TraceEventDef> defs = KP_TRY(ResolveSpecs(specs, files, features, options, namer, &notes));
-  if (options.verbose)
-    for (const std::string& note : notes) io.err << "note: " << note << "\n";
+  std::vector<size_t> origins;
+  std::vector<TraceEventDef> defs = KP_TRY(ResolveSpecs(specs, files, features, options, namer, &notes, &origins));
   if (kind == ProbeKind::kKernel) {
     // The running kernel's lists, unless this only prints definitions for an image (-k -D).
     bool running = features.kprobe_events && ((options.vmlinux.empty() && options.module.empty()) || !options.dry_run);
-    KP_TRY_VOID(CheckKernelProbes(defs, files, dir.get(), options, running));
+    std::vector<std::string> left_out;
+    KP_TRY_VOID(CheckKernelProbes(defs, origins, files, dir.get(), options, running, &left_out));
+    if (!options.quiet)
+      for (const std::string& line : left_out) io.err << "kprobectl: " << line << "\n";
   }
+  if (options.verbose)
+    for (const std::string& note : notes) io.err << "note: " << note << "\n";
   const ElfImage* image = files.kind == ProbeKind::kUser ? files.image.get() : nullptr;
 
   if (options.dry_run) {

@@ -78,14 +78,18 @@ Result<Debuginfo*> RequireDebuginfo(TargetFiles& files);
 // Refuses kernel probes the kernel would refuse (blacklist, notrace), with
 // the reason, and makes targets KASLR-safe against the running kernel's
 // symbols. `running`: the definitions are for this machine's kernel.
-Result<void> CheckKernelProbes(std::vector<TraceEventDef>& defs, const TargetFiles& files, const TracefsDir* tracefs,
-                               const Options& options, bool running);
+// `origins` gives each definition's spec (see ResolveSpecs): of a spec's
+// several instances, refused ones are left out (noted) if others remain.
+Result<void> CheckKernelProbes(std::vector<TraceEventDef>& defs, const std::vector<size_t>& origins,
+                               const TargetFiles& files, const TracefsDir* tracefs, const Options& options, bool running,
+                               std::vector<std::string>* notes);
 
 // Resolves specs to definitions: through DWARF where the target has it,
 // else through the ELF symbols (or, for the kernel without -k, as symbols).
 Result<std::vector<TraceEventDef>> ResolveSpecs(const std::vector<ProbeSpec>& specs, TargetFiles& files,
                                                 const KernelFeatures& features, const Options& options,
-                                                EventNamer& namer, std::vector<std::string>* notes);
+                                                EventNamer& namer, std::vector<std::string>* notes,
+                                                std::vector<size_t>* origins = nullptr);
 
 // Shared by the commands.
 Result<std::unique_ptr<TracefsDir>> OpenTracefs(const Options& options, bool may_mount = true);

@@ -24,8 +24,9 @@ std::string ReadOrEmpty(const std::string& path) {
 
 }  // namespace
 
-Result<void> CheckKernelProbes(std::vector<TraceEventDef>& defs, const TargetFiles& files, const TracefsDir* tracefs,
-                               const Options& options, bool running) {
+Result<void> CheckKernelProbes(std::vector<TraceEventDef>& defs, const std::vector<size_t>& origins,
+                               const TargetFiles& files, const TracefsDir* tracefs, const Options& options, bool running,
+                               std::vector<std::string>* notes) {
   KernelEnv env = KernelEnv::Running();
   const ElfImage* image = files.image.get();
   if (image && !image->module().empty()) {
@@ -73,8 +74,9 @@ Result<void> CheckKernelProbes(std::vector<TraceEventDef>& defs, const TargetFil
   TraceableFunctions traceable_in_image;
   if (image) traceable_in_image = KP_TRY(TraceableFunctions::FromImage(*image));
 
-  for (TraceEventDef& def : defs) {
-    if (def.kind != ProbeKind::kKernel) continue;
+  // One verdict per definition: nullopt, or why the kernel would refuse it.
+  auto refusal = [&](TraceEventDef& def) -> std::optional<Error> {
+    if (def.kind != ProbeKind::kKernel) return std::nullopt;
     const ElfSymbol* function = nullptr;
     // A plain value and a flag: g++ 12 misjudges std::optional here (-Wmaybe-uninitialized).
     auto found = image ? KernelImageAddress(*image, def.target) : std::nullopt;
@@ -82,34 +84,49 @@ Result<void> CheckKernelProbes(std::vector<TraceEventDef>& defs, const TargetFil
     uint64_t image_address = found.value_or(0);
     if (has_address) function = image->FunctionAt(image_address);
     std::string name = function ? function->name : def.target.symbol;
-    // Blacklisted?
-    const BlacklistRange* listed = has_address ? blacklist.Find(image_address) : nullptr;
-    if (listed)
-      return Fail("'" + name + "' is on the kernel's kprobe blacklist (" + listed->name +
-                      "): the kernel refuses probes there, which could recurse or break its entry code",
-                  "probe a function that calls it, or one it calls");
-    // Traceable?
+    if (const BlacklistRange* listed = has_address ? blacklist.Find(image_address) : nullptr)
+      return Error{"'" + name + "' is on the kernel's kprobe blacklist (" + listed->name +
+                       "): the kernel refuses probes there, which could recurse or break its entry code",
+                   "probe a function that calls it, or one it calls"};
     ElfSymbol by_name;
     by_name.name = name;
-    bool ok = traceable.Traceable(function ? *function : by_name) && (!function || traceable_in_image.Traceable(*function));
-    if (!ok)
-      return Fail("'" + name + "' cannot be kprobed: ftrace cannot trace it (a notrace function, as all of "
-                  "kernel/trace/ is), and kprobe_events refuses those; the kernel would only say \"Failed to "
-                  "register probe event\"",
-                  "probe a function that calls it; 'kprobectl funcs' lists what can be probed");
+    if (!traceable.Traceable(function ? *function : by_name) || (function && !traceable_in_image.Traceable(*function)))
+      return Error{"'" + name + "' cannot be kprobed: ftrace cannot trace it (a notrace function, as all of "
+                   "kernel/trace/ is), and kprobe_events refuses those; the kernel would only say \"Failed to "
+                   "register probe event\"",
+                   "probe a function that calls it; 'kprobectl funcs' lists what can be probed"};
     // KASLR-safe against the running kernel: a name kallsyms holds twice
     // (a module may reuse it) is resolved to its first, so count from _text.
     if (running && !kallsyms.empty() && def.target.kind == ProbeTarget::kSymbol && def.target.symbol != "_text" &&
         def.target.module.empty() && kallsyms.Count(def.target.symbol) > 1) {
       const ElfSymbol* text = image ? image->Find("_text") : nullptr;
       if (!has_address || !text)
-        return Fail("'" + def.target.symbol + "' names " + std::to_string(kallsyms.Count(def.target.symbol)) +
-                        " functions in the running kernel; telling them apart needs its debuginfo",
-                    files.debuginfo_error.hint.empty() ? "name the image with -k VMLINUX" : files.debuginfo_error.hint);
+        return Error{"'" + def.target.symbol + "' names " + std::to_string(kallsyms.Count(def.target.symbol)) +
+                         " functions in the running kernel; telling them apart needs its debuginfo",
+                     files.debuginfo_error.hint.empty() ? "name the image with -k VMLINUX" : files.debuginfo_error.hint};
       def.target.symbol = "_text";
       def.target.offset = image_address - text->value;
     }
+    return std::nullopt;
+  };
+  // A probe point with several instances (static functions of one name)
+  // keeps those the kernel takes and says which it left out; one whose
+  // every instance is refused is an error.
+  std::vector<std::optional<Error>> verdicts;
+  for (TraceEventDef& def : defs) verdicts.push_back(refusal(def));
+  std::vector<TraceEventDef> kept;
+  for (size_t i = 0; i < defs.size(); ++i) {
+    if (!verdicts[i]) {
+      kept.push_back(defs[i]);
+      continue;
+    }
+    bool sibling_kept = false;
+    for (size_t j = 0; j < defs.size(); ++j)
+      sibling_kept |= j != i && origins.size() == defs.size() && origins[j] == origins[i] && !verdicts[j];
+    if (!sibling_kept) return std::unexpected(*verdicts[i]);
+    if (notes) notes->push_back("left out " + defs[i].FullName() + ": " + verdicts[i]->message);
   }
+  defs = std::move(kept);
   return {};
 }
 

@@ -176,8 +176,12 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
     files = KP_TRY(OpenTargetFiles(options));
     EventNamer namer(KP_TRY(events.Names()), true);
     std::vector<std::string> notes;
-    added = KP_TRY(ResolveSpecs(specs, files, features, options, namer, &notes));
-    if (options.exec.empty()) KP_TRY_VOID(CheckKernelProbes(added, files, dir.get(), options, true));
+    std::vector<size_t> origins;
+    added = KP_TRY(ResolveSpecs(specs, files, features, options, namer, &notes, &origins));
+    std::vector<std::string> left_out;
+    if (options.exec.empty()) KP_TRY_VOID(CheckKernelProbes(added, origins, files, dir.get(), options, true, &left_out));
+    if (!options.quiet)
+      for (const std::string& line : left_out) io.err << "kprobectl: " << line << "\n";
     if (options.verbose)
       for (const std::string& note : notes) io.err << "note: " << note << "\n";
   }

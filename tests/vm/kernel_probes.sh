@@ -60,6 +60,10 @@ fired=$(sed -n 's/.*kpvm:\(c[_0-9]*\): .*/\1/p' /tmp/kpvm-c | sort -u | wc -l)
 check "two different instances fired" [ "$fired" -ge 2 ]
 grep -o 'kpvm:c[_0-9]*: ([^)]*)' /tmp/kpvm-c | sort -u | sed 's/^/# /'
 check "nothing left after trace --probe" nothing_left
+# Of s_show's three instances one is in kernel/trace (notrace): left out, with a word.
+defs=$("$k" -D s_show 2>/tmp/kpvm-err)
+check "a notrace instance of a duplicated static is left out, the others kept" [ "$(grep -c '_text+' <<<"$defs")" -eq 2 ]
+check "and kprobectl says which" grep -q "left out probe:s_show_.*ftrace cannot trace it" /tmp/kpvm-err
 
 # 3. Refusals: each a clear error, nothing written.
 refuse() {  # refuse DESCRIPTION EXPECTED-MESSAGE-PATTERN SPEC...
