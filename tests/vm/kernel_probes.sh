@@ -75,7 +75,7 @@ refuse() {  # refuse DESCRIPTION EXPECTED-MESSAGE-PATTERN SPEC...
   else not_ok "$what" "exit $status" "$err"; fi
 }
 refuse "a blacklisted function is refused" "on the kernel's kprobe blacklist" 'kpvm:x=do_int3'
-refuse "a notrace function is refused before the kernel says 'Failed to register'" "ftrace cannot trace it" 'kpvm:x=t_start'
+refuse "a notrace function is refused before the kernel says 'Failed to register'" "ftrace cannot trace it" 'kpvm:x=t_show'
 refuse "a variable not available at that line is refused" "has no location at\|no variable" 'kpvm:x=do_sys_openat2:2 tmp'
 refuse "an unknown function is refused" "no function 'no_such_function_kp'" 'kpvm:x=no_such_function_kp'
 refuse "a later definition's failure takes back the earlier ones" "" -a 'kpvm:ok=vfs_read' -a 'kpvm:bad=no_such_function_kp'
