@@ -12,9 +12,9 @@
 namespace kprobectl::cli {
 
 Result<void> RunFuncs(const Options& options, const std::string& filter_text, Streams io) {
-  if (options.exec.empty() && options.vmlinux.empty() && options.module.empty())
-    return Fail("listing functions needs a binary (-x BINARY), a kernel image (-k VMLINUX) or a module (-m MODULE)");
+  // -x, -k, -m, or else the running kernel's image, found as for add.
   TargetFiles files = KP_TRY(OpenTargetFiles(options));
+  if (!files.image) return std::unexpected(files.debuginfo_error);
   const ElfImage& image = *files.image;
   // perf's default filter hides compiler-internal names.
   auto filter = KP_TRY(GlobFilter::Parse(filter_text.empty() ? "!_*" : filter_text));

@@ -65,6 +65,10 @@ defs=$("$k" -D s_show 2>/tmp/kpvm-err)
 check "a notrace instance of a duplicated static is left out, the others kept" [ "$(grep -c '_text+' <<<"$defs")" -eq 2 ]
 check "and kprobectl says which" grep -q "left out probe:s_show_.*ftrace cannot trace it" /tmp/kpvm-err
 
+# funcs finds the running kernel's image too, and leaves out what cannot be probed.
+funcs=$("$k" funcs 'vfs_rea? | t_show | do_int3' 2>&1)
+check "funcs lists vfs_read and leaves out notrace and blacklisted functions" [ "$funcs" = "vfs_read" ]
+
 # 3. Refusals: each a clear error, nothing written.
 refuse() {  # refuse DESCRIPTION EXPECTED-MESSAGE-PATTERN SPEC...
   local what=$1 pattern=$2; shift 2
