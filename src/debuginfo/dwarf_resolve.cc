@@ -86,13 +86,10 @@ DwarfAddress DwarfInfo::AfterPrologue(const DwarfAddress& at) {
   Dwarf_Die fn = Die(at.die_offset);
   Dwarf_Die cu = CuOf(&fn);
   if (Optimized(&cu)) return at;
+  // The prologue ends where the function's next line-table row starts,
+  // as perf takes it.
   auto ranges = Ranges(&fn);
   std::optional<uint64_t> next;
-  for (uint64_t line : CodeLines(&cu, at.decl.file, &ranges))
-    for (const LineHit& hit : LineAddresses(&cu, at.decl.file, line, &ranges))
-      if (hit.address > at.address && (!next || hit.address < *next)) next = hit.address;
-  // The prologue is the decl line's first block; its second block, if the
-  // line has one, starts the body as well.
   Dwarf_Lines* lines = nullptr;
   size_t n = 0;
   if (dwarf_getsrclines(&cu, &lines, &n) == 0)
