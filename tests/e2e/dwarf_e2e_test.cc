@@ -6,7 +6,6 @@
 // records must be the ones the fixture prints.
 #include <catch2/catch.hpp>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "kprobectl/strings.h"
@@ -16,29 +15,6 @@ using namespace kprobectl;
 using namespace kprobectl::test;
 
 namespace {
-
-using Fields = std::map<std::string, std::string>;
-
-// key=value pairs of a line (quoted values keep their quotes).
-Fields ParseFields(const std::string& text) {
-  static const std::regex field_re(R"((\w+)=("[^"]*"|\{[^}]*\}|'[^']*'|\S+))");
-  Fields out;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), field_re); it != std::sregex_iterator(); ++it)
-    out[(*it)[1]] = (*it)[2];
-  return out;
-}
-
-// Events by name, from the instance's text trace.
-std::map<std::string, std::vector<Fields>> Events(const std::vector<std::string>& lines) {
-  static const std::regex line_re(R"(^.*\[\d+\]\s+\S+\s+[\d.]+: (\w+): \([^)]*\)(.*)$)");
-  std::map<std::string, std::vector<Fields>> out;
-  for (const std::string& line : lines) {
-    std::smatch m;
-    REQUIRE(std::regex_match(line, m, line_re));
-    out[m[1]].push_back(ParseFields(m[2]));
-  }
-  return out;
-}
 
 // The fixture's own account: "process id=33 len=512 ..." -> fields by the line's first word.
 std::map<std::string, Fields> Printed(const std::string& output) {
@@ -80,7 +56,7 @@ TEST_CASE("dwarf: members, bitfields, strings, locals, globals, inlined copies a
     std::string output = RunProgram({bin, "33", "512", "bravo"}, &status);
     REQUIRE(status == 0);
     auto printed = Printed(output);
-    auto events = Events(instance.Lines());
+    auto events = TraceEvents(instance.Lines());
 
     // Entry: members through a pointer, nested, anonymous union and struct,
     // bitfields, an array element, a char array and a char* as strings, a

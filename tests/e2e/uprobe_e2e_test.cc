@@ -6,7 +6,6 @@
 // private tracefs instance, and removes both even when it fails.
 #include <catch2/catch.hpp>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "kprobectl/strings.h"
@@ -14,42 +13,6 @@
 
 using namespace kprobectl;
 using namespace kprobectl::test;
-
-namespace {
-
-struct Event {
-  std::string name;
-  std::map<std::string, std::string> fields;
-};
-
-// "target_O2-123 [001] ..... 12.345678: compute_entry: (0x5588aa001350) a=5 b=9"
-std::vector<Event> ParseTrace(const std::vector<std::string>& lines) {
-  static const std::regex line_re(R"(^\s*\S.*?\s+\[\d+\]\s+\S+\s+[\d.]+: (\w+): \(0x[0-9a-f]+( <- 0x[0-9a-f]+)?\)(.*)$)");
-  static const std::regex field_re(R"((\w+)=("[^"]*"|\S+))");
-  std::vector<Event> events;
-  for (const std::string& line : lines) {
-    std::smatch m;
-    if (!std::regex_match(line, m, line_re)) {
-      FAIL("unexpected trace line: " + line);
-    }
-    Event e;
-    e.name = m[1];
-    std::string rest = m[3];
-    for (auto it = std::sregex_iterator(rest.begin(), rest.end(), field_re); it != std::sregex_iterator(); ++it)
-      e.fields[(*it)[1]] = (*it)[2];
-    events.push_back(std::move(e));
-  }
-  return events;
-}
-
-std::vector<Event> Named(const std::vector<Event>& events, const std::string& name) {
-  std::vector<Event> out;
-  for (const Event& e : events)
-    if (e.name == name) out.push_back(e);
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("uprobes: entry and return probes record the values the program used") {
   std::string tracefs = RealTracefsOrSkip();
@@ -87,39 +50,39 @@ TEST_CASE("uprobes: entry and return probes record the values the program used")
           "other helper 9 -> 109\n"
           "counter 1000\n");
 
-    auto events = ParseTrace(instance.Lines());
-    auto entries = Named(events, "entry");
-    auto returns = Named(events, "ret__return");  // perf appends __return to given names too
+    auto events = TraceEvents(instance.Lines());
+    auto entries = events["entry"];
+    auto returns = events["ret__return"];  // perf appends __return to given names too
     REQUIRE(entries.size() == 3);
     REQUIRE(returns.size() == 3);
     for (int i = 0; i < 3; ++i) {
-      CHECK(entries[static_cast<size_t>(i)].fields["a"] == std::to_string(5 + i));
-      CHECK(entries[static_cast<size_t>(i)].fields["b"] == "9");
-      CHECK(returns[static_cast<size_t>(i)].fields["r"] == std::to_string((5 + i) * 9 + 1000));
+      CHECK(entries[static_cast<size_t>(i)]["a"] == std::to_string(5 + i));
+      CHECK(entries[static_cast<size_t>(i)]["b"] == "9");
+      CHECK(returns[static_cast<size_t>(i)]["r"] == std::to_string((5 + i) * 9 + 1000));
     }
-    auto greet = Named(events, "greet");
+    auto greet = events["greet"];
     REQUIRE(greet.size() == 1);
-    CHECK(greet[0].fields["name"] == "\"kprobectl\"");
-    CHECK(greet[0].fields["times"] == "9");
-    CHECK(greet[0].fields["c"] == "\"" + bin.substr(bin.rfind('/') + 1) + "\"");
-    auto greet_ret = Named(events, "greet_ret__return");
+    CHECK(greet[0]["name"] == "\"kprobectl\"");
+    CHECK(greet[0]["times"] == "9");
+    CHECK(greet[0]["c"] == "\"" + bin.substr(bin.rfind('/') + 1) + "\"");
+    auto greet_ret = events["greet_ret__return"];
     REQUIRE(greet_ret.size() == 1);
-    CHECK(greet_ret[0].fields["s"] == "\"kprobectl x9\"");
-    auto many = Named(events, "many");
+    CHECK(greet_ret[0]["s"] == "\"kprobectl x9\"");
+    auto many = events["many"];
     REQUIRE(many.size() == 1);
-    CHECK(many[0].fields["a1"] == "5");
-    CHECK(many[0].fields["a7"] == "75");  // on the stack: +8(%sp)
-    CHECK(many[0].fields["a8"] == "89");  // +16(%sp)
+    CHECK(many[0]["a1"] == "5");
+    CHECK(many[0]["a7"] == "75");  // on the stack: +8(%sp)
+    CHECK(many[0]["a8"] == "89");  // +16(%sp)
     // Two static helper()s: one probe each, each hit once, with its own argument.
-    auto helper = Named(events, "helper");
-    auto helper_1 = Named(events, "helper_1");
+    auto helper = events["helper"];
+    auto helper_1 = events["helper_1"];
     REQUIRE(helper.size() == 1);
     REQUIRE(helper_1.size() == 1);
-    std::set<std::string> helper_args{helper[0].fields["x"], helper_1[0].fields["x"]};
+    std::set<std::string> helper_args{helper[0]["x"], helper_1[0]["x"]};
     CHECK(helper_args == std::set<std::string>{"5", "9"});
-    auto counter = Named(events, "counter");
+    auto counter = events["counter"];
     REQUIRE(counter.size() == 3);
-    CHECK(counter[0].fields["counter"] == "1000");
+    CHECK(counter[0]["counter"] == "1000");
   }
 }
 

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <regex>
 #include <sstream>
 
 #include "kprobectl/cli.h"
@@ -55,6 +56,27 @@ CliResult RunKprobectl(const std::vector<std::string>& args) {
   result.out = out.str();
   result.err = err.str();
   return result;
+}
+
+Fields ParseFields(const std::string& text) {
+  static const std::regex field_re(R"((\w+)=("[^"]*"|\{[^}]*\}|'[^']*'|\S+))");
+  Fields out;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), field_re); it != std::sregex_iterator(); ++it)
+    out[(*it)[1]] = (*it)[2];
+  return out;
+}
+
+std::map<std::string, std::vector<Fields>> TraceEvents(const std::vector<std::string>& lines) {
+  static const std::regex line_re(
+      R"(^\s*\S.*?\s+\[\d+\]\s+\S+\s+[\d.]+: (\w+): \(0x[0-9a-f]+( <- 0x[0-9a-f]+)?\)(.*)$)");
+  std::map<std::string, std::vector<Fields>> out;
+  for (const std::string& line : lines) {
+    std::smatch m;
+    INFO(line);
+    REQUIRE(std::regex_match(line, m, line_re));
+    out[m[1]].push_back(ParseFields(m[3]));
+  }
+  return out;
 }
 
 int Spawn(const std::vector<std::string>& argv, const std::string& out_file, const std::string& err_file) {

@@ -4,6 +4,7 @@
 // CLI in-process, temporary directories, and access to the real tracefs.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -84,5 +85,13 @@ class TraceInstance {
   std::string tracefs_, group_, dir_;
   std::vector<std::string> enabled_;
 };
+
+// The kernel's text trace of probe events, parsed:
+//   "target_O2-123 [001] ..... 12.345678: compute: (0x5588aa001350) a=5 b=9"
+// gives events["compute"] = {{"a", "5"}, {"b", "9"}}, one map per event in
+// order. Quoted strings, {arrays} and 'c' chars keep their quotes.
+using Fields = std::map<std::string, std::string>;
+Fields ParseFields(const std::string& text);
+std::map<std::string, std::vector<Fields>> TraceEvents(const std::vector<std::string>& lines);
 
 }  // namespace kprobectl::test
