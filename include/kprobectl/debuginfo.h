@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -89,10 +90,33 @@ struct SourceListing {
   std::vector<Line> lines;
 };
 
+// How names are looked up. With a cache directory, the first look-up reads
+// the file's persistent index there (<build-id>.idx), or builds and writes
+// it. Without one, each name is found by a scan for it (cold, but without
+// reading every DIE).
+struct IndexOptions {
+  std::string cache_dir;  // empty: no persistent index (--no-cache)
+  // Called while an index is built: CUs done, CUs in all. From the thread
+  // that called the look-up.
+  std::function<void(size_t, size_t)> progress;
+};
+
+struct IndexStatus {
+  enum Use {
+    kUnused,      // no name looked up yet
+    kScan,        // names found by scanning for them
+    kWalk,        // every DIE walked, kept in memory
+    kCacheRead,   // the cache file was valid
+    kCacheBuilt,  // built and written to the cache
+  } use = kUnused;
+  std::string file;      // the cache file, when there is one
+  std::string problem;   // why the cache file was rebuilt, or not written
+};
+
 class Debuginfo {
  public:
   // Opens an ELF file that carries DWARF (.debug_info).
-  static Result<std::unique_ptr<Debuginfo>> Open(const std::string& path);
+  static Result<std::unique_ptr<Debuginfo>> Open(const std::string& path, const IndexOptions& options = {});
 
   // A kernel module (.ko, .ko.xz, .ko.zst): relocatable, so its sections
   // get addresses first (libdwfl lays them out); `symbols` receives its
@@ -107,6 +131,7 @@ class Debuginfo {
   virtual ~Debuginfo() = default;
 
   virtual const std::string& path() const = 0;
+  virtual IndexStatus index_status() const = 0;
 
   // Every address of a probe point that needs or can use DWARF: FUNC (all
   // static duplicates, inlined copies, clones), FUNC@FILE, FUNC:RLN,

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <unordered_map>
 #include <optional>
 #include <string_view>
 #include <string>
@@ -44,7 +46,9 @@ class ElfImage {
   const std::string& path() const { return path_; }
   bool shared_object() const { return shared_object_; }  // ET_DYN (PIE or library)
   const std::string& build_id() const { return build_id_; }  // hex, empty if none
-  const std::vector<ElfSymbol>& symbols() const { return symbols_; }
+  // Every symbol, made on first use (a vmlinux has 100,000+ of them; the
+  // look-ups below do not need them all).
+  const std::vector<ElfSymbol>& symbols() const;
   const std::vector<LoadSegment>& segments() const { return segments_; }
 
   // File offset of a virtual address inside a PT_LOAD segment's file bytes.
@@ -66,15 +70,36 @@ class ElfImage {
   const ElfSymbol* Find(std::string_view name) const;
 
  private:
+  // The symbols, compact: one entry each, the names in one buffer; an
+  // ElfSymbol is made for an entry when a look-up returns it, and stays.
+  struct Entry {
+    uint64_t value = 0, size = 0;
+    uint32_t name = 0, name_size = 0, version = 0, version_size = 0;  // in Table::names
+    ElfSymbol::Type type = ElfSymbol::kOther;
+    bool global = false, default_version = false;
+  };
+  struct Table {
+    std::vector<Entry> entries;
+    std::string names;
+    std::vector<uint32_t> by_address[2];  // functions, objects: entries by value
+    uint64_t max_size[2] = {1, 1};
+    std::unordered_map<uint32_t, ElfSymbol> made;  // node-based: pointers stay valid
+    std::vector<ElfSymbol> all;
+    std::string_view Name(const Entry& e) const { return std::string_view(names).substr(e.name, e.name_size); }
+    ElfSymbol Make(const Entry& e) const;
+    void IndexAddresses();
+  };
   // The symbol of `type` that contains `vaddr`, globals preferred on ties.
   const ElfSymbol* SymbolAt(uint64_t vaddr, ElfSymbol::Type type) const;
+  const ElfSymbol* Made(uint32_t entry) const;
 
   std::string path_;
   std::string module_;
   bool shared_object_ = false;
   std::string build_id_;
-  std::vector<ElfSymbol> symbols_;
   std::vector<LoadSegment> segments_;
+  // Shared by copies of the image; the const look-ups add to `made`.
+  std::shared_ptr<Table> table_;
 };
 
 }  // namespace kprobectl

@@ -87,7 +87,7 @@ class TraceableFunctions {
   bool known_ = false;
   bool by_address_ = false;
   std::set<std::string> names_;
-  std::set<uint64_t> addresses_;  // function starts
+  std::vector<uint64_t> sites_;   // __fentry__ call sites, sorted
 };
 
 // The runtime address of _text minus the image's, from /proc/kallsyms.

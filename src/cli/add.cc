@@ -143,7 +143,7 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
     return Fail("--maxactive is for kernel return probes", "user return probes have no such limit");
 
   EventNamer namer(existing, options.force);
-  TargetFiles files = KP_TRY(OpenTargetFiles(options));
+  TargetFiles files = KP_TRY(OpenTargetFiles(options, io.err));
   std::vector<std::string> notes;
   std::vector<size_t> origins;
   std::vector<TraceEventDef> defs = KP_TRY(ResolveSpecs(specs, files, features, options, namer, &notes, &origins));

@@ -9,8 +9,11 @@
 //   kprobectl vars PROBE                     kprobectl -V PROBE
 //   kprobectl add --dry-run SPEC             kprobectl -D 'SPEC ARG...'
 // Words after the options with no command are one probe, as in perf probe.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <iostream>
 #include <sstream>
 
 #include "commands.h"
@@ -43,6 +46,8 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   app.add_option("-m,--module", options.module, "Kernel module: a loaded module's name, or PATH.ko");
   app.add_option("-s,--source", options.source_dirs, "Directory to find source files in (repeatable)");
   app.add_flag("--no-inlines", options.no_inlines, "Leave out inlined copies of functions");
+  bool no_cache = false;
+  app.add_flag("--no-cache", no_cache, "Neither read nor write the debuginfo index cache");
   app.add_flag("--externs", options.externs, "vars: show global variables too");
   app.add_flag("--range", options.ranges, "vars: show where each variable has a location");
   app.add_option("--tracefs", options.tracefs, "Use this tracefs directory instead of finding the mounted one");
@@ -113,6 +118,8 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return 2;
   }
 
+  if (!no_cache) options.cache_dir = cli::DefaultCacheDir();
+  options.progress = &err == &std::cerr && isatty(STDERR_FILENO);
   cli::Streams io{out, err};
   Result<void> result;
   auto joined = [](const std::vector<std::string>& w) { return Join(w, " "); };

@@ -34,6 +34,8 @@ struct Options {
   bool verbose = false;   // -v
   bool dry_run = false;   // -D / --dry-run
   unsigned maxactive = 0; // --maxactive N
+  std::string cache_dir;  // the debuginfo index cache; empty with --no-cache
+  bool progress = false;  // stderr is a terminal: show a slow index build's progress
 };
 
 struct Streams {
@@ -71,7 +73,11 @@ struct TargetFiles {
   std::unique_ptr<Debuginfo> debuginfo;   // null when the file has no DWARF
   Error debuginfo_error;                  // why it is null
 };
-Result<TargetFiles> OpenTargetFiles(const Options& options);
+Result<TargetFiles> OpenTargetFiles(const Options& options, std::ostream& err);
+// $XDG_CACHE_HOME/kprobectl, else ~/.cache/kprobectl; empty when neither is set.
+std::string DefaultCacheDir();
+// How the debuginfo of a command's files looks names up (see Options).
+IndexOptions MakeIndexOptions(const Options& options, std::ostream& err, const std::string& path);
 // The debuginfo, or the error that says why there is none.
 Result<Debuginfo*> RequireDebuginfo(TargetFiles& files);
 

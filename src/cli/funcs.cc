@@ -13,7 +13,7 @@ namespace kprobectl::cli {
 
 Result<void> RunFuncs(const Options& options, const std::string& filter_text, Streams io) {
   // -x, -k, -m, or else the running kernel's image, found as for add.
-  TargetFiles files = KP_TRY(OpenTargetFiles(options));
+  TargetFiles files = KP_TRY(OpenTargetFiles(options, io.err));
   if (!files.image) return std::unexpected(files.debuginfo_error);
   const ElfImage& image = *files.image;
   // perf's default filter hides compiler-internal names.

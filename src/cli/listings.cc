@@ -35,7 +35,7 @@ std::string RangesText(const ElfImage& image, uint64_t function_start, const std
 
 Result<void> RunLine(const Options& options, const std::string& text, Streams io) {
   LineRange range = KP_TRY(ParseLineRange(text));
-  TargetFiles files = KP_TRY(OpenTargetFiles(options));
+  TargetFiles files = KP_TRY(OpenTargetFiles(options, io.err));
   Debuginfo* debuginfo = KP_TRY(RequireDebuginfo(files));
   FindOptions find{!options.no_inlines, options.source_dirs};
   SourceListing listing = KP_TRY(debuginfo->Listing(range, find));
@@ -53,7 +53,7 @@ Result<void> RunLine(const Options& options, const std::string& text, Streams io
 
 Result<void> RunVars(const Options& options, const std::string& text, Streams io) {
   ProbeSpec spec = KP_TRY(ParseProbeSpec(text));
-  TargetFiles files = KP_TRY(OpenTargetFiles(options));
+  TargetFiles files = KP_TRY(OpenTargetFiles(options, io.err));
   Debuginfo* debuginfo = KP_TRY(RequireDebuginfo(files));
   FindOptions find{!options.no_inlines, options.source_dirs};
   std::vector<DwarfAddress> addresses;

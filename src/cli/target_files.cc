@@ -1,10 +1,48 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <chrono>
+#include <cstdlib>
+#include <ostream>
+
 #include "commands.h"
 #include "kprobectl/kernel_image.h"
 
 namespace kprobectl::cli {
 
-Result<TargetFiles> OpenTargetFiles(const Options& options) {
+std::string DefaultCacheDir() {
+  const char* xdg = getenv("XDG_CACHE_HOME");
+  if (xdg && *xdg == '/') return std::string(xdg) + "/kprobectl";
+  const char* home = getenv("HOME");
+  if (home && *home) return std::string(home) + "/.cache/kprobectl";
+  return {};
+}
+
+IndexOptions MakeIndexOptions(const Options& options, std::ostream& err, const std::string& path) {
+  IndexOptions out;
+  out.cache_dir = options.cache_dir;
+  if (!options.progress) return out;
+  // A line that appears only when the build takes more than a moment, and
+  // is erased when it ends.
+  struct State {
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    int shown = -1;
+  };
+  auto state = std::make_shared<State>();
+  std::string name = path.substr(path.rfind('/') + 1);
+  out.progress = [state, name, &err](size_t done, size_t total) {
+    if (done >= total) {
+      if (state->shown >= 0) err << "\r\033[K" << std::flush;
+      return;
+    }
+    if (std::chrono::steady_clock::now() - state->start < std::chrono::milliseconds(300)) return;
+    int percent = static_cast<int>(done * 100 / std::max<size_t>(total, 1));
+    if (percent == state->shown) return;
+    state->shown = percent;
+    err << "\rkprobectl: indexing the debuginfo of " << name << " (once per build): " << percent << "%" << std::flush;
+  };
+  return out;
+}
+
+Result<TargetFiles> OpenTargetFiles(const Options& options, std::ostream& err) {
   TargetFiles files;
   if (!options.exec.empty() && (!options.vmlinux.empty() || !options.module.empty()))
     return Fail("-x does not go with -k or -m", "-x probes a program, -k and -m the kernel");
@@ -35,7 +73,7 @@ Result<TargetFiles> OpenTargetFiles(const Options& options) {
     path = *found;
   }
   files.image = std::make_unique<ElfImage>(KP_TRY(ElfImage::Open(path)));
-  auto debuginfo = Debuginfo::Open(path);
+  auto debuginfo = Debuginfo::Open(path, MakeIndexOptions(options, err, path));
   if (debuginfo) files.debuginfo = std::move(*debuginfo);
   else files.debuginfo_error = debuginfo.error();
   return files;

@@ -173,7 +173,7 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
     std::vector<ProbeSpec> specs;
     for (const std::string& text : trace.probes) specs.push_back(KP_TRY(ParseProbeSpec(text)));
     KP_TRY_VOID(RequireProbeKind(features, options.exec.empty() ? ProbeKind::kKernel : ProbeKind::kUser));
-    files = KP_TRY(OpenTargetFiles(options));
+    files = KP_TRY(OpenTargetFiles(options, io.err));
     EventNamer namer(KP_TRY(events.Names()), true);
     std::vector<std::string> notes;
     std::vector<size_t> origins;

@@ -2,17 +2,22 @@
 //
 // Shared by the files of the debuginfo stage, the only ones that see libdw.
 // DwarfInfo implements Debuginfo over one Dwarf handle (libdw 0.188 is not
-// thread-safe on a shared handle, and nothing here needs threads yet).
+// thread-safe on a shared handle: the threads that build the index each
+// get their own).
 #pragma once
 
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
+#include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "index_file.h"
 #include "kprobectl/debuginfo.h"
 
 namespace kprobectl::dwarf {
@@ -44,9 +49,56 @@ struct FunctionInstance {
   bool inlined;
 };
 
+// Where functions and globals are found by name: a cache file, an index
+// built now, or (without a cache) a scan for one name (dwarf_index.cc,
+// dwarf_scan.cc). Lists are sorted by DIE offset.
+class NameIndex {
+ public:
+  virtual ~NameIndex() = default;
+  virtual std::vector<FunctionInstance> Functions(const std::string& name) = 0;
+  virtual std::vector<Dwarf_Off> Globals(const std::string& name) = 0;
+  virtual std::vector<std::string> FunctionNames() = 0;
+  virtual std::vector<Dwarf_Off> Units() = 0;  // each CU's DIE
+};
+
+// What one CU holds, in DIE order (function postings carry kInlinedFlag).
+struct UnitNames {
+  std::vector<std::pair<std::string, uint64_t>> functions, globals;
+};
+// Walks the CU whose DIE is at `cu_offset`; with `only`, records that name only.
+void WalkUnit(Dwarf* dwarf, Dwarf_Off cu_offset, const std::string* only, UnitNames* out);
+// Walks `units` on one thread per handle; `progress` (done, total) is
+// called from the calling thread.
+IndexContents WalkUnits(const std::vector<Dwarf*>& handles, const std::vector<Dwarf_Off>& units,
+                        const std::function<void(size_t, size_t)>& progress);
+std::vector<FunctionInstance> ToInstances(const std::vector<uint64_t>& postings);
+std::unique_ptr<NameIndex> MakeViewIndex(std::unique_ptr<IndexView> view);
+
+// A section's bytes in the file.
+struct RawSection {
+  uint64_t offset = 0, size = 0;
+};
+struct UnitSpan {
+  uint64_t start;  // the unit header's offset in .debug_info
+  Dwarf_Off die;   // its CU DIE
+};
+struct ScanInput {
+  int fd = -1;
+  RawSection info, str;
+  std::vector<UnitSpan> units;  // in file order
+  std::function<std::unique_ptr<NameIndex>()> full_walk;  // for what a scan cannot answer
+};
+class DwarfInfo;
+std::unique_ptr<NameIndex> MakeScanIndex(DwarfInfo& info, ScanInput input);
+// False when a form in .debug_abbrev could name a DIE from outside its CU
+// or .debug_str, which the scan would miss.
+Result<bool> AbbrevsAllowScan(int fd, const RawSection& abbrev);
+
 class DwarfInfo : public Debuginfo {
  public:
-  DwarfInfo(std::string path, int fd, Dwarf* dwarf);
+  // Over `elf`, an ELF image at `map` (a read-only mapping of the file
+  // open as `fd`, which this object unmaps and closes).
+  DwarfInfo(std::string path, int fd, void* map, size_t map_size, Elf* elf, Dwarf* dwarf, IndexOptions options);
   // Over a module's relocated DWARF, which `dwfl` owns; `memory` is the
   // decompressed module libdwfl reads from (it does not free it), or null.
   DwarfInfo(std::string path, Dwfl* dwfl, Dwarf* dwarf, char* memory);
@@ -55,6 +107,7 @@ class DwarfInfo : public Debuginfo {
   DwarfInfo& operator=(const DwarfInfo&) = delete;
 
   const std::string& path() const override { return path_; }
+  IndexStatus index_status() const override { return status_; }
   Result<std::vector<DwarfAddress>> Resolve(const ProbePoint& point, const FindOptions& options) override;
   Result<DwarfAddress> AtAddress(uint64_t address) override;
   DwarfAddress AfterPrologue(const DwarfAddress& at) override;
@@ -69,9 +122,10 @@ class DwarfInfo : public Debuginfo {
   Dwarf* dwarf() const { return dwarf_; }
   Dwarf_Die Die(Dwarf_Off offset) const;
   Dwarf_Die CuOf(Dwarf_Die* die) const;
-  const std::vector<FunctionInstance>* Instances(const std::string& name);
-  std::vector<std::string> FunctionNames();
-  const std::vector<Dwarf_Off>* Globals(const std::string& name);
+  std::vector<FunctionInstance> Instances(const std::string& name) { return Index().Functions(name); }
+  std::vector<std::string> FunctionNames() { return Index().FunctionNames(); }
+  std::vector<Dwarf_Off> Globals(const std::string& name) { return Index().Globals(name); }
+  std::vector<Dwarf_Off> Units() { return Index().Units(); }
   DwarfAddress Describe(const FunctionInstance& fn, uint64_t address);
 
   // Lines (dwarf_lines.cc).
@@ -93,21 +147,31 @@ class DwarfInfo : public Debuginfo {
   Result<std::pair<unsigned, int64_t>> CanonicalFrameAddress(uint64_t address);
 
  private:
-  void BuildIndex();
+  NameIndex& Index();
+  std::unique_ptr<NameIndex> ChooseIndex();
+  void ReadUnits();
+  IndexContents WalkAll();
+  std::optional<ScanInput> ScanInputs();
   Result<std::vector<DwarfAddress>> ResolveFunction(const ProbePoint& point, const FindOptions& options);
   Result<std::vector<DwarfAddress>> ResolveSourceLine(const ProbePoint& point, const FindOptions& options);
 
   std::string path_;
   int fd_ = -1;
+  void* map_ = nullptr;
+  size_t map_size_ = 0;
+  Elf* elf_ = nullptr;
   Dwarf* dwarf_;
+  IndexOptions options_;
+  IndexKey key_;
+  IndexStatus status_;
+  std::unique_ptr<NameIndex> index_;
+  std::vector<UnitSpan> units_;
+  bool units_read_ = false;
+  bool dwarf64_ = false;
   Dwfl* dwfl_ = nullptr;
   char* memory_ = nullptr;
   Dwarf_CFI* cfi_debug_ = nullptr;  // .debug_frame
   Dwarf_CFI* cfi_eh_ = nullptr;     // .eh_frame
-  bool indexed_ = false;
-  std::unordered_map<std::string, std::vector<FunctionInstance>> functions_;
-  std::unordered_map<std::string, std::vector<Dwarf_Off>> globals_;
-  std::vector<Dwarf_Off> cus_;
 };
 
 }  // namespace kprobectl::dwarf

@@ -169,21 +169,19 @@ Result<std::vector<std::string>> DwarfInfo::ReadSource(Dwarf_Die* cu, const std:
 }
 
 Result<SourceListing> DwarfInfo::Listing(const LineRange& range, const FindOptions& options) {
-  if (!indexed_) BuildIndex();
   SourceListing listing;
   std::set<uint64_t> code;
   uint64_t base = 0, first = 0, last = 0;
   Dwarf_Die cu;
   if (!range.function.empty()) {
-    const auto* instances = Instances(range.function);
+    const auto instances = Instances(range.function);
     const FunctionInstance* chosen = nullptr;
-    if (instances)
-      for (const FunctionInstance& fn : *instances) {
-        Dwarf_Die die = Die(fn.die);
-        const char* decl = dwarf_decl_file(&die);
-        if (!range.file.empty() && !(decl && PathMatches(decl, range.file))) continue;
-        if (!chosen || (chosen->inlined && !fn.inlined)) chosen = &fn;
-      }
+    for (const FunctionInstance& fn : instances) {
+      Dwarf_Die die = Die(fn.die);
+      const char* decl = dwarf_decl_file(&die);
+      if (!range.file.empty() && !(decl && PathMatches(decl, range.file))) continue;
+      if (!chosen || (chosen->inlined && !fn.inlined)) chosen = &fn;
+    }
     if (!chosen)
       return Fail("no function '" + range.function + "' in the debuginfo of " + path_,
                   "list functions with 'kprobectl funcs'");
@@ -191,7 +189,7 @@ Result<SourceListing> DwarfInfo::Listing(const LineRange& range, const FindOptio
     listing.path = where.decl.file;
     base = where.decl.line;
     // Every instance of the function contributes the lines it has code for.
-    for (const FunctionInstance& fn : *instances) {
+    for (const FunctionInstance& fn : instances) {
       Dwarf_Die die = Die(fn.die);
       const char* decl = dwarf_decl_file(&die);
       if (!decl || std::string_view(decl) != listing.path) continue;
@@ -206,7 +204,7 @@ Result<SourceListing> DwarfInfo::Listing(const LineRange& range, const FindOptio
     listing.header = "<" + range.function + "@" + listing.path + ":" + std::to_string(range.start) + ">";
   } else {
     bool found = false;
-    for (Dwarf_Off cu_offset : cus_) {
+    for (Dwarf_Off cu_offset : Units()) {
       Dwarf_Die candidate = Die(cu_offset);
       Dwarf_Files* files = nullptr;
       size_t nfiles = 0;

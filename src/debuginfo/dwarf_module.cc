@@ -1,19 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
-// Opening a DWARF file, and the index of functions and globals by name.
+// Opening a DWARF file, and choosing how names are looked up in it.
 //
-// The index is one walk over every DIE of every CU, made on first use. It
-// records each concrete function: out-of-line subprograms (including the
-// clones gcc makes, .isra/.constprop/.part, whose DWARF name comes from their
-// abstract origin) and every inlined copy, since a probe on a function must
-// reach all the code that runs it. Walking everything is the simple, correct
-// start; a persistent index is the fast path for large kernels.
+// The file is mapped here, read-only, and given to libelf as memory, so
+// that this file knows the mapping is the file's: libdw reads every unit
+// header before it can reach a CU (0.188 interns units in order), and the
+// kernel maps up to 64 KiB of page cache around each page touched, so
+// reaching the last CU of a vmlinux would leave ~110 MB of .debug_info
+// resident. The headers are read once, here, and the pages behind them
+// released as the walk goes (MADV_DONTNEED on a private read-only file
+// mapping just drops our view of the page cache). That keeps a look-up's
+// memory to the CUs it actually reads.
 #include <dwarf.h>
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
 
+#include <elfutils/libdwelf.h>
 #include <gelf.h>
 #include <zstd.h>
 
@@ -24,16 +30,33 @@
 
 namespace kprobectl {
 
-Result<std::unique_ptr<Debuginfo>> Debuginfo::Open(const std::string& path) {
+Result<std::unique_ptr<Debuginfo>> Debuginfo::Open(const std::string& path, const IndexOptions& options) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Fail("cannot open '" + path + "': " + std::strerror(errno));
-  Dwarf* dbg = dwarf_begin(fd, DWARF_C_READ);
-  if (!dbg) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size == 0) {
     close(fd);
-    return Fail("'" + path + "' has no DWARF debuginfo (" + dwarf::LastError() + ")",
+    return Fail("'" + path + "' is empty or unreadable", "give an ELF file built with -g");
+  }
+  auto size = static_cast<size_t>(st.st_size);
+  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (map == MAP_FAILED) {
+    close(fd);
+    return Fail("cannot map '" + path + "': " + std::strerror(errno));
+  }
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_memory(static_cast<char*>(map), size);
+  Dwarf* dbg = elf ? dwarf_begin_elf(elf, DWARF_C_READ, nullptr) : nullptr;
+  if (!dbg) {
+    std::string why = elf ? dwarf::LastError() : elf_errmsg(-1);
+    if (elf) elf_end(elf);
+    munmap(map, size);
+    close(fd);
+    return Fail("'" + path + "' has no DWARF debuginfo (" + why + ")",
                 "build it with -g, or install its debug package (the -dbgsym or -dbg package on Debian)");
   }
-  return std::unique_ptr<Debuginfo>(new dwarf::DwarfInfo(path, fd, dbg));
+  auto info = std::make_unique<dwarf::DwarfInfo>(path, fd, map, size, elf, dbg, options);
+  return std::unique_ptr<Debuginfo>(std::move(info));
 }
 
 namespace {
@@ -186,9 +209,20 @@ bool PathMatches(std::string_view full, std::string_view suffix) {
   return full.size() == suffix.size() || full[full.size() - suffix.size() - 1] == '/' || suffix[0] == '/';
 }
 
-DwarfInfo::DwarfInfo(std::string path, int fd, Dwarf* dwarf) : path_(std::move(path)), fd_(fd), dwarf_(dwarf) {
+DwarfInfo::DwarfInfo(std::string path, int fd, void* map, size_t map_size, Elf* elf, Dwarf* dwarf,
+                     IndexOptions options)
+    : path_(std::move(path)), fd_(fd), map_(map), map_size_(map_size), elf_(elf), dwarf_(dwarf),
+      options_(std::move(options)) {
   cfi_debug_ = dwarf_getcfi(dwarf_);
-  if (Elf* elf = dwarf_getelf(dwarf_)) cfi_eh_ = dwarf_getcfi_elf(elf);
+  cfi_eh_ = dwarf_getcfi_elf(elf_);
+  struct stat st;
+  if (fstat(fd_, &st) == 0) {
+    key_.size = static_cast<uint64_t>(st.st_size);
+    key_.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  }
+  const void* id = nullptr;
+  ssize_t id_size = dwelf_elf_gnu_build_id(elf_, &id);
+  if (id_size > 0 && id_size <= 64) key_.build_id.assign(static_cast<const char*>(id), static_cast<size_t>(id_size));
 }
 
 DwarfInfo::DwarfInfo(std::string path, Dwfl* dwfl, Dwarf* dwarf, char* memory)
@@ -204,6 +238,8 @@ DwarfInfo::~DwarfInfo() {
     return;
   }
   dwarf_end(dwarf_);
+  elf_end(elf_);
+  munmap(map_, map_size_);
   close(fd_);
 }
 
@@ -217,88 +253,6 @@ Dwarf_Die DwarfInfo::CuOf(Dwarf_Die* die) const {
   Dwarf_Die cu;
   dwarf_diecu(die, &cu, nullptr, nullptr);
   return cu;
-}
-
-namespace {
-
-bool HasCode(Dwarf_Die* die) {
-  return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges) ||
-         dwarf_hasattr(die, DW_AT_entry_pc);
-}
-
-}  // namespace
-
-void DwarfInfo::BuildIndex() {
-  indexed_ = true;
-  Dwarf_Off offset = 0, next;
-  size_t header_size;
-  while (dwarf_nextcu(dwarf_, offset, &next, &header_size, nullptr, nullptr, nullptr) == 0) {
-    Dwarf_Die cu;
-    if (dwarf_offdie(dwarf_, offset + header_size, &cu)) {
-      cus_.push_back(dwarf_dieoffset(&cu));
-      // Depth-first over the CU; `stack` holds the next sibling to visit.
-      std::vector<Dwarf_Die> stack;
-      Dwarf_Die child;
-      if (dwarf_child(&cu, &child) == 0) stack.push_back(child);
-      while (!stack.empty()) {
-        Dwarf_Die die = stack.back();
-        stack.pop_back();
-        Dwarf_Die sibling;
-        if (dwarf_siblingof(&die, &sibling) == 0) stack.push_back(sibling);
-        int tag = dwarf_tag(&die);
-        bool descend = false;
-        switch (tag) {
-          case DW_TAG_subprogram:
-          case DW_TAG_inlined_subroutine:
-            if (HasCode(&die)) {
-              std::string name = DieName(&die);
-              if (!name.empty())
-                functions_[name].push_back({dwarf_dieoffset(&die), tag == DW_TAG_inlined_subroutine});
-            }
-            descend = true;
-            break;
-          case DW_TAG_lexical_block:
-          case DW_TAG_namespace:
-          case DW_TAG_class_type:
-          case DW_TAG_structure_type:
-            descend = true;
-            break;
-          default:
-            break;
-        }
-        if (descend && dwarf_child(&die, &child) == 0) stack.push_back(child);
-      }
-      // Globals: the CU's direct children that have a location.
-      if (dwarf_child(&cu, &child) == 0) {
-        do {
-          if (dwarf_tag(&child) == DW_TAG_variable && dwarf_hasattr(&child, DW_AT_location)) {
-            std::string name = DieName(&child);
-            if (!name.empty()) globals_[name].push_back(dwarf_dieoffset(&child));
-          }
-        } while (dwarf_siblingof(&child, &child) == 0);
-      }
-    }
-    offset = next;
-  }
-}
-
-const std::vector<FunctionInstance>* DwarfInfo::Instances(const std::string& name) {
-  if (!indexed_) BuildIndex();
-  auto it = functions_.find(name);
-  return it == functions_.end() ? nullptr : &it->second;
-}
-
-std::vector<std::string> DwarfInfo::FunctionNames() {
-  if (!indexed_) BuildIndex();
-  std::vector<std::string> names;
-  for (const auto& [name, instances] : functions_) names.push_back(name);
-  return names;
-}
-
-const std::vector<Dwarf_Off>* DwarfInfo::Globals(const std::string& name) {
-  if (!indexed_) BuildIndex();
-  auto it = globals_.find(name);
-  return it == globals_.end() ? nullptr : &it->second;
 }
 
 DwarfAddress DwarfInfo::Describe(const FunctionInstance& fn, uint64_t address) {

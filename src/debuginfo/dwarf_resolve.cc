@@ -136,9 +136,7 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveFunction(const ProbePoint& p
   bool found_any = false, skipped_inline = false;
   std::string no_code_error;
   for (const std::string& name : names) {
-    const auto* instances = Instances(name);
-    if (!instances) continue;
-    for (const FunctionInstance& fn : *instances) {
+    for (const FunctionInstance& fn : Instances(name)) {
       if (!FileMatches(*this, fn, point.file)) continue;
       found_any = true;
       if (fn.inlined && (!options.inlines || point.retprobe || point.offset)) {
@@ -206,13 +204,12 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveFunction(const ProbePoint& p
 }
 
 Result<std::vector<DwarfAddress>> DwarfInfo::ResolveSourceLine(const ProbePoint& point, const FindOptions& options) {
-  if (!indexed_) BuildIndex();
   std::vector<DwarfAddress> out;
   std::set<uint64_t> seen;
   bool file_found = false;
   std::vector<uint64_t> code_lines;
   std::string matched_file;
-  for (Dwarf_Off cu_offset : cus_) {
+  for (Dwarf_Off cu_offset : Units()) {
     Dwarf_Die cu = Die(cu_offset);
     Dwarf_Files* files = nullptr;
     size_t nfiles = 0;

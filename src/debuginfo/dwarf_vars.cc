@@ -224,7 +224,7 @@ Result<Dwarf_Die> FindVariable(DwarfInfo& info, Scopes& scopes, const DwarfAddre
   if (found >= 0 && (dwarf_hasattr_integrate(&var, DW_AT_const_value) ||
                      (dwarf_tag(&scopes.dies[found]) != DW_TAG_compile_unit)))
     return var;
-  if (const auto* globals = info.Globals(name)) return info.Die(globals->front());
+  if (auto globals = info.Globals(name); !globals.empty()) return info.Die(globals.front());
   if (found >= 0) return var;
   return Fail("no variable '" + name + "' at " + Where(at), VarsHint(at));
 }

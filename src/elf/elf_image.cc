@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <unordered_map>
 
 #include "kprobectl/strings.h"
 
@@ -117,59 +118,102 @@ Result<ElfImage> ElfImage::Open(const std::string& path) {
     if (shdr.sh_type == SHT_GNU_verdef) versions = ReadVersionDefinitions(elf.get(), scn, shdr);
   }
 
-  std::map<std::pair<std::string, uint64_t>, size_t> index;  // (name, address) -> symbols_
+  // (name, address) -> entry; the names point into libelf's string tables.
+  struct KeyHash {
+    size_t operator()(const std::pair<std::string_view, uint64_t>& k) const {
+      return std::hash<std::string_view>()(k.first) ^ (k.second * 0x9E3779B97F4A7C15ULL);
+    }
+  };
+  std::unordered_map<std::pair<std::string_view, uint64_t>, uint32_t, KeyHash> index;
+  // Only a file with both tables has symbols twice (a vmlinux has .symtab only).
+  size_t tables = 0, total = 0;
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf.get(), scn));) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) && (shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM) && shdr.sh_entsize) {
+      ++tables;
+      total += shdr.sh_size / shdr.sh_entsize;
+    }
+  }
+  auto table = std::make_shared<Table>();
+  table->entries.reserve(total);
+  if (tables > 1) index.reserve(total);
+  std::map<unsigned, std::pair<uint32_t, uint32_t>> version_names;  // version index -> its name in table->names
   for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf.get(), scn));) {
     GElf_Shdr shdr;
     if (!gelf_getshdr(scn, &shdr) || (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM)) continue;
     Elf_Data* data = elf_getdata(scn, nullptr);
-    if (!data || shdr.sh_entsize == 0) continue;
+    Elf_Data* strings = elf_getdata(elf_getscn(elf.get(), shdr.sh_link), nullptr);
+    if (!data || !strings || !strings->d_buf || shdr.sh_entsize == 0) continue;
+    const char* strbase = static_cast<const char*>(strings->d_buf);
+    const size_t strsize = strings->d_size;
+    const auto base = static_cast<uint32_t>(table->names.size());
+    table->names.append(strbase, strsize);
     size_t count = shdr.sh_size / shdr.sh_entsize;
     for (size_t i = 1; i < count; ++i) {
       GElf_Sym sym;
-      if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF) continue;
-      const char* raw = elf_strptr(elf.get(), shdr.sh_link, sym.st_name);
-      if (!raw || !*raw) continue;
-      ElfSymbol s;
-      s.name = raw;
-      if (size_t at = s.name.find('@'); at != std::string::npos) {  // .symtab "name@@VER"
-        s.default_version = s.name.compare(at, 2, "@@") == 0;
-        s.version = s.name.substr(at + (s.default_version ? 2 : 1));
-        s.name.resize(at);
+      if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF || sym.st_name >= strsize)
+        continue;
+      const char* raw = strbase + sym.st_name;
+      size_t length = strnlen(raw, strsize - sym.st_name);
+      if (length == 0) continue;
+      Entry e{};
+      e.name = base + sym.st_name;
+      e.name_size = static_cast<uint32_t>(length);
+      if (const void* at = std::memchr(raw, '@', length)) {  // .symtab "name@@VER"
+        auto split = static_cast<uint32_t>(static_cast<const char*>(at) - raw);
+        e.default_version = split + 1 < length && raw[split + 1] == '@';
+        uint32_t skip = e.default_version ? 2 : 1;
+        e.version = e.name + split + skip;
+        e.version_size = e.name_size - split - skip;
+        e.name_size = split;
       } else if (shdr.sh_type == SHT_DYNSYM && versym) {
         GElf_Versym version_index;
         if (gelf_getversym(versym, static_cast<int>(i), &version_index)) {
-          auto it = versions.find(version_index & 0x7fff);
-          if (it != versions.end() && (version_index & 0x7fff) > 1) {
-            s.version = it->second;
-            s.default_version = (version_index & 0x8000) == 0;
+          unsigned v = version_index & 0x7fff;
+          auto it = versions.find(v);
+          if (it != versions.end() && v > 1) {
+            auto [named, fresh] = version_names.try_emplace(v);
+            if (fresh) {
+              named->second = {static_cast<uint32_t>(table->names.size()), static_cast<uint32_t>(it->second.size())};
+              table->names += it->second;
+            }
+            e.version = named->second.first;
+            e.version_size = named->second.second;
+            e.default_version = (version_index & 0x8000) == 0;
           }
         }
       }
       int type = GELF_ST_TYPE(sym.st_info);
-      s.type = type == STT_FUNC || type == STT_GNU_IFUNC ? ElfSymbol::kFunction
+      e.type = type == STT_FUNC || type == STT_GNU_IFUNC ? ElfSymbol::kFunction
                : type == STT_OBJECT || type == STT_TLS  ? ElfSymbol::kObject
                                                         : ElfSymbol::kOther;
       int bind = GELF_ST_BIND(sym.st_info);
-      s.global = bind == STB_GLOBAL || bind == STB_WEAK || bind == STB_GNU_UNIQUE;
-      s.value = sym.st_value;
-      s.size = sym.st_size;
+      e.global = bind == STB_GLOBAL || bind == STB_WEAK || bind == STB_GNU_UNIQUE;
+      e.value = sym.st_value;
+      e.size = sym.st_size;
       // .symtab and .dynsym repeat the exported symbols: keep one of each,
       // with the version .dynsym knows.
-      auto [it, fresh] = index.try_emplace({s.name, s.value}, image.symbols_.size());
-      if (!fresh) {
-        ElfSymbol& old = image.symbols_[it->second];
-        if (old.version.empty()) {
-          old.version = s.version;
-          old.default_version = s.default_version;
+      if (tables > 1) {
+        auto [it, fresh] = index.try_emplace({std::string_view(raw, e.name_size), e.value},
+                                             static_cast<uint32_t>(table->entries.size()));
+        if (!fresh) {
+          Entry& old = table->entries[it->second];
+          if (old.version_size == 0) {
+            old.version = e.version;
+            old.version_size = e.version_size;
+            old.default_version = e.default_version;
+          }
+          continue;
         }
-        continue;
       }
-      image.symbols_.push_back(std::move(s));
+      table->entries.push_back(e);
     }
   }
-  if (image.symbols_.empty())
+  if (table->entries.empty())
     return Fail("'" + path + "' has no symbols (it is stripped)",
                 "probe it by address (0xADDRESS), or install its debug symbols");
+  table->IndexAddresses();
+  image.table_ = std::move(table);
   return image;
 }
 
@@ -177,8 +221,69 @@ ElfImage ElfImage::FromModule(std::string path, std::string module, std::vector<
   ElfImage image;
   image.path_ = std::move(path);
   image.module_ = std::move(module);
-  image.symbols_ = std::move(symbols);
+  auto table = std::make_shared<Table>();
+  for (const ElfSymbol& s : symbols) {
+    Entry e{};
+    e.name = static_cast<uint32_t>(table->names.size());
+    e.name_size = static_cast<uint32_t>(s.name.size());
+    table->names += s.name;
+    e.version = static_cast<uint32_t>(table->names.size());
+    e.version_size = static_cast<uint32_t>(s.version.size());
+    table->names += s.version;
+    e.default_version = s.default_version;
+    e.value = s.value;
+    e.size = s.size;
+    e.type = s.type;
+    e.global = s.global;
+    table->entries.push_back(e);
+  }
+  table->IndexAddresses();
+  image.table_ = std::move(table);
   return image;
+}
+
+void ElfImage::Table::IndexAddresses() {
+  std::vector<std::pair<uint64_t, uint32_t>> order[2];
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const Entry& e = entries[i];
+    if (e.type != ElfSymbol::kFunction && e.type != ElfSymbol::kObject) continue;
+    int t = e.type == ElfSymbol::kFunction ? 0 : 1;
+    order[t].emplace_back(e.value, static_cast<uint32_t>(i));
+    max_size[t] = std::max(max_size[t], e.size);
+  }
+  for (int t : {0, 1}) {
+    std::sort(order[t].begin(), order[t].end());
+    by_address[t].reserve(order[t].size());
+    for (const auto& [value, i] : order[t]) by_address[t].push_back(i);
+  }
+}
+
+ElfSymbol ElfImage::Table::Make(const Entry& e) const {
+  ElfSymbol s;
+  s.name = Name(e);
+  s.version = names.substr(e.version, e.version_size);
+  s.default_version = e.default_version;
+  s.value = e.value;
+  s.size = e.size;
+  s.type = e.type;
+  s.global = e.global;
+  return s;
+}
+
+const ElfSymbol* ElfImage::Made(uint32_t entry) const {
+  auto [it, fresh] = table_->made.try_emplace(entry);
+  if (fresh) it->second = table_->Make(table_->entries[entry]);
+  return &it->second;
+}
+
+const std::vector<ElfSymbol>& ElfImage::symbols() const {
+  if (table_ && table_->all.size() != table_->entries.size()) {
+    table_->all.clear();
+    table_->all.reserve(table_->entries.size());
+    for (const Entry& e : table_->entries) table_->all.push_back(table_->Make(e));
+  }
+  static const std::vector<ElfSymbol> kNone;
+  return table_ ? table_->all : kNone;
 }
 
 Result<uint64_t> ElfImage::FileOffset(uint64_t vaddr) const {
@@ -202,13 +307,24 @@ std::optional<uint64_t> ElfImage::VirtualAddress(uint64_t file_offset) const {
 }
 
 const ElfSymbol* ElfImage::SymbolAt(uint64_t vaddr, ElfSymbol::Type type) const {
-  const ElfSymbol* best = nullptr;
-  for (const ElfSymbol& s : symbols_) {
-    if (s.type != type || vaddr < s.value) continue;
-    if (vaddr >= s.value + std::max<uint64_t>(s.size, 1)) continue;
-    if (!best || s.value > best->value || (s.value == best->value && s.global && !best->global)) best = &s;
+  if (!table_ || (type != ElfSymbol::kFunction && type != ElfSymbol::kObject)) return nullptr;
+  int t = type == ElfSymbol::kFunction ? 0 : 1;
+  const auto& order = table_->by_address[t];
+  const auto& entries = table_->entries;
+  // Back from the last symbol at or below `vaddr`, as far as the largest
+  // symbol could reach: the first that contains it has the highest start.
+  auto it = std::upper_bound(order.begin(), order.end(), vaddr,
+                             [&](uint64_t v, uint32_t i) { return v < entries[i].value; });
+  std::optional<uint32_t> best;
+  while (it != order.begin()) {
+    uint32_t i = *--it;
+    const Entry& e = entries[i];
+    if (best && e.value < entries[*best].value) break;
+    if (vaddr - e.value >= table_->max_size[t]) break;
+    if (vaddr >= e.value + std::max<uint64_t>(e.size, 1)) continue;
+    if (!best || (e.global && !entries[*best].global)) best = i;
   }
-  return best;
+  return best ? Made(*best) : nullptr;
 }
 
 const ElfSymbol* ElfImage::FunctionAt(uint64_t vaddr) const { return SymbolAt(vaddr, ElfSymbol::kFunction); }
@@ -229,13 +345,15 @@ Result<std::vector<uint64_t>> ElfImage::ReadWords(uint64_t start, uint64_t end) 
 
 size_t ElfImage::CountNamed(std::string_view name, ElfSymbol::Type type) const {
   size_t n = 0;
-  for (const ElfSymbol& s : symbols_) n += s.type == type && s.name == name;
+  if (table_)
+    for (const Entry& e : table_->entries) n += e.type == type && table_->Name(e) == name;
   return n;
 }
 
 const ElfSymbol* ElfImage::Find(std::string_view name) const {
-  for (const ElfSymbol& s : symbols_)
-    if (s.name == name) return &s;
+  if (!table_) return nullptr;
+  for (size_t i = 0; i < table_->entries.size(); ++i)
+    if (table_->Name(table_->entries[i]) == name) return Made(static_cast<uint32_t>(i));
   return nullptr;
 }
 

@@ -4,6 +4,7 @@
 // file that sees libdebuginfod.
 #include "kprobectl/kernel_image.h"
 
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -90,14 +91,26 @@ std::string RunningBuildId(const KernelEnv& env) {
   return notes ? BuildIdFromNotes(*notes) : std::string();
 }
 
+// libdebuginfod is loaded only when a server is configured, as libdwfl does:
+// linking it pulls libcurl and its TLS stack into every run, which costs
+// more start-up time than many commands take in all.
 Result<std::string> FromDebuginfod(std::string_view build_id) {
   const char* urls = std::getenv("DEBUGINFOD_URLS");
   if (!urls || !*urls || build_id.empty()) return Fail("");
-  debuginfod_client* client = debuginfod_begin();
-  if (!client) return Fail("cannot start a debuginfod client");
+  void* lib = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return Fail(std::string("cannot load libdebuginfod: ") + dlerror(), "install libdebuginfod1");
+  auto begin = reinterpret_cast<decltype(&debuginfod_begin)>(dlsym(lib, "debuginfod_begin"));
+  auto find = reinterpret_cast<decltype(&debuginfod_find_debuginfo)>(dlsym(lib, "debuginfod_find_debuginfo"));
+  auto end = reinterpret_cast<decltype(&debuginfod_end)>(dlsym(lib, "debuginfod_end"));
+  debuginfod_client* client = begin && find && end ? begin() : nullptr;
+  if (!client) {
+    dlclose(lib);
+    return Fail("cannot start a debuginfod client");
+  }
   char* path = nullptr;
-  int fd = debuginfod_find_debuginfo(client, reinterpret_cast<const unsigned char*>(build_id.data()), 0, &path);
-  debuginfod_end(client);
+  int fd = find(client, reinterpret_cast<const unsigned char*>(build_id.data()), 0, &path);
+  end(client);
+  dlclose(lib);
   if (fd < 0) return Fail(std::string("debuginfod (") + urls + "): " + std::strerror(-fd));
   close(fd);
   std::string out = path;
@@ -217,23 +230,19 @@ Result<TraceableFunctions> TraceableFunctions::FromImage(const ElfImage& image) 
   const ElfSymbol* start = image.Find("__start_mcount_loc");
   const ElfSymbol* end = image.Find("__stop_mcount_loc");
   if (!start || !end || end->value <= start->value) return out;  // unknown: not a kernel built with ftrace
-  auto sites = KP_TRY(image.ReadWords(start->value, end->value));
+  out.sites_ = KP_TRY(image.ReadWords(start->value, end->value));
   out.known_ = true;
   out.by_address_ = true;
-  std::sort(sites.begin(), sites.end());
-  for (const ElfSymbol& s : image.symbols()) {
-    if (s.type != ElfSymbol::kFunction) continue;
-    // The __fentry__ call is the first instruction, after an endbr64 with IBT.
-    auto it = std::lower_bound(sites.begin(), sites.end(), s.value);
-    if (it != sites.end() && *it < s.value + 16 && *it < s.value + std::max<uint64_t>(s.size, 1))
-      out.addresses_.insert(s.value);
-  }
+  std::sort(out.sites_.begin(), out.sites_.end());
   return out;
 }
 
 bool TraceableFunctions::Traceable(const ElfSymbol& function) const {
   if (!known_) return true;
-  return by_address_ ? addresses_.contains(function.value) : names_.contains(function.name);
+  if (!by_address_) return names_.contains(function.name);
+  // The __fentry__ call is the first instruction, after an endbr64 with IBT.
+  auto it = std::lower_bound(sites_.begin(), sites_.end(), function.value);
+  return it != sites_.end() && *it < function.value + 16 && *it < function.value + std::max<uint64_t>(function.size, 1);
 }
 
 std::optional<int64_t> KaslrSlide(const KernelEnv& env, const ElfImage& image) {

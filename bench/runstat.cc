@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// runstat RUNS COMMAND [ARG...]: runs the command RUNS times, its output
+// thrown away, and prints "MEDIAN_WALL_MS MEDIAN_PEAK_RSS_KB FAILURES".
+// Wall time from a monotonic clock around fork..wait4; peak RSS is the
+// child's ru_maxrss from wait4, so each run is measured alone.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+template <typename T>
+T Median(std::vector<T> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: runstat RUNS COMMAND [ARG...]\n");
+    return 2;
+  }
+  int runs = std::atoi(argv[1]);
+  std::vector<double> wall;
+  std::vector<long> rss;
+  int failures = 0;
+  for (int i = 0; i < runs; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    pid_t pid = fork();
+    if (pid == 0) {
+      int null = open("/dev/null", O_WRONLY);
+      dup2(null, 1);
+      dup2(null, 2);
+      execvp(argv[2], argv + 2);
+      _exit(127);
+    }
+    int status = 0;
+    struct rusage usage {};
+    wait4(pid, &status, 0, &usage);
+    wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    rss.push_back(usage.ru_maxrss);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failures;
+  }
+  std::printf("%.1f %ld %d\n", Median(wall), Median(rss), failures);
+  return 0;
+}

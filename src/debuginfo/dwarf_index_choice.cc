@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// Which index a DwarfInfo uses, chosen at its first name look-up: the cache
+// file when it is valid; else, with a cache directory, a full index built
+// now (on both cores) and written there; else a scan per name when the file
+// allows one, or a full walk kept in memory.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <gelf.h>
+
+#include <thread>
+
+#include "dwarf_internal.h"
+
+namespace kprobectl::dwarf {
+
+namespace {
+
+struct SectionInfo {
+  RawSection raw;
+  bool compressed = false;
+};
+
+std::optional<SectionInfo> FindSection(Elf* elf, std::string_view wanted) {
+  size_t strndx = 0;
+  if (elf_getshdrstrndx(elf, &strndx) != 0) return std::nullopt;
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr)) continue;
+    const char* name = elf_strptr(elf, strndx, shdr.sh_name);
+    if (!name || wanted != name) continue;
+    if (shdr.sh_type == SHT_NOBITS) return std::nullopt;
+    return SectionInfo{{shdr.sh_offset, shdr.sh_size}, (shdr.sh_flags & SHF_COMPRESSED) != 0};
+  }
+  return std::nullopt;
+}
+
+// Drops this process's view of [begin, end) of a read-only file mapping;
+// the next access reads the page cache again.
+void Release(void* map, size_t map_size, uint64_t begin, uint64_t end) {
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  begin = (begin + page - 1) / page * page;
+  end = std::min<uint64_t>(end, map_size) / page * page;
+  if (end > begin) madvise(static_cast<char*>(map) + begin, end - begin, MADV_DONTNEED);
+}
+
+}  // namespace
+
+NameIndex& DwarfInfo::Index() {
+  if (!index_) index_ = ChooseIndex();
+  return *index_;
+}
+
+void DwarfInfo::ReadUnits() {
+  if (units_read_) return;
+  units_read_ = true;
+  std::optional<SectionInfo> info;
+  if (map_ && elf_) info = FindSection(elf_, ".debug_info");
+  uint64_t released = 0;
+  constexpr uint64_t kBatch = 8 << 20;
+  Dwarf_Off offset = 0, next;
+  size_t header_size;
+  uint8_t offset_size = 4;
+  while (dwarf_nextcu(dwarf_, offset, &next, &header_size, nullptr, nullptr, &offset_size) == 0) {
+    Dwarf_Die cu;
+    // dwarf_offdie makes libdw intern the unit now, in order.
+    if (dwarf_offdie(dwarf_, offset + header_size, &cu)) units_.push_back({offset, dwarf_dieoffset(&cu)});
+    if (offset_size != 4) dwarf64_ = true;
+    if (info && offset - released >= kBatch) {
+      Release(map_, map_size_, info->raw.offset + released, info->raw.offset + offset);
+      released = offset;
+    }
+    offset = next;
+  }
+  if (info) Release(map_, map_size_, info->raw.offset + released, info->raw.offset + info->raw.size);
+}
+
+IndexContents DwarfInfo::WalkAll() {
+  ReadUnits();
+  std::vector<Dwarf_Off> units;
+  for (const UnitSpan& unit : units_) units.push_back(unit.die);
+  std::vector<Dwarf*> handles{dwarf_};
+  // A second handle over the same mapping, for a second thread.
+  Elf* elf2 = nullptr;
+  Dwarf* dwarf2 = nullptr;
+  unsigned cores = std::thread::hardware_concurrency();
+  if (map_ && units.size() >= 64 && cores > 1) {
+    elf2 = elf_memory(static_cast<char*>(map_), map_size_);
+    if (elf2) dwarf2 = dwarf_begin_elf(elf2, DWARF_C_READ, nullptr);
+    if (dwarf2) handles.push_back(dwarf2);
+  }
+  IndexContents contents = WalkUnits(handles, units, options_.progress);
+  if (dwarf2) dwarf_end(dwarf2);
+  if (elf2) elf_end(elf2);
+  return contents;
+}
+
+std::optional<ScanInput> DwarfInfo::ScanInputs() {
+  if (!map_ || !elf_) return std::nullopt;
+  GElf_Ehdr ehdr;
+  if (!gelf_getehdr(elf_, &ehdr) || ehdr.e_type == ET_REL) return std::nullopt;  // strp values live in relocations
+  auto info = FindSection(elf_, ".debug_info");
+  auto str = FindSection(elf_, ".debug_str");
+  auto abbrev = FindSection(elf_, ".debug_abbrev");
+  if (!info || !str || !abbrev || info->compressed || str->compressed || abbrev->compressed) return std::nullopt;
+  ReadUnits();
+  if (dwarf64_) return std::nullopt;
+  auto allowed = AbbrevsAllowScan(fd_, abbrev->raw);
+  if (!allowed || !*allowed) return std::nullopt;
+  ScanInput input;
+  input.fd = fd_;
+  input.info = info->raw;
+  input.str = str->raw;
+  input.units = units_;
+  input.full_walk = [this] { return MakeViewIndex(*IndexView::FromBytes(SerializeIndex(key_, WalkAll()), key_)); };
+  return input;
+}
+
+std::unique_ptr<NameIndex> DwarfInfo::ChooseIndex() {
+  if (!options_.cache_dir.empty() && key_.build_id.empty()) status_.problem = "the file has no build-id to key a cache by";
+  if (!options_.cache_dir.empty() && !key_.build_id.empty()) {
+    status_.file = IndexFilePath(options_.cache_dir, key_);
+    if (access(status_.file.c_str(), F_OK) == 0) {
+      auto view = IndexView::FromFile(status_.file, key_);
+      if (view) {
+        status_.use = IndexStatus::kCacheRead;
+        ReadUnits();
+        return MakeViewIndex(std::move(*view));
+      }
+      status_.problem = status_.file + ": " + view.error().message + "; rebuilt";
+    }
+    std::string bytes = SerializeIndex(key_, WalkAll());
+    if (auto written = WriteIndexFile(status_.file, bytes); !written) status_.problem = written.error().message;
+    status_.use = IndexStatus::kCacheBuilt;
+    return MakeViewIndex(*IndexView::FromBytes(std::move(bytes), key_));
+  }
+  if (auto input = ScanInputs()) {
+    status_.use = IndexStatus::kScan;
+    return MakeScanIndex(*this, std::move(*input));
+  }
+  status_.use = IndexStatus::kWalk;
+  return MakeViewIndex(*IndexView::FromBytes(SerializeIndex(key_, WalkAll()), key_));
+}
+
+}  // namespace kprobectl::dwarf

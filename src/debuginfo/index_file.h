@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// The persistent index of a DWARF file's names, as bytes. In: the functions
+// (each instance's DIE offset, flagged when it is an inlined copy), the
+// global variables and the units that one walk of the DWARF found. Out: a
+// file under the cache directory, named after the build-id, that later runs
+// map and search without touching the DWARF.
+//
+// The file is never trusted: it is used only when its magic, format version,
+// build-id, the indexed file's size and mtime, its own length and a hash of
+// every byte agree; anything else is a cache miss and the index is rebuilt.
+// It is written to a temporary file and renamed into place, so concurrent
+// runs see either the old file, the new one, or none. Nothing here knows
+// libdw: offsets are plain integers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kprobectl/result.h"
+
+namespace kprobectl::dwarf {
+
+// What a cache file must match: the indexed file.
+struct IndexKey {
+  std::string build_id;  // raw bytes, 1 to 64 of them
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+};
+
+constexpr uint64_t kInlinedFlag = uint64_t{1} << 63;  // in a function posting
+
+struct IndexContents {
+  // Sorted by name, each list sorted by DIE offset. Function postings carry
+  // kInlinedFlag for inlined copies.
+  std::vector<std::pair<std::string, std::vector<uint64_t>>> functions;
+  std::vector<std::pair<std::string, std::vector<uint64_t>>> globals;
+  std::vector<uint64_t> units;  // each CU's DIE offset, in file order
+};
+
+// 64 bits of hash of `size` bytes (four interleaved multiply-rotate lanes:
+// fast enough to check a whole cache file on every run).
+uint64_t Hash64(const void* data, size_t size, uint64_t seed = 0);
+
+std::string SerializeIndex(const IndexKey& key, const IndexContents& contents);
+
+// A read-only view of serialized index bytes, from a file or from memory.
+class IndexView {
+ public:
+  // Validates `bytes` against `key`; the error says what did not match.
+  static Result<std::unique_ptr<IndexView>> FromBytes(std::string bytes, const IndexKey& key);
+  static Result<std::unique_ptr<IndexView>> FromFile(const std::string& path, const IndexKey& key);
+  ~IndexView();
+  IndexView(const IndexView&) = delete;
+  IndexView& operator=(const IndexView&) = delete;
+
+  std::vector<uint64_t> Functions(std::string_view name) const;
+  std::vector<uint64_t> Globals(std::string_view name) const;
+  std::vector<std::string> FunctionNames() const;
+  std::vector<uint64_t> Units() const;
+
+ private:
+  IndexView() = default;
+  Result<void> Validate(const IndexKey& key);
+  std::vector<uint64_t> Find(size_t first_record, size_t count, std::string_view name) const;
+  std::string_view RecordName(size_t record) const;
+
+  std::string owned_;
+  void* map_ = nullptr;
+  size_t map_size_ = 0;
+  const unsigned char* data_ = nullptr;
+  size_t size_ = 0;
+  uint32_t functions_ = 0, globals_ = 0, units_ = 0, postings_ = 0;
+  size_t names_at_ = 0;
+};
+
+// `dir`/<build-id in hex>.idx
+std::string IndexFilePath(const std::string& dir, const IndexKey& key);
+// Creates `dir` as needed, writes a temporary file beside the target and
+// renames it into place.
+Result<void> WriteIndexFile(const std::string& path, std::string_view bytes);
+
+}  // namespace kprobectl::dwarf
