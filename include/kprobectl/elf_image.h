@@ -68,6 +68,11 @@ class ElfImage {
   // How many symbols of this type carry `name` (several static ones may).
   size_t CountNamed(std::string_view name, ElfSymbol::Type type) const;
   const ElfSymbol* Find(std::string_view name) const;
+  // Each name's first symbol (or null), in one pass over the symbols.
+  std::vector<const ElfSymbol*> Find(const std::vector<std::string_view>& names) const;
+  // The function symbols that start at one of `starts` (one per address,
+  // globals preferred), in one pass.
+  std::vector<const ElfSymbol*> FunctionsStartingAt(std::vector<uint64_t> starts) const;
 
  private:
   // The symbols, compact: one entry each, the names in one buffer; an
@@ -81,8 +86,9 @@ class ElfImage {
   struct Table {
     std::vector<Entry> entries;
     std::string names;
-    std::vector<uint32_t> by_address[2];  // functions, objects: entries by value
-    uint64_t max_size[2] = {1, 1};
+    std::vector<uint32_t> by_address[2];  // functions, objects: entries by value; built
+    uint64_t max_size[2] = {1, 1};        // after a few look-ups by address
+    unsigned address_lookups = 0;
     std::unordered_map<uint32_t, ElfSymbol> made;  // node-based: pointers stay valid
     std::vector<ElfSymbol> all;
     std::string_view Name(const Entry& e) const { return std::string_view(names).substr(e.name, e.name_size); }

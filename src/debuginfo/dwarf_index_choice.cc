@@ -49,8 +49,23 @@ void Release(void* map, size_t map_size, uint64_t begin, uint64_t end) {
 }  // namespace
 
 NameIndex& DwarfInfo::Index() {
+  Ready();
   if (!index_) index_ = ChooseIndex();
   return *index_;
+}
+
+void DwarfInfo::Prepare() {
+  ReadUnits();
+  if (options_.cache_dir.empty()) return;
+  if (key_.build_id.empty()) {
+    status_.problem = "the file has no build-id to key a cache by";
+    return;
+  }
+  status_.file = IndexFilePath(options_.cache_dir, key_);
+  if (access(status_.file.c_str(), F_OK) != 0) return;
+  auto view = IndexView::FromFile(status_.file, key_);
+  if (view) cached_ = std::move(*view);
+  else status_.problem = status_.file + ": " + view.error().message + "; rebuilt";
 }
 
 void DwarfInfo::ReadUnits() {
@@ -119,18 +134,11 @@ std::optional<ScanInput> DwarfInfo::ScanInputs() {
 }
 
 std::unique_ptr<NameIndex> DwarfInfo::ChooseIndex() {
-  if (!options_.cache_dir.empty() && key_.build_id.empty()) status_.problem = "the file has no build-id to key a cache by";
-  if (!options_.cache_dir.empty() && !key_.build_id.empty()) {
-    status_.file = IndexFilePath(options_.cache_dir, key_);
-    if (access(status_.file.c_str(), F_OK) == 0) {
-      auto view = IndexView::FromFile(status_.file, key_);
-      if (view) {
-        status_.use = IndexStatus::kCacheRead;
-        ReadUnits();
-        return MakeViewIndex(std::move(*view));
-      }
-      status_.problem = status_.file + ": " + view.error().message + "; rebuilt";
-    }
+  if (cached_) {
+    status_.use = IndexStatus::kCacheRead;
+    return MakeViewIndex(std::move(cached_));
+  }
+  if (!status_.file.empty()) {
     std::string bytes = SerializeIndex(key_, WalkAll());
     if (auto written = WriteIndexFile(status_.file, bytes); !written) status_.problem = written.error().message;
     status_.use = IndexStatus::kCacheBuilt;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -107,7 +108,10 @@ class DwarfInfo : public Debuginfo {
   DwarfInfo& operator=(const DwarfInfo&) = delete;
 
   const std::string& path() const override { return path_; }
-  IndexStatus index_status() const override { return status_; }
+  IndexStatus index_status() const override {
+    Ready();
+    return status_;
+  }
   Result<std::vector<DwarfAddress>> Resolve(const ProbePoint& point, const FindOptions& options) override;
   Result<DwarfAddress> AtAddress(uint64_t address) override;
   DwarfAddress AfterPrologue(const DwarfAddress& at) override;
@@ -147,6 +151,13 @@ class DwarfInfo : public Debuginfo {
   Result<std::pair<unsigned, int64_t>> CanonicalFrameAddress(uint64_t address);
 
  private:
+  // Reading the unit headers and the cache file runs on a thread started by
+  // the constructor, while the caller reads the ELF symbols; every entry
+  // point waits for it before it touches the Dwarf handle.
+  void Prepare();
+  void Ready() const {
+    if (prepare_.joinable()) prepare_.join();
+  }
   NameIndex& Index();
   std::unique_ptr<NameIndex> ChooseIndex();
   void ReadUnits();
@@ -165,6 +176,8 @@ class DwarfInfo : public Debuginfo {
   IndexKey key_;
   IndexStatus status_;
   std::unique_ptr<NameIndex> index_;
+  std::unique_ptr<IndexView> cached_;  // the valid cache file Prepare() found
+  mutable std::thread prepare_;
   std::vector<UnitSpan> units_;
   bool units_read_ = false;
   bool dwarf64_ = false;

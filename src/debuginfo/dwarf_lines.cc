@@ -169,6 +169,7 @@ Result<std::vector<std::string>> DwarfInfo::ReadSource(Dwarf_Die* cu, const std:
 }
 
 Result<SourceListing> DwarfInfo::Listing(const LineRange& range, const FindOptions& options) {
+  Ready();
   SourceListing listing;
   std::set<uint64_t> code;
   uint64_t base = 0, first = 0, last = 0;

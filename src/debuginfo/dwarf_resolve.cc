@@ -62,6 +62,7 @@ bool LazyMatch(std::string_view pattern, std::string_view line) {
 }  // namespace
 
 Result<std::vector<DwarfAddress>> DwarfInfo::Resolve(const ProbePoint& point, const FindOptions& options) {
+  Ready();
   if (!point.function.empty()) return ResolveFunction(point, options);
   return ResolveSourceLine(point, options);
 }
@@ -82,6 +83,7 @@ bool Optimized(Dwarf_Die* cu) {
 }  // namespace
 
 DwarfAddress DwarfInfo::AfterPrologue(const DwarfAddress& at) {
+  Ready();
   if (!at.entry || at.inlined) return at;
   Dwarf_Die fn = Die(at.die_offset);
   Dwarf_Die cu = CuOf(&fn);
@@ -107,6 +109,7 @@ DwarfAddress DwarfInfo::AfterPrologue(const DwarfAddress& at) {
 }
 
 Result<DwarfAddress> DwarfInfo::AtAddress(uint64_t address) {
+  Ready();
   Dwarf_Die cu;
   if (!dwarf_addrdie(dwarf_, address, &cu))
     return Fail("no debuginfo describes the code at " + Hex(address) + " in " + path_);

@@ -232,6 +232,7 @@ Result<Dwarf_Die> FindVariable(DwarfInfo& info, Scopes& scopes, const DwarfAddre
 }  // namespace
 
 Result<VariableFetch> DwarfInfo::Fetch(const DwarfAddress& at, const ArgExpr& expr, bool want_string) {
+  Ready();
   Dwarf_Die fn = Die(at.die_offset);
   Dwarf_Die cu = CuOf(&fn);
   Scopes scopes(&cu, at.address);
@@ -411,6 +412,7 @@ std::vector<Dwarf_Die> VisibleVariables(Scopes& scopes, bool params_only) {
 
 Result<std::vector<VariableFetch>> DwarfInfo::FetchAll(const DwarfAddress& at, bool params_only,
                                                        std::vector<std::string>* skipped) {
+  Ready();
   Dwarf_Die fn = Die(at.die_offset);
   Dwarf_Die cu = CuOf(&fn);
   Scopes scopes(&cu, at.address);
@@ -427,6 +429,7 @@ Result<std::vector<VariableFetch>> DwarfInfo::FetchAll(const DwarfAddress& at, b
 }
 
 std::string DwarfInfo::ReturnType(const DwarfAddress& at) {
+  Ready();
   Dwarf_Die fn = Die(at.die_offset);
   Dwarf_Die type;
   if (!TypeOf(&fn, &type)) return {};
@@ -435,6 +438,7 @@ std::string DwarfInfo::ReturnType(const DwarfAddress& at) {
 }
 
 Result<std::vector<VariableInfo>> DwarfInfo::Variables(const DwarfAddress& at, bool externs) {
+  Ready();
   Dwarf_Die fn = Die(at.die_offset);
   Dwarf_Die cu = CuOf(&fn);
   Scopes scopes(&cu, at.address);

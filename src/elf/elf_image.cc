@@ -212,7 +212,6 @@ Result<ElfImage> ElfImage::Open(const std::string& path) {
   if (table->entries.empty())
     return Fail("'" + path + "' has no symbols (it is stripped)",
                 "probe it by address (0xADDRESS), or install its debug symbols");
-  table->IndexAddresses();
   image.table_ = std::move(table);
   return image;
 }
@@ -237,7 +236,6 @@ ElfImage ElfImage::FromModule(std::string path, std::string module, std::vector<
     e.global = s.global;
     table->entries.push_back(e);
   }
-  table->IndexAddresses();
   image.table_ = std::move(table);
   return image;
 }
@@ -308,9 +306,22 @@ std::optional<uint64_t> ElfImage::VirtualAddress(uint64_t file_offset) const {
 
 const ElfSymbol* ElfImage::SymbolAt(uint64_t vaddr, ElfSymbol::Type type) const {
   if (!table_ || (type != ElfSymbol::kFunction && type != ElfSymbol::kObject)) return nullptr;
+  const auto& entries = table_->entries;
+  // A few look-ups cost less as scans than sorting 100,000 symbols would.
+  constexpr unsigned kScans = 32;
+  if (table_->address_lookups < kScans && ++table_->address_lookups <= kScans) {
+    std::optional<uint32_t> best;
+    for (uint32_t i = 0; i < entries.size(); ++i) {
+      const Entry& e = entries[i];
+      if (e.type != type || vaddr < e.value || vaddr >= e.value + std::max<uint64_t>(e.size, 1)) continue;
+      const Entry* b = best ? &entries[*best] : nullptr;
+      if (!b || e.value > b->value || (e.value == b->value && e.global && !b->global)) best = i;
+    }
+    return best ? Made(*best) : nullptr;
+  }
+  if (table_->by_address[0].empty() && table_->by_address[1].empty()) table_->IndexAddresses();
   int t = type == ElfSymbol::kFunction ? 0 : 1;
   const auto& order = table_->by_address[t];
-  const auto& entries = table_->entries;
   // Back from the last symbol at or below `vaddr`, as far as the largest
   // symbol could reach: the first that contains it has the highest start.
   auto it = std::upper_bound(order.begin(), order.end(), vaddr,
@@ -322,7 +333,9 @@ const ElfSymbol* ElfImage::SymbolAt(uint64_t vaddr, ElfSymbol::Type type) const 
     if (best && e.value < entries[*best].value) break;
     if (vaddr - e.value >= table_->max_size[t]) break;
     if (vaddr >= e.value + std::max<uint64_t>(e.size, 1)) continue;
-    if (!best || (e.global && !entries[*best].global)) best = i;
+    // Walking back, an equal start comes in reverse table order: the
+    // earliest wins, as in the scan, unless a global beats a local.
+    if (!best || e.global || !entries[*best].global) best = i;
   }
   return best ? Made(*best) : nullptr;
 }
@@ -348,6 +361,36 @@ size_t ElfImage::CountNamed(std::string_view name, ElfSymbol::Type type) const {
   if (table_)
     for (const Entry& e : table_->entries) n += e.type == type && table_->Name(e) == name;
   return n;
+}
+
+std::vector<const ElfSymbol*> ElfImage::Find(const std::vector<std::string_view>& names) const {
+  std::vector<const ElfSymbol*> out(names.size());
+  if (!table_) return out;
+  for (size_t i = 0; i < table_->entries.size(); ++i) {
+    std::string_view name = table_->Name(table_->entries[i]);
+    for (size_t n = 0; n < names.size(); ++n)
+      if (!out[n] && names[n] == name) out[n] = Made(static_cast<uint32_t>(i));
+  }
+  return out;
+}
+
+std::vector<const ElfSymbol*> ElfImage::FunctionsStartingAt(std::vector<uint64_t> starts) const {
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  std::vector<std::optional<uint32_t>> chosen(starts.size());
+  if (!table_) return {};
+  for (uint32_t i = 0; i < table_->entries.size(); ++i) {
+    const Entry& e = table_->entries[i];
+    if (e.type != ElfSymbol::kFunction) continue;
+    auto it = std::lower_bound(starts.begin(), starts.end(), e.value);
+    if (it == starts.end() || *it != e.value) continue;
+    auto& c = chosen[static_cast<size_t>(it - starts.begin())];
+    if (!c || (e.global && !table_->entries[*c].global)) c = i;
+  }
+  std::vector<const ElfSymbol*> out;
+  for (const auto& c : chosen)
+    if (c) out.push_back(Made(*c));
+  return out;
 }
 
 const ElfSymbol* ElfImage::Find(std::string_view name) const {

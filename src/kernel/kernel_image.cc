@@ -192,19 +192,28 @@ KprobeBlacklist KprobeBlacklist::FromDebugfs(std::string_view text, int64_t slid
 Result<KprobeBlacklist> KprobeBlacklist::FromImage(const ElfImage& image) {
   KprobeBlacklist out;
   // Sections the kernel never probes, between the linker's markers.
-  for (const char* section : {"kprobes_text", "noinstr_text", "entry_text", "irqentry_text", "softirqentry_text"}) {
-    const ElfSymbol* start = image.Find(std::string("__") + section + "_start");
-    const ElfSymbol* end = image.Find(std::string("__") + section + "_end");
+  static constexpr const char* kSections[] = {"kprobes_text", "noinstr_text", "entry_text", "irqentry_text",
+                                              "softirqentry_text"};
+  std::vector<std::string> names;
+  for (const char* section : kSections) {
+    names.push_back(std::string("__") + section + "_start");
+    names.push_back(std::string("__") + section + "_end");
+  }
+  names.push_back("__start_kprobe_blacklist");
+  names.push_back("__stop_kprobe_blacklist");
+  auto found = image.Find(std::vector<std::string_view>(names.begin(), names.end()));
+  for (size_t i = 0; i < std::size(kSections); ++i) {
+    const ElfSymbol* start = found[2 * i];
+    const ElfSymbol* end = found[2 * i + 1];
     if (start && end && end->value > start->value)
-      out.ranges_.push_back({start->value, end->value, std::string(".") + section});
+      out.ranges_.push_back({start->value, end->value, std::string(".") + kSections[i]});
   }
   // NOKPROBE_SYMBOL(): the addresses of whole functions.
-  const ElfSymbol* start = image.Find("__start_kprobe_blacklist");
-  const ElfSymbol* end = image.Find("__stop_kprobe_blacklist");
+  const ElfSymbol* start = found[names.size() - 2];
+  const ElfSymbol* end = found[names.size() - 1];
   if (start && end && end->value > start->value) {
-    for (uint64_t address : KP_TRY(image.ReadWords(start->value, end->value)))
-      if (const ElfSymbol* f = image.FunctionAt(address))
-        out.ranges_.push_back({f->value, f->value + std::max<uint64_t>(f->size, 1), f->name});
+    for (const ElfSymbol* f : image.FunctionsStartingAt(KP_TRY(image.ReadWords(start->value, end->value))))
+      out.ranges_.push_back({f->value, f->value + std::max<uint64_t>(f->size, 1), f->name});
   }
   return out;
 }
@@ -227,8 +236,9 @@ TraceableFunctions TraceableFunctions::FromAvailable(std::string_view text) {
 
 Result<TraceableFunctions> TraceableFunctions::FromImage(const ElfImage& image) {
   TraceableFunctions out;
-  const ElfSymbol* start = image.Find("__start_mcount_loc");
-  const ElfSymbol* end = image.Find("__stop_mcount_loc");
+  auto found = image.Find(std::vector<std::string_view>{"__start_mcount_loc", "__stop_mcount_loc"});
+  const ElfSymbol* start = found[0];
+  const ElfSymbol* end = found[1];
   if (!start || !end || end->value <= start->value) return out;  // unknown: not a kernel built with ftrace
   out.sites_ = KP_TRY(image.ReadWords(start->value, end->value));
   out.known_ = true;
