@@ -155,6 +155,7 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
     if (!options.quiet)
       for (const std::string& line : left_out) io.err << "kprobectl: " << line << "\n";
   }
+  ReportIndex(files, options, io.err);
   if (options.verbose)
     for (const std::string& note : notes) io.err << "note: " << note << "\n";
   const ElfImage* image = files.kind == ProbeKind::kUser ? files.image.get() : nullptr;

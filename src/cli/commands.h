@@ -78,6 +78,8 @@ Result<TargetFiles> OpenTargetFiles(const Options& options, std::ostream& err);
 std::string DefaultCacheDir();
 // How the debuginfo of a command's files looks names up (see Options).
 IndexOptions MakeIndexOptions(const Options& options, std::ostream& err, const std::string& path);
+// With -v: how the debuginfo's names were looked up (cache read, built, scan).
+void ReportIndex(const TargetFiles& files, const Options& options, std::ostream& err);
 // The debuginfo, or the error that says why there is none.
 Result<Debuginfo*> RequireDebuginfo(TargetFiles& files);
 

@@ -39,6 +39,7 @@ Result<void> RunLine(const Options& options, const std::string& text, Streams io
   Debuginfo* debuginfo = KP_TRY(RequireDebuginfo(files));
   FindOptions find{!options.no_inlines, options.source_dirs};
   SourceListing listing = KP_TRY(debuginfo->Listing(range, find));
+  ReportIndex(files, options, io.err);
   io.out << listing.header << "\n";
   if (!listing.have_source)
     io.err << "kprobectl: the source of " << listing.path << " was not found (looked at "
@@ -59,6 +60,7 @@ Result<void> RunVars(const Options& options, const std::string& text, Streams io
   std::vector<DwarfAddress> addresses;
   if (spec.point.address) addresses.push_back(KP_TRY(debuginfo->AtAddress(*spec.point.address)));
   else addresses = KP_TRY(debuginfo->Resolve(spec.point, find));
+  ReportIndex(files, options, io.err);
   // Where add would put a probe that fetches variables (after the
   // prologue of unoptimized code).
   if (!spec.point.line && !spec.point.lazy_pattern && !spec.point.offset && !spec.point.retprobe && !spec.point.address)

@@ -81,6 +81,30 @@ Result<TargetFiles> OpenTargetFiles(const Options& options, std::ostream& err) {
   return files;
 }
 
+void ReportIndex(const TargetFiles& files, const Options& options, std::ostream& err) {
+  if (!options.verbose || !files.debuginfo) return;
+  IndexStatus status = files.debuginfo->index_status();
+  std::string what;
+  switch (status.use) {
+    case IndexStatus::kUnused:
+      return;
+    case IndexStatus::kScan:
+      what = "none; each name found by a scan of " + files.debuginfo->path();
+      break;
+    case IndexStatus::kWalk:
+      what = "every DIE of " + files.debuginfo->path() + " walked, kept in memory";
+      break;
+    case IndexStatus::kCacheRead:
+      what = "read from " + status.file;
+      break;
+    case IndexStatus::kCacheBuilt:
+      what = "built, written to " + status.file;
+      break;
+  }
+  err << "kprobectl: debuginfo index: " << what << "\n";
+  if (!status.problem.empty()) err << "kprobectl: debuginfo index: " << status.problem << "\n";
+}
+
 Result<Debuginfo*> RequireDebuginfo(TargetFiles& files) {
   if (!files.debuginfo) return std::unexpected(files.debuginfo_error);
   return files.debuginfo.get();

@@ -5,6 +5,7 @@
 // globals, inlined copies and clones, at -O0 and -O2. The values the kernel
 // records must be the ones the fixture prints.
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -126,4 +127,30 @@ TEST_CASE("dwarf: members, bitfields, strings, locals, globals, inlined copies a
     REQUIRE(events["ret__return"].size() == 1);
     CHECK(events["ret__return"][0]["retval"] == printed["main"]["s"]);
   }
+}
+
+TEST_CASE("dwarf: runs that start together with an empty cache all answer, and leave one valid index") {
+  // Each builds the index and renames it into place; none may see a
+  // half-written file, whatever the interleaving.
+  RealTracefsOrSkip();
+  TempDir dir;
+  ScopedEnv env("XDG_CACHE_HOME", dir.path());
+  std::string bin = FixturePath("records_O2");
+  const std::string spec = "process:3 req->name:string req->hdr.len";
+  std::vector<int> pids;
+  for (int i = 0; i < 8; ++i)
+    pids.push_back(Spawn({KP_KPROBECTL_BIN, "-x", bin, "-D", spec}, dir / ("out" + std::to_string(i))));
+  for (int pid : pids) CHECK(Wait(pid) == 0);
+  std::string first = ReadFile(dir / "out0");
+  CHECK(first.starts_with("p:probe_records_O2/process_L3 "));
+  for (int i = 1; i < 8; ++i) CHECK(ReadFile(dir / ("out" + std::to_string(i))) == first);
+  int status = 0;
+  CHECK(RunProgram({KP_KPROBECTL_BIN, "-x", bin, "-D", spec}, &status) == first);
+  CHECK(status == 0);
+  auto r = RunKprobectl({"-v", "-x", bin, "-D", spec});
+  CHECK(r.out == first);
+  CHECK(SplitLines(r.err).at(0).starts_with("kprobectl: debuginfo index: read from " + dir.path() + "/kprobectl/"));
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir / "kprobectl")) ++files;
+  CHECK(files == 1);  // no temporary files left
 }

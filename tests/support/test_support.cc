@@ -49,6 +49,16 @@ void WriteFile(const std::string& path, const std::string& text) {
   out << text;
 }
 
+ScopedEnv::ScopedEnv(std::string name, const std::string& value) : name_(std::move(name)) {
+  if (const char* old = getenv(name_.c_str())) old_ = old;
+  setenv(name_.c_str(), value.c_str(), 1);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (old_) setenv(name_.c_str(), old_->c_str(), 1);
+  else unsetenv(name_.c_str());
+}
+
 CliResult RunKprobectl(const std::vector<std::string>& args) {
   std::ostringstream out, err;
   CliResult result;

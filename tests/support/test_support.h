@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,20 @@ class TempDir {
 
  private:
   std::string path_;
+};
+
+// Sets an environment variable for a scope (XDG_CACHE_HOME, to point the
+// CLI's debuginfo cache at a test's own directory), then puts it back.
+class ScopedEnv {
+ public:
+  ScopedEnv(std::string name, const std::string& value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
 };
 
 // The real tracefs with uprobe_events, or: skip the test (exit code 4, which

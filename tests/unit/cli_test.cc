@@ -94,12 +94,22 @@ TEST_CASE("cli: add writes every definition, list reads them back, perf style") 
   CHECK(SplitLines(ReadFile(tracefs.dir / "uprobe_events"))[3].starts_with("p:probe_target_O2/compute_1 "));
 }
 
-TEST_CASE("cli: -v shows what is written") {
+TEST_CASE("cli: -v shows what is written, and how the debuginfo's names were found") {
   FakeTracefs tracefs;
+  TempDir cache;
+  ScopedEnv env("XDG_CACHE_HOME", cache.path());
   std::string bin = FixturePath("target_O2");
   auto r = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "-v", "-q", "add", "compute"});
   CHECK(r.status == 0);
-  CHECK(r.err.starts_with("write " + tracefs.path() + "/uprobe_events: p:probe_target_O2/compute " + bin + ":0x"));
+  auto lines = SplitLines(r.err);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].starts_with("kprobectl: debuginfo index: built, written to " + cache.path() + "/kprobectl/"));
+  CHECK(lines[0].ends_with(".idx"));
+  CHECK(lines[1].starts_with("write " + tracefs.path() + "/uprobe_events: p:probe_target_O2/compute " + bin + ":0x"));
+  r = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "-v", "-q", "-D", "c2=compute"});
+  CHECK(SplitLines(r.err).at(0).starts_with("kprobectl: debuginfo index: read from " + cache.path() + "/kprobectl/"));
+  r = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "-v", "-q", "--no-cache", "-D", "c3=compute"});
+  CHECK(SplitLines(r.err).at(0) == "kprobectl: debuginfo index: none; each name found by a scan of " + bin);
 }
 
 TEST_CASE("cli: del refuses enabled events, -f disables them first") {

@@ -5,7 +5,14 @@
 // `kprobectl -x FIXTURE ARGS`, where ARGS after the first word is one
 // argument) each followed by the exact output expected. @BIN@ stands for the
 // fixture's path and @SRC@ for the directory of the fixture sources.
+//
+// Each file is checked three times, since the answers must not depend on
+// how names were found: with --no-cache (a scan per name), with an empty
+// cache directory (the first command builds the index, the others read it),
+// and with that index file corrupted (detected, rebuilt).
 #include <catch2/catch.hpp>
+
+#include <filesystem>
 
 #include "kprobectl/strings.h"
 #include "test_support.h"
@@ -15,7 +22,7 @@ using namespace kprobectl::test;
 
 namespace {
 
-void CheckGolden(const std::string& fixture) {
+void CheckGoldenOnce(const std::string& fixture, const std::vector<std::string>& options) {
   std::string bin = FixturePath(fixture);
   std::string src = DataPath("../fixtures");
   src = src.substr(0, src.size() - std::string("/data/../fixtures").size()) + "/fixtures";
@@ -32,9 +39,11 @@ void CheckGolden(const std::string& fixture) {
     for (++i; i < lines.size() && !lines[i].starts_with("> "); ++i) expected += lines[i] + "\n";
     size_t space = command.find(' ');
     // kernel_* fixtures stand in for a kernel image: -k instead of -x.
-    std::vector<std::string> args = {fixture.starts_with("kernel") ? "-k" : "-x", bin, command.substr(0, space)};
+    std::vector<std::string> args = options;
+    for (std::string arg : {fixture.starts_with("kernel") ? "-k" : "-x", bin.c_str()}) args.push_back(arg);
+    args.push_back(command.substr(0, space));
     if (space != std::string::npos) args.push_back(command.substr(space + 1));
-    INFO("kprobectl -x " << fixture << " " << command);
+    INFO("kprobectl " << Join(options, " ") << " -x " << fixture << " " << command);
     auto result = RunKprobectl(args);
     CHECK(result.err.empty());
     CHECK(result.status == 0);
@@ -42,6 +51,22 @@ void CheckGolden(const std::string& fixture) {
     ++checked;
   }
   CHECK(checked > 5);
+}
+
+void CheckGolden(const std::string& fixture) {
+  CheckGoldenOnce(fixture, {"--no-cache"});
+  TempDir cache;
+  ScopedEnv env("XDG_CACHE_HOME", cache.path());
+  CheckGoldenOnce(fixture, {});
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(cache.path()))
+    if (entry.is_regular_file()) files.push_back(entry.path());
+  REQUIRE(files.size() == 1);
+  std::string bytes = ReadFile(files[0]);
+  bytes[bytes.size() / 2] ^= 0x40;
+  WriteFile(files[0], bytes);
+  CheckGoldenOnce(fixture, {});
+  CHECK(ReadFile(files[0]) != bytes);  // rewritten
 }
 
 }  // namespace

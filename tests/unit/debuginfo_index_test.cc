@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// The debuginfo index: its file format never trusts bytes that were not
+// written as they are (every truncation, every flipped byte, another
+// version, build-id, size or mtime is refused), and the three ways of
+// finding names (a scan per name, an index built now, the cache file) give
+// the same answers on the fixtures.
+#include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "debuginfo/index_file.h"
+#include "kprobectl/debuginfo.h"
+#include "test_support.h"
+
+using namespace kprobectl;
+using namespace kprobectl::test;
+using kprobectl::dwarf::IndexContents;
+using kprobectl::dwarf::IndexKey;
+using kprobectl::dwarf::IndexView;
+
+namespace {
+
+IndexKey Key() { return {"\x3b\x43\xfa\xd5\x03\x48", 590000, 1234567890123}; }
+
+IndexContents Contents() {
+  IndexContents c;
+  c.functions = {{"do_sys_open", {0x10, 0x2000 | dwarf::kInlinedFlag}}, {"main", {0x40}}, {"zz", {}}};
+  c.globals = {{"jiffies", {0x80, 0x90}}};
+  c.units = {0xb, 0x1000, 0x3000};
+  return c;
+}
+
+std::vector<std::pair<std::string, uint64_t>> Flatten(const std::vector<DwarfAddress>& addresses) {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  for (const DwarfAddress& a : addresses) out.emplace_back(a.function + (a.inlined ? " inlined" : ""), a.address);
+  return out;
+}
+
+// Every instance of every function, through the public interface.
+std::vector<std::pair<std::string, uint64_t>> Everything(Debuginfo& debuginfo) {
+  ProbePoint all;
+  all.function = "*";
+  auto found = debuginfo.Resolve(all, {});
+  REQUIRE(found);
+  return Flatten(*found);
+}
+
+}  // namespace
+
+TEST_CASE("index file: what is written is read back") {
+  std::string bytes = dwarf::SerializeIndex(Key(), Contents());
+  auto view = IndexView::FromBytes(bytes, Key());
+  REQUIRE(view);
+  CHECK((*view)->Functions("do_sys_open") == std::vector<uint64_t>{0x10, 0x2000 | dwarf::kInlinedFlag});
+  CHECK((*view)->Functions("main") == std::vector<uint64_t>{0x40});
+  CHECK((*view)->Functions("zz").empty());
+  CHECK((*view)->Functions("mai").empty());
+  CHECK((*view)->Functions("jiffies").empty());  // a global, not a function
+  CHECK((*view)->Globals("jiffies") == std::vector<uint64_t>{0x80, 0x90});
+  CHECK((*view)->FunctionNames() == std::vector<std::string>{"do_sys_open", "main", "zz"});
+  CHECK((*view)->Units() == std::vector<uint64_t>{0xb, 0x1000, 0x3000});
+}
+
+TEST_CASE("index file: every truncation and every flipped byte is refused") {
+  std::string bytes = dwarf::SerializeIndex(Key(), Contents());
+  for (size_t size = 0; size < bytes.size(); ++size) {
+    INFO("truncated to " << size);
+    CHECK_FALSE(IndexView::FromBytes(bytes.substr(0, size), Key()));
+  }
+  CHECK_FALSE(IndexView::FromBytes(bytes + '\0', Key()));
+  for (size_t at = 0; at < bytes.size(); ++at)
+    for (int bit : {0x01, 0x80}) {
+      std::string bad = bytes;
+      bad[at] = static_cast<char>(bad[at] ^ bit);
+      INFO("byte " << at << " ^ " << bit);
+      CHECK_FALSE(IndexView::FromBytes(bad, Key()));
+    }
+}
+
+TEST_CASE("index file: another version, build-id, size or mtime is refused, saying which") {
+  std::string bytes = dwarf::SerializeIndex(Key(), Contents());
+  std::string other_version = bytes;
+  other_version[8] = 2;
+  auto v = IndexView::FromBytes(other_version, Key());
+  REQUIRE_FALSE(v);
+  CHECK(v.error().message == "index format 2, not 1");
+  IndexKey key = Key();
+  key.build_id[0] = 'x';
+  CHECK(IndexView::FromBytes(bytes, key).error().message == "the index is of another build-id");
+  key = Key();
+  key.size += 1;
+  CHECK(IndexView::FromBytes(bytes, key).error().message == "the indexed file changed (size or mtime)");
+  key = Key();
+  key.mtime_ns += 1;
+  CHECK(IndexView::FromBytes(bytes, key).error().message == "the indexed file changed (size or mtime)");
+  CHECK(IndexView::FromBytes(std::string(200, 'K'), Key()).error().message == "not a kprobectl index");
+}
+
+TEST_CASE("index file: written by rename, named by build-id") {
+  TempDir dir;
+  std::string path = dwarf::IndexFilePath(dir / "sub/kprobectl", Key());
+  CHECK(path == dir / "sub/kprobectl/3b43fad50348.idx");
+  REQUIRE(dwarf::WriteIndexFile(path, dwarf::SerializeIndex(Key(), Contents())));
+  REQUIRE(IndexView::FromFile(path, Key()));
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir / "sub/kprobectl")) ++files;
+  CHECK(files == 1);  // no temporary left behind
+}
+
+TEST_CASE("debuginfo index: a scan, a fresh index and the cache file find the same instances") {
+  for (const char* fixture : {"records_O0", "records_O2", "target_O2", "kernel_like"}) {
+    INFO(fixture);
+    std::string bin = FixturePath(fixture);
+    auto scan = Debuginfo::Open(bin);
+    REQUIRE(scan);
+    auto scanned = Everything(**scan);
+    CHECK((*scan)->index_status().use == IndexStatus::kScan);
+    CHECK(scanned.size() > 5);
+
+    TempDir cache;
+    auto built = Debuginfo::Open(bin, {cache.path(), nullptr});
+    REQUIRE(built);
+    CHECK(Everything(**built) == scanned);
+    CHECK((*built)->index_status().use == IndexStatus::kCacheBuilt);
+    CHECK((*built)->index_status().problem.empty());
+
+    auto read = Debuginfo::Open(bin, {cache.path(), nullptr});
+    REQUIRE(read);
+    CHECK(Everything(**read) == scanned);
+    CHECK((*read)->index_status().use == IndexStatus::kCacheRead);
+  }
+}
+
+TEST_CASE("debuginfo index: a corrupt, truncated or stale cache file is rebuilt, with the reason") {
+  TempDir dir, cache;
+  std::string bin = dir / "records_O2";
+  WriteFile(bin, ReadFile(FixturePath("records_O2")));
+  std::vector<std::pair<std::string, uint64_t>> expected;
+  std::string file;
+  {
+    auto first = Debuginfo::Open(bin, {cache.path(), nullptr});
+    REQUIRE(first);
+    expected = Everything(**first);
+    file = (*first)->index_status().file;
+  }
+  auto reopen = [&](const std::string& problem) {
+    auto again = Debuginfo::Open(bin, {cache.path(), nullptr});
+    REQUIRE(again);
+    CHECK(Everything(**again) == expected);
+    IndexStatus status = (*again)->index_status();
+    CHECK(status.use == IndexStatus::kCacheBuilt);
+    CHECK(status.problem == file + ": " + problem + "; rebuilt");
+    auto after = Debuginfo::Open(bin, {cache.path(), nullptr});
+    REQUIRE(after);
+    CHECK(Everything(**after) == expected);
+    CHECK((*after)->index_status().use == IndexStatus::kCacheRead);
+  };
+  std::string good = ReadFile(file);
+  WriteFile(file, good.substr(0, good.size() - 9));
+  reopen("truncated or extended");
+  std::string bad = good;
+  bad[good.size() - 3] ^= 1;
+  WriteFile(file, bad);
+  reopen("corrupt (hash mismatch)");
+  bad = good;
+  bad[8] = 99;
+  WriteFile(file, bad);
+  reopen("index format 99, not 1");
+  // The same build-id, but the file was touched: a guard, not trusted.
+  struct timespec times[2] = {{0, UTIME_OMIT}, {1000000, 0}};
+  REQUIRE(utimensat(AT_FDCWD, bin.c_str(), times, 0) == 0);
+  reopen("the indexed file changed (size or mtime)");
+}
+
+TEST_CASE("debuginfo index: a cache directory that cannot be written still gives answers") {
+  TempDir dir;
+  WriteFile(dir / "file", "");
+  auto debuginfo = Debuginfo::Open(FixturePath("records_O2"), {dir / "file/kprobectl", nullptr});
+  REQUIRE(debuginfo);
+  CHECK(Everything(**debuginfo).size() > 5);
+  IndexStatus status = (*debuginfo)->index_status();
+  CHECK(status.use == IndexStatus::kCacheBuilt);
+  CHECK(status.problem.starts_with("cannot create '" + dir / "file/kprobectl" + "'"));
+}
