@@ -131,7 +131,7 @@ class Debuginfo {
   virtual ~Debuginfo() = default;
 
   virtual const std::string& path() const = 0;
-  virtual IndexStatus index_status() const = 0;
+  virtual IndexStatus index_status() = 0;
 
   // Every address of a probe point that needs or can use DWARF: FUNC (all
   // static duplicates, inlined copies, clones), FUNC@FILE, FUNC:RLN,

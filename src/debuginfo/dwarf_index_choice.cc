@@ -48,14 +48,28 @@ void Release(void* map, size_t map_size, uint64_t begin, uint64_t end) {
 
 }  // namespace
 
+std::optional<RawSection> FindRawSection(Elf* elf, std::string_view name) {
+  auto found = FindSection(elf, name);
+  if (!found || found->compressed) return std::nullopt;
+  return found->raw;
+}
+
 NameIndex& DwarfInfo::Index() {
   Ready();
   if (!index_) index_ = ChooseIndex();
   return *index_;
 }
 
-void DwarfInfo::Prepare() {
-  ReadUnits();
+void DwarfInfo::Ready() {
+  if (!settled_) {
+    settled_ = true;
+    CheckCache();
+    if (cached_) Prefault(cached_->Units());
+  }
+  if (prepare_.joinable()) prepare_.join();
+}
+
+void DwarfInfo::CheckCache() {
   if (options_.cache_dir.empty()) return;
   if (key_.build_id.empty()) {
     status_.problem = "the file has no build-id to key a cache by";
@@ -68,11 +82,23 @@ void DwarfInfo::Prepare() {
   else status_.problem = status_.file + ": " + view.error().message + "; rebuilt";
 }
 
+void DwarfInfo::Prefault(const std::vector<Dwarf_Off>& units) {
+  if (!map_ || !info_section_ || !prepare_.joinable()) return;
+  const volatile char* info = static_cast<const char*>(map_) + info_section_->offset;
+  // From the last unit back, until meeting the thread coming forward.
+  for (auto it = units.rbegin(); it != units.rend(); ++it) {
+    if (*it >= info_section_->size) continue;
+    if (*it <= units_done_.load(std::memory_order_relaxed) + (64 << 10)) break;
+    (void)info[*it];
+  }
+}
+
 void DwarfInfo::ReadUnits() {
   if (units_read_) return;
   units_read_ = true;
-  std::optional<SectionInfo> info;
-  if (map_ && elf_) info = FindSection(elf_, ".debug_info");
+  // Pages are released only from a mapping of the file this object made.
+  const bool release = map_ && info_section_;
+  const RawSection info = info_section_.value_or(RawSection{});
   uint64_t released = 0;
   constexpr uint64_t kBatch = 8 << 20;
   Dwarf_Off offset = 0, next;
@@ -83,13 +109,14 @@ void DwarfInfo::ReadUnits() {
     // dwarf_offdie makes libdw intern the unit now, in order.
     if (dwarf_offdie(dwarf_, offset + header_size, &cu)) units_.push_back({offset, dwarf_dieoffset(&cu)});
     if (offset_size != 4) dwarf64_ = true;
-    if (info && offset - released >= kBatch) {
-      Release(map_, map_size_, info->raw.offset + released, info->raw.offset + offset);
+    if (release && offset - released >= kBatch) {
+      Release(map_, map_size_, info.offset + released, info.offset + offset);
       released = offset;
     }
+    units_done_.store(next, std::memory_order_relaxed);
     offset = next;
   }
-  if (info) Release(map_, map_size_, info->raw.offset + released, info->raw.offset + info->raw.size);
+  if (release) Release(map_, map_size_, info.offset + released, info.offset + info.size);
 }
 
 IndexContents DwarfInfo::WalkAll() {

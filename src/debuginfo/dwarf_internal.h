@@ -9,6 +9,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -89,6 +90,8 @@ struct ScanInput {
   std::vector<UnitSpan> units;  // in file order
   std::function<std::unique_ptr<NameIndex>()> full_walk;  // for what a scan cannot answer
 };
+// A section's place in the file, unless it is absent, empty or compressed.
+std::optional<RawSection> FindRawSection(Elf* elf, std::string_view name);
 class DwarfInfo;
 std::unique_ptr<NameIndex> MakeScanIndex(DwarfInfo& info, ScanInput input);
 // False when a form in .debug_abbrev could name a DIE from outside its CU
@@ -108,7 +111,7 @@ class DwarfInfo : public Debuginfo {
   DwarfInfo& operator=(const DwarfInfo&) = delete;
 
   const std::string& path() const override { return path_; }
-  IndexStatus index_status() const override {
+  IndexStatus index_status() override {
     Ready();
     return status_;
   }
@@ -147,17 +150,22 @@ class DwarfInfo : public Debuginfo {
   Result<std::vector<std::string>> ReadSource(Dwarf_Die* cu, const std::string& file,
                                               const FindOptions& options, std::vector<std::string>* searched);
 
+  // Fetch, with the hint that says where else the variable has a location
+  // only when `explain` (it reads the function's line table).
+  Result<VariableFetch> FetchVariable(const DwarfAddress& at, const ArgExpr& expr, bool want_string, bool explain);
+
   // The CFA at `address`, as a register and an offset (dwarf_location.cc).
   Result<std::pair<unsigned, int64_t>> CanonicalFrameAddress(uint64_t address);
 
  private:
-  // Reading the unit headers and the cache file runs on a thread started by
-  // the constructor, while the caller reads the ELF symbols; every entry
-  // point waits for it before it touches the Dwarf handle.
-  void Prepare();
-  void Ready() const {
-    if (prepare_.joinable()) prepare_.join();
-  }
+  // Reading the unit headers (ReadUnits) runs on a thread the constructor
+  // starts, while the caller reads the ELF symbols. Every entry point calls
+  // Ready() before it touches the Dwarf handle: it checks the cache file on
+  // the caller's thread, touches the pages of the last unit headers (known
+  // from the cache) while the thread works through the first, and joins.
+  void Ready();
+  void CheckCache();
+  void Prefault(const std::vector<Dwarf_Off>& units);
   NameIndex& Index();
   std::unique_ptr<NameIndex> ChooseIndex();
   void ReadUnits();
@@ -176,8 +184,11 @@ class DwarfInfo : public Debuginfo {
   IndexKey key_;
   IndexStatus status_;
   std::unique_ptr<NameIndex> index_;
-  std::unique_ptr<IndexView> cached_;  // the valid cache file Prepare() found
-  mutable std::thread prepare_;
+  std::unique_ptr<IndexView> cached_;  // the valid cache file CheckCache() found
+  bool settled_ = false;
+  std::optional<RawSection> info_section_;  // .debug_info in the file
+  std::atomic<uint64_t> units_done_{0};    // how far ReadUnits got in .debug_info
+  std::thread prepare_;
   std::vector<UnitSpan> units_;
   bool units_read_ = false;
   bool dwarf64_ = false;

@@ -223,7 +223,8 @@ DwarfInfo::DwarfInfo(std::string path, int fd, void* map, size_t map_size, Elf* 
   const void* id = nullptr;
   ssize_t id_size = dwelf_elf_gnu_build_id(elf_, &id);
   if (id_size > 0 && id_size <= 64) key_.build_id.assign(static_cast<const char*>(id), static_cast<size_t>(id_size));
-  prepare_ = std::thread([this] { Prepare(); });
+  info_section_ = FindRawSection(elf_, ".debug_info");
+  prepare_ = std::thread([this] { ReadUnits(); });
 }
 
 DwarfInfo::DwarfInfo(std::string path, Dwfl* dwfl, Dwarf* dwarf, char* memory)
@@ -232,7 +233,7 @@ DwarfInfo::DwarfInfo(std::string path, Dwfl* dwfl, Dwarf* dwarf, char* memory)
 }
 
 DwarfInfo::~DwarfInfo() {
-  Ready();
+  if (prepare_.joinable()) prepare_.join();
   if (cfi_eh_) dwarf_cfi_end(cfi_eh_);
   if (dwfl_) {
     dwfl_end(dwfl_);  // it owns the Dwarf

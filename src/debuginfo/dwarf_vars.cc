@@ -233,6 +233,11 @@ Result<Dwarf_Die> FindVariable(DwarfInfo& info, Scopes& scopes, const DwarfAddre
 
 Result<VariableFetch> DwarfInfo::Fetch(const DwarfAddress& at, const ArgExpr& expr, bool want_string) {
   Ready();
+  return FetchVariable(at, expr, want_string, true);
+}
+
+Result<VariableFetch> DwarfInfo::FetchVariable(const DwarfAddress& at, const ArgExpr& expr, bool want_string,
+                                               bool explain) {
   Dwarf_Die fn = Die(at.die_offset);
   Dwarf_Die cu = CuOf(&fn);
   Scopes scopes(&cu, at.address);
@@ -258,7 +263,9 @@ Result<VariableFetch> DwarfInfo::Fetch(const DwarfAddress& at, const ArgExpr& ex
     int n = LocationAt(&loc, at.address, &ops, &len);
     if (n < 0) return Fail("cannot read the location of " + what + ": " + LastError());
     if (n == 0) {
-      std::string elsewhere = WhereAvailable(*this, at, &loc);
+      // Where else it could be fetched: a scan of the function's lines,
+      // worth it only for a message someone reads.
+      std::string elsewhere = explain ? WhereAvailable(*this, at, &loc) : std::string();
       return Fail("variable " + what + " has no location at " + Where(at) + " (optimized out there)",
                   elsewhere.empty() ? "it has no location anywhere in " + at.function
                                     : "it can be fetched at " + elsewhere);
@@ -421,7 +428,7 @@ Result<std::vector<VariableFetch>> DwarfInfo::FetchAll(const DwarfAddress& at, b
     ArgExpr expr;
     expr.kind = ArgKind::kVariable;
     expr.name = DieName(&var);
-    auto fetch = Fetch(at, expr, false);
+    auto fetch = FetchVariable(at, expr, false, false);
     if (fetch) out.push_back(*fetch);
     else if (skipped) skipped->push_back(expr.name + ": " + fetch.error().message);
   }
@@ -470,7 +477,7 @@ Result<std::vector<VariableInfo>> DwarfInfo::Variables(const DwarfAddress& at, b
       return tag != DW_TAG_structure_type && tag != DW_TAG_union_type && tag != DW_TAG_class_type;
     };
     // Structs are listed when they have a location: their members can be fetched.
-    auto fetched = Fetch(at, by_name, false);
+    auto fetched = FetchVariable(at, by_name, false, false);
     Dwarf_Attribute loc;
     if (dwarf_attr(&var, DW_AT_location, &loc)) {
       Dwarf_Op* ops;
