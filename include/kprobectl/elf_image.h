@@ -79,20 +79,37 @@ class ElfImage {
   // ElfSymbol is made for an entry when a look-up returns it, and stays.
   struct Entry {
     uint64_t value = 0, size = 0;
-    uint32_t name = 0, name_size = 0, version = 0, version_size = 0;  // in Table::names
+    uint32_t name = 0, name_size = 0, version = 0, version_size = 0;  // offsets from Table::base()
     ElfSymbol::Type type = ElfSymbol::kOther;
     bool global = false, default_version = false;
+    bool skip = false;  // undefined or nameless: no look-up sees it
   };
+  // A file with one symbol table (a vmlinux) is read in place: the entries
+  // are decoded from its mapped .symtab when looked at. A file with two
+  // (.symtab and .dynsym repeat the exported symbols) gets merged entries.
   struct Table {
     std::vector<Entry> entries;
     std::string names;
-    std::vector<uint32_t> by_address[2];  // functions, objects: entries by value; built
+    std::shared_ptr<const void> mapping;  // holds what the raw pointers point into
+    const unsigned char* raw_symbols = nullptr;
+    size_t raw_count = 0;
+    const char* raw_strings = nullptr;
+    size_t raw_strings_size = 0;
+    std::vector<std::pair<uint64_t, uint32_t>> by_address[2];  // functions, objects: (value, entry); built
     uint64_t max_size[2] = {1, 1};        // after a few look-ups by address
     unsigned address_lookups = 0;
     std::unordered_map<uint32_t, ElfSymbol> made;  // node-based: pointers stay valid
     std::vector<ElfSymbol> all;
-    std::string_view Name(const Entry& e) const { return std::string_view(names).substr(e.name, e.name_size); }
-    ElfSymbol Make(const Entry& e) const;
+    size_t size() const { return raw_symbols ? raw_count : entries.size(); }
+    Entry At(size_t i) const;
+    const char* base() const { return raw_symbols ? raw_strings : names.data(); }
+    static constexpr uint32_t kUnmeasured = UINT32_MAX;
+    void Measure(Entry& e) const;  // a raw entry's name length and version
+    std::string_view Name(Entry& e) const {
+      Measure(e);
+      return {base() + e.name, e.name_size};
+    }
+    ElfSymbol Make(Entry e) const;
     void IndexAddresses();
   };
   // The symbol of `type` that contains `vaddr`, globals preferred on ties.

@@ -64,7 +64,6 @@ void DwarfInfo::Ready() {
   if (!settled_) {
     settled_ = true;
     CheckCache();
-    if (cached_) Prefault(cached_->Units());
   }
   if (prepare_.joinable()) prepare_.join();
 }
@@ -80,17 +79,6 @@ void DwarfInfo::CheckCache() {
   auto view = IndexView::FromFile(status_.file, key_);
   if (view) cached_ = std::move(*view);
   else status_.problem = status_.file + ": " + view.error().message + "; rebuilt";
-}
-
-void DwarfInfo::Prefault(const std::vector<Dwarf_Off>& units) {
-  if (!map_ || !info_section_ || !prepare_.joinable()) return;
-  const volatile char* info = static_cast<const char*>(map_) + info_section_->offset;
-  // From the last unit back, until meeting the thread coming forward.
-  for (auto it = units.rbegin(); it != units.rend(); ++it) {
-    if (*it >= info_section_->size) continue;
-    if (*it <= units_done_.load(std::memory_order_relaxed) + (64 << 10)) break;
-    (void)info[*it];
-  }
 }
 
 void DwarfInfo::ReadUnits() {
@@ -113,7 +101,6 @@ void DwarfInfo::ReadUnits() {
       Release(map_, map_size_, info.offset + released, info.offset + offset);
       released = offset;
     }
-    units_done_.store(next, std::memory_order_relaxed);
     offset = next;
   }
   if (release) Release(map_, map_size_, info.offset + released, info.offset + info.size);

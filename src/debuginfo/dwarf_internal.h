@@ -9,7 +9,6 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
-#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -161,11 +160,9 @@ class DwarfInfo : public Debuginfo {
   // Reading the unit headers (ReadUnits) runs on a thread the constructor
   // starts, while the caller reads the ELF symbols. Every entry point calls
   // Ready() before it touches the Dwarf handle: it checks the cache file on
-  // the caller's thread, touches the pages of the last unit headers (known
-  // from the cache) while the thread works through the first, and joins.
+  // the caller's thread, then joins.
   void Ready();
   void CheckCache();
-  void Prefault(const std::vector<Dwarf_Off>& units);
   NameIndex& Index();
   std::unique_ptr<NameIndex> ChooseIndex();
   void ReadUnits();
@@ -187,7 +184,6 @@ class DwarfInfo : public Debuginfo {
   std::unique_ptr<IndexView> cached_;  // the valid cache file CheckCache() found
   bool settled_ = false;
   std::optional<RawSection> info_section_;  // .debug_info in the file
-  std::atomic<uint64_t> units_done_{0};    // how far ReadUnits got in .debug_info
   std::thread prepare_;
   std::vector<UnitSpan> units_;
   bool units_read_ = false;

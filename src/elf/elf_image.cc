@@ -2,6 +2,8 @@
 #include "kprobectl/elf_image.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <unistd.h>
@@ -81,8 +83,17 @@ Result<ElfImage> ElfImage::Open(const std::string& path) {
   if (fd < 0)
     return Fail("cannot open '" + path + "': " + std::strerror(errno),
                 errno == ENOENT ? "check the path of the binary given with -x" : "");
-  ElfHandle elf(elf_begin(fd, ELF_C_READ_MMAP, nullptr));
-  auto close_fd = std::unique_ptr<int, void (*)(int*)>(&fd, [](int* f) { close(*f); });
+  // Mapped here, not by libelf, so the symbol table of a large image can be
+  // read in place after libelf is done with it.
+  struct stat st;
+  void* map = fstat(fd, &st) == 0 && st.st_size > 0
+                  ? mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0)
+                  : MAP_FAILED;
+  close(fd);
+  if (map == MAP_FAILED) return Fail("'" + path + "' is not an ELF file", "give -x an executable or a shared library");
+  const auto map_size = static_cast<size_t>(st.st_size);
+  std::shared_ptr<const void> mapping(map, [map_size](const void* p) { munmap(const_cast<void*>(p), map_size); });
+  ElfHandle elf(elf_memory(static_cast<char*>(map), map_size));
   if (!elf || elf_kind(elf.get()) != ELF_K_ELF)
     return Fail("'" + path + "' is not an ELF file", "give -x an executable or a shared library");
   GElf_Ehdr ehdr;
@@ -135,6 +146,37 @@ Result<ElfImage> ElfImage::Open(const std::string& path) {
     }
   }
   auto table = std::make_shared<Table>();
+  auto inside = [&](const void* p, size_t n) {
+    auto* b = static_cast<const char*>(map);
+    auto* q = static_cast<const char*>(p);
+    return q >= b && n <= map_size && q - b <= static_cast<ptrdiff_t>(map_size - n);
+  };
+  if (tables == 1 && gelf_getclass(elf.get()) == ELFCLASS64) {
+    for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf.get(), scn));) {
+      GElf_Shdr shdr;
+      if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB) continue;
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      Elf_Data* strings = elf_getdata(elf_getscn(elf.get(), shdr.sh_link), nullptr);
+      if (data && strings && data->d_type == ELF_T_SYM && shdr.sh_entsize == sizeof(Elf64_Sym) &&
+          data->d_buf && strings->d_buf && inside(data->d_buf, data->d_size) &&
+          inside(strings->d_buf, strings->d_size) && reinterpret_cast<uintptr_t>(data->d_buf) % alignof(Elf64_Sym) == 0) {
+        table->raw_symbols = static_cast<const unsigned char*>(data->d_buf);
+        table->raw_count = data->d_size / sizeof(Elf64_Sym);
+        table->raw_strings = static_cast<const char*>(strings->d_buf);
+        table->raw_strings_size = strings->d_size;
+        table->mapping = mapping;
+      }
+    }
+    if (table->raw_symbols) {
+      bool any = false;
+      for (size_t i = 1; i < table->raw_count && !any; ++i) any = !table->At(i).skip;
+      if (!any)
+        return Fail("'" + path + "' has no symbols (it is stripped)",
+                    "probe it by address (0xADDRESS), or install its debug symbols");
+      image.table_ = std::move(table);
+      return image;
+    }
+  }
   table->entries.reserve(total);
   if (tables > 1) index.reserve(total);
   std::map<unsigned, std::pair<uint32_t, uint32_t>> version_names;  // version index -> its name in table->names
@@ -241,25 +283,59 @@ ElfImage ElfImage::FromModule(std::string path, std::string module, std::vector<
 }
 
 void ElfImage::Table::IndexAddresses() {
-  std::vector<std::pair<uint64_t, uint32_t>> order[2];
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const Entry& e = entries[i];
-    if (e.type != ElfSymbol::kFunction && e.type != ElfSymbol::kObject) continue;
+  for (size_t i = 0; i < size(); ++i) {
+    Entry e = At(i);
+    if (e.skip || (e.type != ElfSymbol::kFunction && e.type != ElfSymbol::kObject)) continue;
     int t = e.type == ElfSymbol::kFunction ? 0 : 1;
-    order[t].emplace_back(e.value, static_cast<uint32_t>(i));
+    by_address[t].emplace_back(e.value, static_cast<uint32_t>(i));
     max_size[t] = std::max(max_size[t], e.size);
   }
-  for (int t : {0, 1}) {
-    std::sort(order[t].begin(), order[t].end());
-    by_address[t].reserve(order[t].size());
-    for (const auto& [value, i] : order[t]) by_address[t].push_back(i);
+  for (auto& order : by_address) std::sort(order.begin(), order.end());
+}
+
+ElfImage::Entry ElfImage::Table::At(size_t i) const {
+  if (!raw_symbols) return entries[i];
+  Elf64_Sym sym;
+  std::memcpy(&sym, raw_symbols + i * sizeof sym, sizeof sym);
+  Entry e{};
+  if (i == 0 || sym.st_shndx == SHN_UNDEF || sym.st_name == 0 || sym.st_name >= raw_strings_size) {
+    e.skip = true;
+    return e;
+  }
+  // The name's length (and a "@VERSION" in it) is found when it is read.
+  e.name = sym.st_name;
+  e.name_size = kUnmeasured;
+  int type = ELF64_ST_TYPE(sym.st_info);
+  e.type = type == STT_FUNC || type == STT_GNU_IFUNC ? ElfSymbol::kFunction
+           : type == STT_OBJECT || type == STT_TLS  ? ElfSymbol::kObject
+                                                    : ElfSymbol::kOther;
+  int bind = ELF64_ST_BIND(sym.st_info);
+  e.global = bind == STB_GLOBAL || bind == STB_WEAK || bind == STB_GNU_UNIQUE;
+  e.value = sym.st_value;
+  e.size = sym.st_size;
+  return e;
+}
+
+void ElfImage::Table::Measure(Entry& e) const {
+  if (e.name_size != kUnmeasured) return;
+  const char* name = raw_strings + e.name;
+  size_t length = strnlen(name, raw_strings_size - e.name);
+  e.name_size = static_cast<uint32_t>(length);
+  if (const void* at = std::memchr(name, '@', length)) {  // "name@@VER"
+    auto split = static_cast<uint32_t>(static_cast<const char*>(at) - name);
+    e.default_version = split + 1 < length && name[split + 1] == '@';
+    uint32_t skip = e.default_version ? 2 : 1;
+    e.version = e.name + split + skip;
+    e.version_size = e.name_size - split - skip;
+    e.name_size = split;
   }
 }
 
-ElfSymbol ElfImage::Table::Make(const Entry& e) const {
+ElfSymbol ElfImage::Table::Make(Entry e) const {
+  Measure(e);
   ElfSymbol s;
   s.name = Name(e);
-  s.version = names.substr(e.version, e.version_size);
+  s.version = std::string(base() + e.version, e.version_size);
   s.default_version = e.default_version;
   s.value = e.value;
   s.size = e.size;
@@ -270,15 +346,15 @@ ElfSymbol ElfImage::Table::Make(const Entry& e) const {
 
 const ElfSymbol* ElfImage::Made(uint32_t entry) const {
   auto [it, fresh] = table_->made.try_emplace(entry);
-  if (fresh) it->second = table_->Make(table_->entries[entry]);
+  if (fresh) it->second = table_->Make(table_->At(entry));
   return &it->second;
 }
 
 const std::vector<ElfSymbol>& ElfImage::symbols() const {
-  if (table_ && table_->all.size() != table_->entries.size()) {
-    table_->all.clear();
-    table_->all.reserve(table_->entries.size());
-    for (const Entry& e : table_->entries) table_->all.push_back(table_->Make(e));
+  if (table_ && table_->all.empty()) {
+    table_->all.reserve(table_->size());
+    for (size_t i = 0; i < table_->size(); ++i)
+      if (Entry e = table_->At(i); !e.skip) table_->all.push_back(table_->Make(e));
   }
   static const std::vector<ElfSymbol> kNone;
   return table_ ? table_->all : kNone;
@@ -306,36 +382,46 @@ std::optional<uint64_t> ElfImage::VirtualAddress(uint64_t file_offset) const {
 
 const ElfSymbol* ElfImage::SymbolAt(uint64_t vaddr, ElfSymbol::Type type) const {
   if (!table_ || (type != ElfSymbol::kFunction && type != ElfSymbol::kObject)) return nullptr;
-  const auto& entries = table_->entries;
+  const Table& table = *table_;
   // A few look-ups cost less as scans than sorting 100,000 symbols would.
   constexpr unsigned kScans = 32;
   if (table_->address_lookups < kScans && ++table_->address_lookups <= kScans) {
     std::optional<uint32_t> best;
-    for (uint32_t i = 0; i < entries.size(); ++i) {
-      const Entry& e = entries[i];
-      if (e.type != type || vaddr < e.value || vaddr >= e.value + std::max<uint64_t>(e.size, 1)) continue;
-      const Entry* b = best ? &entries[*best] : nullptr;
-      if (!b || e.value > b->value || (e.value == b->value && e.global && !b->global)) best = i;
+    uint64_t best_value = 0;
+    bool best_global = false;
+    for (uint32_t i = 0; i < table.size(); ++i) {
+      Entry e = table.At(i);
+      if (e.skip || e.type != type || vaddr < e.value || vaddr >= e.value + std::max<uint64_t>(e.size, 1)) continue;
+      if (!best || e.value > best_value || (e.value == best_value && e.global && !best_global)) {
+        best = i;
+        best_value = e.value;
+        best_global = e.global;
+      }
     }
     return best ? Made(*best) : nullptr;
   }
-  if (table_->by_address[0].empty() && table_->by_address[1].empty()) table_->IndexAddresses();
+  if (table.by_address[0].empty() && table.by_address[1].empty()) table_->IndexAddresses();
   int t = type == ElfSymbol::kFunction ? 0 : 1;
-  const auto& order = table_->by_address[t];
+  const auto& order = table.by_address[t];
   // Back from the last symbol at or below `vaddr`, as far as the largest
   // symbol could reach: the first that contains it has the highest start.
-  auto it = std::upper_bound(order.begin(), order.end(), vaddr,
-                             [&](uint64_t v, uint32_t i) { return v < entries[i].value; });
+  auto it = std::upper_bound(order.begin(), order.end(), std::pair<uint64_t, uint32_t>{vaddr, UINT32_MAX});
   std::optional<uint32_t> best;
+  uint64_t best_value = 0;
+  bool best_global = false;
   while (it != order.begin()) {
-    uint32_t i = *--it;
-    const Entry& e = entries[i];
-    if (best && e.value < entries[*best].value) break;
-    if (vaddr - e.value >= table_->max_size[t]) break;
+    --it;
+    if (best && it->first < best_value) break;
+    if (vaddr - it->first >= table.max_size[t]) break;
+    Entry e = table.At(it->second);
     if (vaddr >= e.value + std::max<uint64_t>(e.size, 1)) continue;
     // Walking back, an equal start comes in reverse table order: the
     // earliest wins, as in the scan, unless a global beats a local.
-    if (!best || e.global || !entries[*best].global) best = i;
+    if (!best || e.global || !best_global) {
+      best = it->second;
+      best_value = e.value;
+      best_global = e.global;
+    }
   }
   return best ? Made(*best) : nullptr;
 }
@@ -359,15 +445,30 @@ Result<std::vector<uint64_t>> ElfImage::ReadWords(uint64_t start, uint64_t end) 
 size_t ElfImage::CountNamed(std::string_view name, ElfSymbol::Type type) const {
   size_t n = 0;
   if (table_)
-    for (const Entry& e : table_->entries) n += e.type == type && table_->Name(e) == name;
+    for (size_t i = 0; i < table_->size(); ++i) {
+      Entry e = table_->At(i);
+      n += !e.skip && e.type == type && !name.empty() && table_->base()[e.name] == name[0] && table_->Name(e) == name;
+    }
   return n;
 }
 
 std::vector<const ElfSymbol*> ElfImage::Find(const std::vector<std::string_view>& names) const {
   std::vector<const ElfSymbol*> out(names.size());
   if (!table_) return out;
-  for (size_t i = 0; i < table_->entries.size(); ++i) {
-    std::string_view name = table_->Name(table_->entries[i]);
+  // Most symbols differ from every name in the first byte or the length:
+  // test those first.
+  uint64_t lengths = 0;
+  bool first[256] = {};
+  for (std::string_view n : names) {
+    lengths |= n.size() < 64 ? uint64_t{1} << n.size() : 0;
+    if (!n.empty()) first[static_cast<unsigned char>(n[0])] = true;
+  }
+  for (size_t i = 0; i < table_->size(); ++i) {
+    Entry e = table_->At(i);
+    if (e.skip || !first[static_cast<unsigned char>(table_->base()[e.name])]) continue;
+    table_->Measure(e);
+    if (e.name_size < 64 && !(lengths >> e.name_size & 1)) continue;
+    std::string_view name = table_->Name(e);
     for (size_t n = 0; n < names.size(); ++n)
       if (!out[n] && names[n] == name) out[n] = Made(static_cast<uint32_t>(i));
   }
@@ -377,15 +478,19 @@ std::vector<const ElfSymbol*> ElfImage::Find(const std::vector<std::string_view>
 std::vector<const ElfSymbol*> ElfImage::FunctionsStartingAt(std::vector<uint64_t> starts) const {
   std::sort(starts.begin(), starts.end());
   starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
-  std::vector<std::optional<uint32_t>> chosen(starts.size());
   if (!table_) return {};
-  for (uint32_t i = 0; i < table_->entries.size(); ++i) {
-    const Entry& e = table_->entries[i];
-    if (e.type != ElfSymbol::kFunction) continue;
+  std::vector<std::optional<uint32_t>> chosen(starts.size());
+  std::vector<bool> chosen_global(starts.size());
+  for (uint32_t i = 0; i < table_->size(); ++i) {
+    Entry e = table_->At(i);
+    if (e.skip || e.type != ElfSymbol::kFunction) continue;
     auto it = std::lower_bound(starts.begin(), starts.end(), e.value);
     if (it == starts.end() || *it != e.value) continue;
-    auto& c = chosen[static_cast<size_t>(it - starts.begin())];
-    if (!c || (e.global && !table_->entries[*c].global)) c = i;
+    auto at = static_cast<size_t>(it - starts.begin());
+    if (!chosen[at] || (e.global && !chosen_global[at])) {
+      chosen[at] = i;
+      chosen_global[at] = e.global;
+    }
   }
   std::vector<const ElfSymbol*> out;
   for (const auto& c : chosen)
@@ -394,10 +499,7 @@ std::vector<const ElfSymbol*> ElfImage::FunctionsStartingAt(std::vector<uint64_t
 }
 
 const ElfSymbol* ElfImage::Find(std::string_view name) const {
-  if (!table_) return nullptr;
-  for (size_t i = 0; i < table_->entries.size(); ++i)
-    if (table_->Name(table_->entries[i]) == name) return Made(static_cast<uint32_t>(i));
-  return nullptr;
+  return Find(std::vector<std::string_view>{name}).front();
 }
 
 }  // namespace kprobectl
