@@ -55,17 +55,49 @@ std::optional<RawSection> FindRawSection(Elf* elf, std::string_view name) {
 }
 
 NameIndex& DwarfInfo::Index() {
-  Ready();
-  if (!index_) index_ = ChooseIndex();
+  Settle();
+  if (!index_) {
+    if (!cached_) Ready();  // a scan or a walk needs every unit
+    index_ = ChooseIndex();
+  }
   return *index_;
 }
 
+void DwarfInfo::Settle() {
+  if (settled_) return;
+  settled_ = true;
+  CheckCache();
+}
+
 void DwarfInfo::Ready() {
-  if (!settled_) {
-    settled_ = true;
-    CheckCache();
-  }
+  Settle();
   if (prepare_.joinable()) prepare_.join();
+}
+
+void DwarfInfo::ReadyFor(Dwarf_Off last_die) {
+  Settle();
+  if (!prepare_.joinable()) return;
+  unit_limit_.store(last_die);
+  prepare_.join();
+}
+
+std::vector<FunctionInstance> DwarfInfo::Instances(const std::string& name) {
+  auto found = Index().Functions(name);
+  Dwarf_Off last = 0;
+  for (const FunctionInstance& fn : found) last = std::max(last, fn.die);
+  ReadyFor(last);
+  return found;
+}
+
+std::vector<Dwarf_Off> DwarfInfo::Globals(const std::string& name) {
+  auto found = Index().Globals(name);
+  ReadyFor(found.empty() ? 0 : *std::max_element(found.begin(), found.end()));
+  return found;
+}
+
+std::vector<Dwarf_Off> DwarfInfo::Units() {
+  Ready();
+  return Index().Units();
 }
 
 void DwarfInfo::CheckCache() {
@@ -83,30 +115,37 @@ void DwarfInfo::CheckCache() {
 
 void DwarfInfo::ReadUnits() {
   if (units_read_) return;
-  units_read_ = true;
   // Pages are released only from a mapping of the file this object made.
   const bool release = map_ && info_section_;
   const RawSection info = info_section_.value_or(RawSection{});
-  uint64_t released = 0;
   constexpr uint64_t kBatch = 8 << 20;
-  Dwarf_Off offset = 0, next;
+  Dwarf_Off next;
   size_t header_size;
   uint8_t offset_size = 4;
-  while (dwarf_nextcu(dwarf_, offset, &next, &header_size, nullptr, nullptr, &offset_size) == 0) {
+  bool stopped = false;
+  while (dwarf_nextcu(dwarf_, next_unit_, &next, &header_size, nullptr, nullptr, &offset_size) == 0) {
+    if (next_unit_ > unit_limit_.load(std::memory_order_relaxed)) {
+      stopped = true;
+      break;
+    }
     Dwarf_Die cu;
     // dwarf_offdie makes libdw intern the unit now, in order.
-    if (dwarf_offdie(dwarf_, offset + header_size, &cu)) units_.push_back({offset, dwarf_dieoffset(&cu)});
+    if (dwarf_offdie(dwarf_, next_unit_ + header_size, &cu)) units_.push_back({next_unit_, dwarf_dieoffset(&cu)});
     if (offset_size != 4) dwarf64_ = true;
-    if (release && offset - released >= kBatch) {
-      Release(map_, map_size_, info.offset + released, info.offset + offset);
-      released = offset;
+    if (release && next_unit_ - released_ >= kBatch) {
+      Release(map_, map_size_, info.offset + released_, info.offset + next_unit_);
+      released_ = next_unit_;
     }
-    offset = next;
+    next_unit_ = next;
   }
-  if (release) Release(map_, map_size_, info.offset + released, info.offset + info.size);
+  if (release) Release(map_, map_size_, info.offset + released_, info.offset + next_unit_);
+  released_ = next_unit_;
+  units_read_ = !stopped;
 }
 
 IndexContents DwarfInfo::WalkAll() {
+  Ready();
+  unit_limit_.store(~Dwarf_Off{0});
   ReadUnits();
   std::vector<Dwarf_Off> units;
   for (const UnitSpan& unit : units_) units.push_back(unit.die);
@@ -134,6 +173,8 @@ std::optional<ScanInput> DwarfInfo::ScanInputs() {
   auto str = FindSection(elf_, ".debug_str");
   auto abbrev = FindSection(elf_, ".debug_abbrev");
   if (!info || !str || !abbrev || info->compressed || str->compressed || abbrev->compressed) return std::nullopt;
+  Ready();
+  unit_limit_.store(~Dwarf_Off{0});
   ReadUnits();
   if (dwarf64_) return std::nullopt;
   auto allowed = AbbrevsAllowScan(fd_, abbrev->raw);

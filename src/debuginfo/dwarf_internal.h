@@ -9,6 +9,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -128,10 +129,10 @@ class DwarfInfo : public Debuginfo {
   Dwarf* dwarf() const { return dwarf_; }
   Dwarf_Die Die(Dwarf_Off offset) const;
   Dwarf_Die CuOf(Dwarf_Die* die) const;
-  std::vector<FunctionInstance> Instances(const std::string& name) { return Index().Functions(name); }
+  std::vector<FunctionInstance> Instances(const std::string& name);
   std::vector<std::string> FunctionNames() { return Index().FunctionNames(); }
-  std::vector<Dwarf_Off> Globals(const std::string& name) { return Index().Globals(name); }
-  std::vector<Dwarf_Off> Units() { return Index().Units(); }
+  std::vector<Dwarf_Off> Globals(const std::string& name);
+  std::vector<Dwarf_Off> Units();
   DwarfAddress Describe(const FunctionInstance& fn, uint64_t address);
 
   // Lines (dwarf_lines.cc).
@@ -158,10 +159,15 @@ class DwarfInfo : public Debuginfo {
 
  private:
   // Reading the unit headers (ReadUnits) runs on a thread the constructor
-  // starts, while the caller reads the ELF symbols. Every entry point calls
-  // Ready() before it touches the Dwarf handle: it checks the cache file on
-  // the caller's thread, then joins.
+  // starts, while the caller reads the ELF symbols. Entry points call
+  // Ready() before they touch the Dwarf handle: it checks the cache file on
+  // the caller's thread (Settle), then joins. With a valid cache, a name's
+  // look-up needs no DWARF: ReadyFor() then lets the thread stop after the
+  // last unit the answer lies in, since libdw reaches a unit only through
+  // all those before it; later units are left to libdw, if ever needed.
+  void Settle();
   void Ready();
+  void ReadyFor(Dwarf_Off last_die);
   void CheckCache();
   NameIndex& Index();
   std::unique_ptr<NameIndex> ChooseIndex();
@@ -186,7 +192,10 @@ class DwarfInfo : public Debuginfo {
   std::optional<RawSection> info_section_;  // .debug_info in the file
   std::thread prepare_;
   std::vector<UnitSpan> units_;
-  bool units_read_ = false;
+  Dwarf_Off next_unit_ = 0;        // where ReadUnits goes on
+  uint64_t released_ = 0;          // .debug_info below this is released
+  bool units_read_ = false;        // all of them
+  std::atomic<Dwarf_Off> unit_limit_{~Dwarf_Off{0}};  // ReadUnits stops past the unit holding this
   bool dwarf64_ = false;
   Dwfl* dwfl_ = nullptr;
   char* memory_ = nullptr;

@@ -169,7 +169,8 @@ Result<std::vector<std::string>> DwarfInfo::ReadSource(Dwarf_Die* cu, const std:
 }
 
 Result<SourceListing> DwarfInfo::Listing(const LineRange& range, const FindOptions& options) {
-  Ready();
+  if (range.function.empty()) Ready();  // else Instances() waits for what it needs
+  else Settle();
   SourceListing listing;
   std::set<uint64_t> code;
   uint64_t base = 0, first = 0, last = 0;

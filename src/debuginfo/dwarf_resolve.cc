@@ -62,7 +62,9 @@ bool LazyMatch(std::string_view pattern, std::string_view line) {
 }  // namespace
 
 Result<std::vector<DwarfAddress>> DwarfInfo::Resolve(const ProbePoint& point, const FindOptions& options) {
-  Ready();
+  // A function's look-up waits for the units it needs (Instances); a
+  // source file's, for all.
+  Settle();
   if (!point.function.empty()) return ResolveFunction(point, options);
   return ResolveSourceLine(point, options);
 }
@@ -207,6 +209,7 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveFunction(const ProbePoint& p
 }
 
 Result<std::vector<DwarfAddress>> DwarfInfo::ResolveSourceLine(const ProbePoint& point, const FindOptions& options) {
+  Ready();
   std::vector<DwarfAddress> out;
   std::set<uint64_t> seen;
   bool file_found = false;
