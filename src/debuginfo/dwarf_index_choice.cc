@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "dwarf_internal.h"
+#include "kprobectl/cache_file.h"
 
 namespace kprobectl::dwarf {
 
@@ -195,7 +196,7 @@ std::unique_ptr<NameIndex> DwarfInfo::ChooseIndex() {
   }
   if (!status_.file.empty()) {
     std::string bytes = SerializeIndex(key_, WalkAll());
-    if (auto written = WriteIndexFile(status_.file, bytes); !written) status_.problem = written.error().message;
+    if (auto written = WriteFileAtomically(status_.file, bytes); !written) status_.problem = written.error().message;
     status_.use = IndexStatus::kCacheBuilt;
     return MakeViewIndex(*IndexView::FromBytes(std::move(bytes), key_));
   }

@@ -12,6 +12,8 @@
 //   the names' bytes.
 #include "index_file.h"
 
+#include "kprobectl/cache_file.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -45,20 +47,6 @@ struct Header {
 };
 static_assert(sizeof(Header) == kHeaderSize && offsetof(Header, hash) == kHashAt);
 
-constexpr uint64_t kPrime1 = 0x9E3779B185EBCA87ULL, kPrime2 = 0xC2B2AE3D27D4EB4FULL;
-
-uint64_t Round(uint64_t acc, uint64_t word) {
-  acc += word * kPrime2;
-  acc = (acc << 31) | (acc >> 33);
-  return acc * kPrime1;
-}
-
-uint64_t Word(const unsigned char* p) {
-  uint64_t w;
-  std::memcpy(&w, p, 8);
-  return w;
-}
-
 uint32_t U32(const unsigned char* p) {
   uint32_t w;
   std::memcpy(&w, p, 4);
@@ -88,22 +76,6 @@ void PutWords(std::string& out, const std::vector<uint64_t>& words) {
 }
 
 }  // namespace
-
-uint64_t Hash64(const void* data, size_t size, uint64_t seed) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  const unsigned char* end = p + size;
-  uint64_t lanes[4] = {seed + kPrime1 + kPrime2, seed + kPrime2, seed, seed - kPrime1};
-  for (; end - p >= 32; p += 32)
-    for (int i = 0; i < 4; ++i) lanes[i] = Round(lanes[i], Word(p + 8 * i));
-  uint64_t h = size;
-  for (uint64_t lane : lanes) h = Round(h ^ lane, lane);
-  for (; end - p >= 8; p += 8) h = Round(h, Word(p));
-  for (; p < end; ++p) h = Round(h, *p);
-  h ^= h >> 33;
-  h *= kPrime2;
-  h ^= h >> 29;
-  return h;
-}
 
 std::string SerializeIndex(const IndexKey& key, const IndexContents& contents) {
   Header header{};
@@ -143,29 +115,17 @@ Result<std::unique_ptr<IndexView>> IndexView::FromBytes(std::string bytes, const
 }
 
 Result<std::unique_ptr<IndexView>> IndexView::FromFile(const std::string& path, const IndexKey& key) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Fail("cannot open '" + path + "': " + std::strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(kHeaderSize)) {
-    close(fd);
-    return Fail("'" + path + "' is truncated");
-  }
-  // Every byte is read at once (the hash): populate the mapping in one go.
-  void* map = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-  close(fd);
-  if (map == MAP_FAILED) return Fail("cannot map '" + path + "': " + std::strerror(errno));
+  auto file = MappedFile::Open(path);
+  if (!file) return std::unexpected(file.error());
   std::unique_ptr<IndexView> view(new IndexView);
-  view->map_ = map;
-  view->map_size_ = static_cast<size_t>(st.st_size);
-  view->data_ = static_cast<const unsigned char*>(map);
-  view->size_ = view->map_size_;
+  view->data_ = file->data();
+  view->size_ = file->size();
+  view->mapping_ = file->keep();
   KP_TRY_VOID(view->Validate(key));
   return view;
 }
 
-IndexView::~IndexView() {
-  if (map_) munmap(map_, map_size_);
-}
+IndexView::~IndexView() = default;
 
 Result<void> IndexView::Validate(const IndexKey& key) {
   if (size_ < kHeaderSize) return Fail("truncated");
@@ -238,42 +198,7 @@ std::vector<uint64_t> IndexView::Units() const {
 }
 
 std::string IndexFilePath(const std::string& dir, const IndexKey& key) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string name;
-  for (char ch : key.build_id) {
-    auto c = static_cast<unsigned char>(ch);
-    name += kHex[c >> 4];
-    name += kHex[c & 15];
-  }
-  return dir + "/" + name + ".idx";
-}
-
-Result<void> WriteIndexFile(const std::string& path, std::string_view bytes) {
-  std::error_code ec;
-  std::filesystem::path target(path);
-  std::filesystem::create_directories(target.parent_path(), ec);
-  if (ec) return Fail("cannot create '" + target.parent_path().string() + "': " + ec.message());
-  std::string temp = path + ".tmp." + std::to_string(getpid());
-  int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Fail("cannot create '" + temp + "': " + std::strerror(errno));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      std::string why = std::strerror(errno);
-      close(fd);
-      unlink(temp.c_str());
-      return Fail("cannot write '" + temp + "': " + why);
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (close(fd) != 0 || rename(temp.c_str(), path.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    unlink(temp.c_str());
-    return Fail("cannot write '" + path + "': " + why);
-  }
-  return {};
+  return dir + "/" + HexOf(key.build_id) + ".idx";
 }
 
 }  // namespace kprobectl::dwarf

@@ -42,10 +42,6 @@ struct IndexContents {
   std::vector<uint64_t> units;  // each CU's DIE offset, in file order
 };
 
-// 64 bits of hash of `size` bytes (four interleaved multiply-rotate lanes:
-// fast enough to check a whole cache file on every run).
-uint64_t Hash64(const void* data, size_t size, uint64_t seed = 0);
-
 std::string SerializeIndex(const IndexKey& key, const IndexContents& contents);
 
 // A read-only view of serialized index bytes, from a file or from memory.
@@ -70,18 +66,14 @@ class IndexView {
   std::string_view RecordName(size_t record) const;
 
   std::string owned_;
-  void* map_ = nullptr;
-  size_t map_size_ = 0;
+  std::shared_ptr<const void> mapping_;
   const unsigned char* data_ = nullptr;
   size_t size_ = 0;
   uint32_t functions_ = 0, globals_ = 0, units_ = 0, postings_ = 0;
   size_t names_at_ = 0;
 };
 
-// `dir`/<build-id in hex>.idx
+// `dir`/<build-id in hex>.idx; written with WriteFileAtomically.
 std::string IndexFilePath(const std::string& dir, const IndexKey& key);
-// Creates `dir` as needed, writes a temporary file beside the target and
-// renames it into place.
-Result<void> WriteIndexFile(const std::string& path, std::string_view bytes);
 
 }  // namespace kprobectl::dwarf

@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "debuginfo/index_file.h"
+#include "kprobectl/cache_file.h"
 #include "kprobectl/debuginfo.h"
 #include "test_support.h"
 
@@ -103,7 +104,7 @@ TEST_CASE("index file: written by rename, named by build-id") {
   TempDir dir;
   std::string path = dwarf::IndexFilePath(dir / "sub/kprobectl", Key());
   CHECK(path == dir / "sub/kprobectl/3b43fad50348.idx");
-  REQUIRE(dwarf::WriteIndexFile(path, dwarf::SerializeIndex(Key(), Contents())));
+  REQUIRE(WriteFileAtomically(path, dwarf::SerializeIndex(Key(), Contents())));
   REQUIRE(IndexView::FromFile(path, Key()));
   size_t files = 0;
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir / "sub/kprobectl")) ++files;
