@@ -2,7 +2,6 @@
 //
 // add: parse every spec, resolve them all, name the events, then write them
 // all or none. Nothing reaches the kernel until every spec has resolved.
-#include "/tmp/timing.h"
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -145,17 +144,14 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
 
   EventNamer namer(existing, options.force);
   TargetFiles files = KP_TRY(OpenTargetFiles(options, io.err));
-  KPT("opened");
   std::vector<std::string> notes;
   std::vector<size_t> origins;
   std::vector<TraceEventDef> defs = KP_TRY(ResolveSpecs(specs, files, features, options, namer, &notes, &origins));
-  KPT("resolved");
   if (kind == ProbeKind::kKernel) {
     // The running kernel's lists, unless this only prints definitions for an image (-k -D).
     bool running = features.kprobe_events && ((options.vmlinux.empty() && options.module.empty()) || !options.dry_run);
     std::vector<std::string> left_out;
     KP_TRY_VOID(CheckKernelProbes(defs, origins, files, dir.get(), options, running, &left_out));
-    KPT("checked");
     if (!options.quiet)
       for (const std::string& line : left_out) io.err << "kprobectl: " << line << "\n";
   }

@@ -4,7 +4,6 @@
 // the kprobe blacklist, functions ftrace cannot trace (kprobe_events then
 // says only "Failed to register probe event"), names kallsyms cannot tell
 // apart. Also makes targets KASLR-safe against the running kernel's symbols.
-#include "/tmp/timing.h"
 #include <sys/mount.h>
 #include <unistd.h>
 
@@ -70,12 +69,10 @@ Result<void> CheckKernelProbes(std::vector<TraceEventDef>& defs, const std::vect
     kallsyms = KallsymsNames::Parse(ReadOrEmpty(env.kallsyms));
   }
   if (image && blacklist.empty()) blacklist = KP_TRY(KprobeBlacklist::FromImage(*image));
-  KPT("blacklist");
   // available_filter_functions has names only (Linux 6.1): one traceable
   // t_start lets all pass. The image's __fentry__ sites tell instances apart.
   TraceableFunctions traceable_in_image;
   if (image) traceable_in_image = KP_TRY(TraceableFunctions::FromImage(*image));
-  KPT("traceable");
 
   // One verdict per definition: nullopt, or why the kernel would refuse it.
   auto refusal = [&](TraceEventDef& def) -> std::optional<Error> {
@@ -117,7 +114,6 @@ Result<void> CheckKernelProbes(std::vector<TraceEventDef>& defs, const std::vect
   // every instance is refused is an error.
   std::vector<std::optional<Error>> verdicts;
   for (TraceEventDef& def : defs) verdicts.push_back(refusal(def));
-  KPT("verdicts");
   std::vector<TraceEventDef> kept;
   for (size_t i = 0; i < defs.size(); ++i) {
     if (!verdicts[i]) {
