@@ -10,6 +10,7 @@
 #include <memory>
 #include <unordered_map>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <string>
 #include <vector>
@@ -37,7 +38,9 @@ struct LoadSegment {
 class ElfImage {
  public:
   // Opens and reads `path`; the returned image holds no file descriptor.
-  static Result<ElfImage> Open(const std::string& path);
+  // With a cache directory, a large image's symbol index (names hashed,
+  // symbols by address) is read from there, or built and written there.
+  static Result<ElfImage> Open(const std::string& path, const std::string& cache_dir = "");
   // A kernel module's image: its symbols at the addresses its sections were
   // given (see Debuginfo::OpenModule), under the module's name.
   static ElfImage FromModule(std::string path, std::string module, std::vector<ElfSymbol> symbols);
@@ -95,9 +98,18 @@ class ElfImage {
     size_t raw_count = 0;
     const char* raw_strings = nullptr;
     size_t raw_strings_size = 0;
-    std::vector<std::pair<uint64_t, uint32_t>> by_address[2];  // functions, objects: (value, entry); built
-    uint64_t max_size[2] = {1, 1};        // after a few look-ups by address
+    // Functions [0] and objects [1] by address: the values and the entries,
+    // sorted. Made after a few look-ups by address, or read from the
+    // symbol index in the cache.
+    std::span<const uint64_t> values[2];
+    std::span<const uint32_t> order[2];
+    uint64_t max_size[2] = {1, 1};
     unsigned address_lookups = 0;
+    // Names hashed (open addressing, entry + 1, 0 empty): from the cache only.
+    std::span<const uint32_t> name_slots;
+    std::vector<uint64_t> owned_values[2];
+    std::vector<uint32_t> owned_order[2];
+    std::shared_ptr<const void> index_mapping;  // holds the spans read from the cache
     std::unordered_map<uint32_t, ElfSymbol> made;  // node-based: pointers stay valid
     std::vector<ElfSymbol> all;
     size_t size() const { return raw_symbols ? raw_count : entries.size(); }
@@ -111,6 +123,10 @@ class ElfImage {
     }
     ElfSymbol Make(Entry e) const;
     void IndexAddresses();
+    // The symbol index in the cache: read if valid, else built and written.
+    void UseSymbolIndex(const std::string& cache_dir, const std::string& build_id, uint64_t size, int64_t mtime_ns);
+    template <typename F>
+    void ForEachNamed(std::string_view name, F&& f) const;  // f(entry index, Entry&) for each symbol called `name`
   };
   // The symbol of `type` that contains `vaddr`, globals preferred on ties.
   const ElfSymbol* SymbolAt(uint64_t vaddr, ElfSymbol::Type type) const;

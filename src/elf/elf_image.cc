@@ -15,6 +15,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "kprobectl/cache_file.h"
 #include "kprobectl/strings.h"
 
 namespace kprobectl {
@@ -77,7 +78,7 @@ std::string ReadBuildId(Elf* elf) {
 
 }  // namespace
 
-Result<ElfImage> ElfImage::Open(const std::string& path) {
+Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cache_dir) {
   elf_version(EV_CURRENT);
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -173,6 +174,8 @@ Result<ElfImage> ElfImage::Open(const std::string& path) {
       if (!any)
         return Fail("'" + path + "' has no symbols (it is stripped)",
                     "probe it by address (0xADDRESS), or install its debug symbols");
+      table->UseSymbolIndex(cache_dir, image.build_id_, map_size,
+                            static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec);
       image.table_ = std::move(table);
       return image;
     }
@@ -283,6 +286,7 @@ ElfImage ElfImage::FromModule(std::string path, std::string module, std::vector<
 }
 
 void ElfImage::Table::IndexAddresses() {
+  std::vector<std::pair<uint64_t, uint32_t>> by_address[2];
   for (size_t i = 0; i < size(); ++i) {
     Entry e = At(i);
     if (e.skip || (e.type != ElfSymbol::kFunction && e.type != ElfSymbol::kObject)) continue;
@@ -290,7 +294,34 @@ void ElfImage::Table::IndexAddresses() {
     by_address[t].emplace_back(e.value, static_cast<uint32_t>(i));
     max_size[t] = std::max(max_size[t], e.size);
   }
-  for (auto& order : by_address) std::sort(order.begin(), order.end());
+  for (int t : {0, 1}) {
+    std::sort(by_address[t].begin(), by_address[t].end());
+    owned_values[t].clear();
+    owned_order[t].clear();
+    for (const auto& [value, i] : by_address[t]) {
+      owned_values[t].push_back(value);
+      owned_order[t].push_back(i);
+    }
+    values[t] = owned_values[t];
+    order[t] = owned_order[t];
+  }
+}
+
+template <typename F>
+void ElfImage::Table::ForEachNamed(std::string_view name, F&& f) const {
+  if (name_slots.empty()) {
+    for (size_t i = 0; i < size(); ++i) {
+      Entry e = At(i);
+      if (!e.skip && !name.empty() && base()[e.name] == name[0] && Name(e) == name) f(static_cast<uint32_t>(i), e);
+    }
+    return;
+  }
+  const size_t mask = name_slots.size() - 1;
+  for (size_t slot = Hash64(name.data(), name.size()) & mask; name_slots[slot]; slot = (slot + 1) & mask) {
+    uint32_t i = name_slots[slot] - 1;
+    Entry e = At(i);
+    if (!e.skip && Name(e) == name) f(i, e);
+  }
 }
 
 ElfImage::Entry ElfImage::Table::At(size_t i) const {
@@ -400,25 +431,26 @@ const ElfSymbol* ElfImage::SymbolAt(uint64_t vaddr, ElfSymbol::Type type) const 
     }
     return best ? Made(*best) : nullptr;
   }
-  if (table.by_address[0].empty() && table.by_address[1].empty()) table_->IndexAddresses();
+  if (table.values[0].empty() && table.values[1].empty()) table_->IndexAddresses();
   int t = type == ElfSymbol::kFunction ? 0 : 1;
-  const auto& order = table.by_address[t];
+  const auto& values = table.values[t];
   // Back from the last symbol at or below `vaddr`, as far as the largest
   // symbol could reach: the first that contains it has the highest start.
-  auto it = std::upper_bound(order.begin(), order.end(), std::pair<uint64_t, uint32_t>{vaddr, UINT32_MAX});
+  size_t at = static_cast<size_t>(std::upper_bound(values.begin(), values.end(), vaddr) - values.begin());
   std::optional<uint32_t> best;
   uint64_t best_value = 0;
   bool best_global = false;
-  while (it != order.begin()) {
-    --it;
-    if (best && it->first < best_value) break;
-    if (vaddr - it->first >= table.max_size[t]) break;
-    Entry e = table.At(it->second);
+  while (at > 0) {
+    --at;
+    uint64_t value = values[at];
+    if (best && value < best_value) break;
+    if (vaddr - value >= table.max_size[t]) break;
+    Entry e = table.At(table.order[t][at]);
     if (vaddr >= e.value + std::max<uint64_t>(e.size, 1)) continue;
     // Walking back, an equal start comes in reverse table order: the
     // earliest wins, as in the scan, unless a global beats a local.
     if (!best || e.global || !best_global) {
-      best = it->second;
+      best = table.order[t][at];
       best_value = e.value;
       best_global = e.global;
     }
@@ -444,17 +476,21 @@ Result<std::vector<uint64_t>> ElfImage::ReadWords(uint64_t start, uint64_t end) 
 
 size_t ElfImage::CountNamed(std::string_view name, ElfSymbol::Type type) const {
   size_t n = 0;
-  if (table_)
-    for (size_t i = 0; i < table_->size(); ++i) {
-      Entry e = table_->At(i);
-      n += !e.skip && e.type == type && !name.empty() && table_->base()[e.name] == name[0] && table_->Name(e) == name;
-    }
+  if (table_) table_->ForEachNamed(name, [&](uint32_t, const Entry& e) { n += e.type == type; });
   return n;
 }
 
 std::vector<const ElfSymbol*> ElfImage::Find(const std::vector<std::string_view>& names) const {
   std::vector<const ElfSymbol*> out(names.size());
   if (!table_) return out;
+  if (!table_->name_slots.empty()) {
+    for (size_t n = 0; n < names.size(); ++n) {
+      std::optional<uint32_t> first;
+      table_->ForEachNamed(names[n], [&](uint32_t i, const Entry&) { first = std::min(first.value_or(i), i); });
+      if (first) out[n] = Made(*first);
+    }
+    return out;
+  }
   // Most symbols differ from every name in the first byte or the length:
   // test those first.
   uint64_t lengths = 0;
@@ -479,6 +515,26 @@ std::vector<const ElfSymbol*> ElfImage::FunctionsStartingAt(std::vector<uint64_t
   std::sort(starts.begin(), starts.end());
   starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
   if (!table_) return {};
+  if (!table_->values[0].empty()) {
+    // By address: the functions at each start, the first global or else the first.
+    std::vector<const ElfSymbol*> out;
+    const auto& values = table_->values[0];
+    for (uint64_t start : starts) {
+      auto at = static_cast<size_t>(std::lower_bound(values.begin(), values.end(), start) - values.begin());
+      std::optional<uint32_t> chosen;
+      bool chosen_global = false;
+      for (; at < values.size() && values[at] == start; ++at) {
+        uint32_t i = table_->order[0][at];
+        Entry e = table_->At(i);
+        if (!chosen || (e.global && !chosen_global) || (e.global == chosen_global && i < *chosen)) {
+          chosen = i;
+          chosen_global = e.global;
+        }
+      }
+      if (chosen) out.push_back(Made(*chosen));
+    }
+    return out;
+  }
   std::vector<std::optional<uint32_t>> chosen(starts.size());
   std::vector<bool> chosen_global(starts.size());
   for (uint32_t i = 0; i < table_->size(); ++i) {
