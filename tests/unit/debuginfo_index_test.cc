@@ -112,7 +112,7 @@ TEST_CASE("index file: written by rename, named by build-id") {
 }
 
 TEST_CASE("debuginfo index: a scan, a fresh index and the cache file find the same instances") {
-  for (const char* fixture : {"records_O0", "records_O2", "target_O2", "kernel_like"}) {
+  for (const char* fixture : {"records_O0", "records_O2", "target_O2", "kernel_like", "kernel_static"}) {
     INFO(fixture);
     std::string bin = FixturePath(fixture);
     auto scan = Debuginfo::Open(bin);

@@ -20,6 +20,13 @@ struct Oracle {
   };
   std::vector<Load> loads;
   std::vector<std::pair<std::string, uint64_t>> functions;  // name (no @VER), value
+  struct Symbol {
+    std::string name;
+    uint64_t value, size;
+    ElfSymbol::Type type;
+    bool global;
+  };
+  std::vector<Symbol> symbols;  // every defined, named one
 
   uint64_t FileOffset(uint64_t vaddr) const {
     for (const Load& l : loads)
@@ -35,9 +42,15 @@ Oracle ReadOracle(const std::string& fixture) {
     auto w = SplitWords(line);
     if (w.size() >= 6 && w[0] == "LOAD") {
       oracle.loads.push_back({*ParseUnsigned(w[1]), *ParseUnsigned(w[2]), *ParseUnsigned(w[4])});
-    } else if (w.size() >= 8 && w[3] == "FUNC" && w[6] != "UND") {
+    } else if (w.size() >= 8 && w[6] != "UND" && w[0].ends_with(":")) {
       std::string name = w[7].substr(0, w[7].find('@'));
-      oracle.functions.emplace_back(name, *ParseUnsigned("0x" + w[1]));
+      uint64_t value = *ParseUnsigned("0x" + w[1]);
+      if (w[3] == "FUNC") oracle.functions.emplace_back(name, value);
+      ElfSymbol::Type type = w[3] == "FUNC" || w[3] == "IFUNC"  ? ElfSymbol::kFunction
+                             : w[3] == "OBJECT" || w[3] == "TLS" ? ElfSymbol::kObject
+                                                                 : ElfSymbol::kOther;
+      auto size = w[2].starts_with("0x") ? ParseUnsigned(w[2]) : ParseUnsigned(w[2]);
+      oracle.symbols.push_back({name, value, size.value_or(0), type, w[4] != "LOCAL"});
     }
   }
   REQUIRE_FALSE(oracle.loads.empty());
@@ -48,7 +61,7 @@ Oracle ReadOracle(const std::string& fixture) {
 }  // namespace
 
 TEST_CASE("symbols and file offsets agree with readelf") {
-  for (const char* fixture : {"target_O0", "target_O2", "target_nopie", "libfx.so"}) {
+  for (const char* fixture : {"target_O0", "target_O2", "target_nopie", "libfx.so", "kernel_static"}) {
     INFO(fixture);
     auto image = ElfImage::Open(FixturePath(fixture));
     REQUIRE(image);
@@ -126,4 +139,66 @@ TEST_CASE("files that are not ELF, or not there, are clear errors") {
   REQUIRE_FALSE(outside);
   CHECK(outside.error().message ==
         "address 0xdead0000 is not in any loadable segment of '" + FixturePath("target_O2") + "'");
+}
+
+TEST_CASE("an image with one symbol table is read in place; its symbol index in the cache changes no answer") {
+  // kernel_static has .symtab only, as a vmlinux: the table is read where
+  // the file is mapped, and with a cache directory its names and addresses
+  // are indexed there. Every look-up must agree with readelf, and across
+  // no cache, a freshly built index, the index read back, a corrupted one.
+  const std::string path = FixturePath("kernel_static");
+  Oracle oracle = ReadOracle("kernel_static");
+  REQUIRE(oracle.symbols.size() > 500);  // libc's, linked in
+  TempDir cache;
+  auto answers = [&](const ElfImage& image) {
+    std::vector<std::string> out;
+    auto describe = [](const ElfSymbol* s) { return s ? s->name + "@" + std::to_string(s->value) : std::string("-"); };
+    std::vector<uint64_t> starts;
+    for (const Oracle::Symbol& o : oracle.symbols) {
+      out.push_back(describe(image.Find(o.name)) + " " + std::to_string(image.CountNamed(o.name, o.type)));
+      out.push_back(describe(image.FunctionAt(o.value)) + " " + describe(image.FunctionAt(o.value + 1)));
+      out.push_back(describe(image.ObjectAt(o.value)) + " " + describe(image.ObjectAt(o.value + 7)));
+      starts.push_back(o.value);
+    }
+    for (const ElfSymbol* s : image.FunctionsStartingAt(starts)) out.push_back(describe(s));
+    return out;
+  };
+  auto plain = ElfImage::Open(path);
+  REQUIRE(plain);
+  // Against readelf: every name is found with its count, every function's
+  // start maps to a function there.
+  for (const Oracle::Symbol& o : oracle.symbols) {
+    INFO(o.name);
+    if (o.type == ElfSymbol::kOther) continue;
+    size_t count = 0;
+    for (const Oracle::Symbol& p : oracle.symbols) count += p.name == o.name && p.type == o.type;
+    CHECK(plain->CountNamed(o.name, o.type) == count);
+    const ElfSymbol* found = plain->Find(o.name);
+    REQUIRE(found);
+    CHECK(found->name == o.name);
+    if (o.type == ElfSymbol::kFunction) {
+      const ElfSymbol* at = plain->FunctionAt(o.value);
+      REQUIRE(at);
+      CHECK(at->value == o.value);
+    }
+  }
+  auto expected = answers(*plain);
+  auto built = ElfImage::Open(path, cache.path());
+  REQUIRE(built);
+  CHECK(answers(*built) == expected);
+  std::string index = cache / (built->build_id() + ".sym");
+  std::string bytes = ReadFile(index);
+  REQUIRE(bytes.size() > 128);
+  auto read = ElfImage::Open(path, cache.path());
+  REQUIRE(read);
+  CHECK(answers(*read) == expected);
+  for (size_t at : {size_t{9}, size_t{200}, bytes.size() - 1}) {
+    std::string bad = bytes;
+    bad[at] = static_cast<char>(bad[at] ^ 0x10);
+    WriteFile(index, bad);
+    auto again = ElfImage::Open(path, cache.path());
+    REQUIRE(again);
+    CHECK(answers(*again) == expected);
+    CHECK(ReadFile(index) == bytes);  // refused, rebuilt, written again
+  }
 }
