@@ -155,6 +155,7 @@ class ViewIndex : public NameIndex {
   std::vector<Dwarf_Off> Globals(const std::string& name) override { return view_->Globals(name); }
   std::vector<std::string> FunctionNames() override { return view_->FunctionNames(); }
   std::vector<Dwarf_Off> Units() override { return view_->Units(); }
+  std::optional<uint64_t> FrameFor(uint64_t address) override { return view_->FrameFor(address); }
 
  private:
   std::unique_ptr<IndexView> view_;

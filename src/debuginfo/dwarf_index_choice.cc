@@ -161,6 +161,7 @@ IndexContents DwarfInfo::WalkAll() {
     if (dwarf2) handles.push_back(dwarf2);
   }
   IndexContents contents = WalkUnits(handles, units, options_.progress);
+  if (elf_) contents.frames = ReadFrameTable(elf_);
   if (dwarf2) dwarf_end(dwarf2);
   if (elf2) elf_end(elf2);
   return contents;

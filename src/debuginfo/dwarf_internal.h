@@ -61,6 +61,8 @@ class NameIndex {
   virtual std::vector<Dwarf_Off> Globals(const std::string& name) = 0;
   virtual std::vector<std::string> FunctionNames() = 0;
   virtual std::vector<Dwarf_Off> Units() = 0;  // each CU's DIE
+  // The .debug_frame offset of the FDE for `address`, when the index has it.
+  virtual std::optional<uint64_t> FrameFor(uint64_t) { return std::nullopt; }
 };
 
 // What one CU holds, in DIE order (function postings carry kInlinedFlag).
@@ -75,6 +77,21 @@ IndexContents WalkUnits(const std::vector<Dwarf*>& handles, const std::vector<Dw
                         const std::function<void(size_t, size_t)>& progress);
 std::vector<FunctionInstance> ToInstances(const std::vector<uint64_t>& postings);
 std::unique_ptr<NameIndex> MakeViewIndex(std::unique_ptr<IndexView> view);
+
+// .debug_frame's FDEs, for the index (dwarf_frames.cc).
+std::vector<FrameEntry> ReadFrameTable(Elf* elf);
+// libdw's CFI over one FDE and its CIE, copied out of `elf`'s .debug_frame.
+struct MiniCfi {
+  std::vector<uint64_t> image;  // the ELF image libelf reads (8-aligned)
+  Elf* elf = nullptr;
+  Dwarf* dwarf = nullptr;
+  Dwarf_CFI* cfi = nullptr;
+  MiniCfi() = default;
+  MiniCfi(const MiniCfi&) = delete;
+  MiniCfi& operator=(const MiniCfi&) = delete;
+  ~MiniCfi();
+};
+std::unique_ptr<MiniCfi> MakeMiniCfi(Elf* elf, uint64_t fde_offset);
 
 // A section's bytes in the file.
 struct RawSection {
@@ -188,6 +205,7 @@ class DwarfInfo : public Debuginfo {
   IndexStatus status_;
   std::unique_ptr<NameIndex> index_;
   std::unique_ptr<IndexView> cached_;  // the valid cache file CheckCache() found
+  std::map<uint64_t, std::unique_ptr<MiniCfi>> frames_;  // by FDE offset
   bool settled_ = false;
   std::optional<RawSection> info_section_;  // .debug_info in the file
   std::thread prepare_;

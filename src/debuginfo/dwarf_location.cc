@@ -67,7 +67,15 @@ std::string OpName(unsigned atom) {
 }  // namespace
 
 Result<std::pair<unsigned, int64_t>> DwarfInfo::CanonicalFrameAddress(uint64_t address) {
-  for (Dwarf_CFI* cfi : {cfi_eh_, cfi_debug_}) {
+  // .debug_frame through the index's FDE table when it has one: libdw then
+  // reads one FDE, not every FDE before it (dwarf_frames.cc).
+  Dwarf_CFI* one = nullptr;
+  if (auto fde = index_ && elf_ ? index_->FrameFor(address) : std::nullopt) {
+    auto& mini = frames_[*fde];
+    if (!mini) mini = MakeMiniCfi(elf_, *fde);
+    if (mini) one = mini->cfi;
+  }
+  for (Dwarf_CFI* cfi : {cfi_eh_, one, cfi_debug_}) {
     if (!cfi) continue;
     Dwarf_Frame* frame = nullptr;
     if (dwarf_cfi_addrframe(cfi, address, &frame) != 0) continue;

@@ -222,7 +222,7 @@ DwarfInfo::DwarfInfo(std::string path, int fd, void* map, size_t map_size, Elf* 
   }
   const void* id = nullptr;
   ssize_t id_size = dwelf_elf_gnu_build_id(elf_, &id);
-  if (id_size > 0 && id_size <= 64) key_.build_id.assign(static_cast<const char*>(id), static_cast<size_t>(id_size));
+  if (id_size > 0 && id_size <= 48) key_.build_id.assign(static_cast<const char*>(id), static_cast<size_t>(id_size));
   info_section_ = FindRawSection(elf_, ".debug_info");
   prepare_ = std::thread([this] { ReadUnits(); });
 }

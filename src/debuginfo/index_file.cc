@@ -2,10 +2,13 @@
 //
 // Layout (little-endian, as the only supported host is x86-64):
 //   header, 128 bytes: magic "KPROBIDX", u32 version, u32 build-id size,
-//     u8 build-id[64], u64 indexed file size, i64 its mtime (ns), u64 this
+//     u8 build-id[48], u64 indexed file size, i64 its mtime (ns), u64 this
 //     file's size, u64 hash (of the file, this field read as zero),
-//     u32 functions, u32 globals, u32 units, u32 postings;
+//     u32 functions, u32 globals, u32 units, u32 postings, u32 frames,
+//     12 bytes reserved;
 //   u64 units[units];
+//   frames[frames], each u64 start, u64 end, u64 .debug_frame offset of
+//     the FDE for [start, end), sorted;
 //   records[functions + globals], each u32 name offset, u32 name size,
 //     u32 first posting, u32 posting count; names sorted bytewise;
 //   u64 postings[postings];
@@ -29,21 +32,23 @@ namespace kprobectl::dwarf {
 namespace {
 
 constexpr char kMagic[8] = {'K', 'P', 'R', 'O', 'B', 'I', 'D', 'X'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr size_t kHeaderSize = 128;
 constexpr size_t kRecordSize = 16;
-constexpr size_t kHashAt = 104;
+constexpr size_t kHashAt = 88;
+constexpr size_t kFrameSize = 24;
 
 struct Header {
   char magic[8];
   uint32_t version;
   uint32_t build_id_size;
-  unsigned char build_id[64];
+  unsigned char build_id[48];
   uint64_t source_size;
   int64_t source_mtime_ns;
   uint64_t file_size;
   uint64_t hash;
-  uint32_t functions, globals, units, postings;
+  uint32_t functions, globals, units, postings, frames;
+  unsigned char reserved[12];
 };
 static_assert(sizeof(Header) == kHeaderSize && offsetof(Header, hash) == kHashAt);
 
@@ -88,8 +93,10 @@ std::string SerializeIndex(const IndexKey& key, const IndexContents& contents) {
   header.functions = static_cast<uint32_t>(contents.functions.size());
   header.globals = static_cast<uint32_t>(contents.globals.size());
   header.units = static_cast<uint32_t>(contents.units.size());
+  header.frames = static_cast<uint32_t>(contents.frames.size());
   std::string out(kHeaderSize, '\0');
   PutWords(out, contents.units);
+  for (const FrameEntry& f : contents.frames) PutWords(out, {f.start, f.end, f.offset});
   uint32_t name_at = 0, posting_at = 0;
   PutRecords(out, contents.functions, &name_at, &posting_at);
   PutRecords(out, contents.globals, &name_at, &posting_at);
@@ -140,7 +147,7 @@ Result<void> IndexView::Validate(const IndexKey& key) {
   if (header.source_size != key.size || header.source_mtime_ns != key.mtime_ns)
     return Fail("the indexed file changed (size or mtime)");
   if (header.file_size != size_) return Fail("truncated or extended");
-  uint64_t fixed = kHeaderSize + uint64_t{header.units} * 8 +
+  uint64_t fixed = kHeaderSize + uint64_t{header.units} * 8 + uint64_t{header.frames} * kFrameSize +
                    (uint64_t{header.functions} + header.globals) * kRecordSize + uint64_t{header.postings} * 8;
   if (fixed > size_) return Fail("truncated");
   if (FileHash(data_, size_) != header.hash) return Fail("corrupt (hash mismatch)");
@@ -148,11 +155,13 @@ Result<void> IndexView::Validate(const IndexKey& key) {
   globals_ = header.globals;
   units_ = header.units;
   postings_ = header.postings;
+  frames_ = header.frames;
+  records_at_ = kHeaderSize + size_t{units_} * 8 + size_t{frames_} * kFrameSize;
   names_at_ = static_cast<size_t>(fixed);
   // The hash says the bytes are as written; the records are checked against
   // the layout once, so a lookup never reads outside the file.
   for (size_t r = 0; r < size_t{functions_} + globals_; ++r) {
-    const unsigned char* rec = data_ + kHeaderSize + size_t{units_} * 8 + r * kRecordSize;
+    const unsigned char* rec = data_ + records_at_ + r * kRecordSize;
     if (uint64_t{U32(rec)} + U32(rec + 4) > size_ - names_at_ || uint64_t{U32(rec + 8)} + U32(rec + 12) > postings_)
       return Fail("corrupt (a record outside the file)");
   }
@@ -160,7 +169,7 @@ Result<void> IndexView::Validate(const IndexKey& key) {
 }
 
 std::string_view IndexView::RecordName(size_t record) const {
-  const unsigned char* rec = data_ + kHeaderSize + size_t{units_} * 8 + record * kRecordSize;
+  const unsigned char* rec = data_ + records_at_ + record * kRecordSize;
   return {reinterpret_cast<const char*>(data_ + names_at_ + U32(rec)), U32(rec + 4)};
 }
 
@@ -172,9 +181,8 @@ std::vector<uint64_t> IndexView::Find(size_t first_record, size_t count, std::st
     else hi = mid;
   }
   if (lo == first_record + count || RecordName(lo) != name) return {};
-  const unsigned char* rec = data_ + kHeaderSize + size_t{units_} * 8 + lo * kRecordSize;
-  const unsigned char* postings =
-      data_ + kHeaderSize + size_t{units_} * 8 + (size_t{functions_} + globals_) * kRecordSize;
+  const unsigned char* rec = data_ + records_at_ + lo * kRecordSize;
+  const unsigned char* postings = data_ + records_at_ + (size_t{functions_} + globals_) * kRecordSize;
   std::vector<uint64_t> out(U32(rec + 12));
   std::memcpy(out.data(), postings + size_t{U32(rec + 8)} * 8, out.size() * 8);
   return out;
@@ -195,6 +203,24 @@ std::vector<uint64_t> IndexView::Units() const {
   std::vector<uint64_t> out(units_);
   std::memcpy(out.data(), data_ + kHeaderSize, out.size() * 8);
   return out;
+}
+
+std::optional<uint64_t> IndexView::FrameFor(uint64_t address) const {
+  // The last FDE that starts at or below `address`, if it covers it.
+  const unsigned char* frames = data_ + kHeaderSize + size_t{units_} * 8;
+  auto word = [&](size_t i, size_t field) {
+    uint64_t w;
+    std::memcpy(&w, frames + i * kFrameSize + field * 8, 8);
+    return w;
+  };
+  size_t lo = 0, hi = frames_;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (word(mid, 0) <= address) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0 || address >= word(lo - 1, 1)) return std::nullopt;
+  return word(lo - 1, 2);
 }
 
 std::string IndexFilePath(const std::string& dir, const IndexKey& key) {

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,12 +28,17 @@ namespace kprobectl::dwarf {
 
 // What a cache file must match: the indexed file.
 struct IndexKey {
-  std::string build_id;  // raw bytes, 1 to 64 of them
+  std::string build_id;  // raw bytes, 1 to 48 of them
   uint64_t size = 0;
   int64_t mtime_ns = 0;
 };
 
 constexpr uint64_t kInlinedFlag = uint64_t{1} << 63;  // in a function posting
+
+// A frame description entry of .debug_frame: the code it covers, where it is.
+struct FrameEntry {
+  uint64_t start, end, offset;
+};
 
 struct IndexContents {
   // Sorted by name, each list sorted by DIE offset. Function postings carry
@@ -40,6 +46,7 @@ struct IndexContents {
   std::vector<std::pair<std::string, std::vector<uint64_t>>> functions;
   std::vector<std::pair<std::string, std::vector<uint64_t>>> globals;
   std::vector<uint64_t> units;  // each CU's DIE offset, in file order
+  std::vector<FrameEntry> frames;  // sorted by start
 };
 
 std::string SerializeIndex(const IndexKey& key, const IndexContents& contents);
@@ -58,6 +65,8 @@ class IndexView {
   std::vector<uint64_t> Globals(std::string_view name) const;
   std::vector<std::string> FunctionNames() const;
   std::vector<uint64_t> Units() const;
+  // The .debug_frame offset of the FDE that covers `address`.
+  std::optional<uint64_t> FrameFor(uint64_t address) const;
 
  private:
   IndexView() = default;
@@ -69,8 +78,8 @@ class IndexView {
   std::shared_ptr<const void> mapping_;
   const unsigned char* data_ = nullptr;
   size_t size_ = 0;
-  uint32_t functions_ = 0, globals_ = 0, units_ = 0, postings_ = 0;
-  size_t names_at_ = 0;
+  uint32_t functions_ = 0, globals_ = 0, units_ = 0, postings_ = 0, frames_ = 0;
+  size_t records_at_ = 0, names_at_ = 0;
 };
 
 // `dir`/<build-id in hex>.idx; written with WriteFileAtomically.

@@ -40,13 +40,26 @@ std::vector<std::pair<std::string, uint64_t>> Flatten(const std::vector<DwarfAdd
   return out;
 }
 
-// Every instance of every function, through the public interface.
+// Every instance of every function, through the public interface, with
+// where each of its variables is there (the frame's CFA for those on the
+// stack).
 std::vector<std::pair<std::string, uint64_t>> Everything(Debuginfo& debuginfo) {
   ProbePoint all;
   all.function = "*";
   auto found = debuginfo.Resolve(all, {});
   REQUIRE(found);
-  return Flatten(*found);
+  auto out = Flatten(*found);
+  for (const DwarfAddress& at : *found) {
+    auto vars = debuginfo.FetchAll(debuginfo.AfterPrologue(at), false, nullptr);
+    REQUIRE(vars);
+    for (const VariableFetch& v : *vars) {
+      std::string where = v.name + " " + std::to_string(v.root) + " " + std::to_string(v.dwarf_register) + " " +
+                          std::to_string(v.address) + " " + v.type;
+      for (int64_t d : v.derefs) where += " " + std::to_string(d);
+      out.emplace_back(where, at.address);
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -84,10 +97,10 @@ TEST_CASE("index file: every truncation and every flipped byte is refused") {
 TEST_CASE("index file: another version, build-id, size or mtime is refused, saying which") {
   std::string bytes = dwarf::SerializeIndex(Key(), Contents());
   std::string other_version = bytes;
-  other_version[8] = 2;
+  other_version[8] = 7;
   auto v = IndexView::FromBytes(other_version, Key());
   REQUIRE_FALSE(v);
-  CHECK(v.error().message == "index format 2, not 1");
+  CHECK(v.error().message == "index format 7, not 2");
   IndexKey key = Key();
   key.build_id[0] = 'x';
   CHECK(IndexView::FromBytes(bytes, key).error().message == "the index is of another build-id");
@@ -169,7 +182,7 @@ TEST_CASE("debuginfo index: a corrupt, truncated or stale cache file is rebuilt,
   bad = good;
   bad[8] = 99;
   WriteFile(file, bad);
-  reopen("index format 99, not 1");
+  reopen("index format 99, not 2");
   // The same build-id, but the file was touched: a guard, not trusted.
   struct timespec times[2] = {{0, UTIME_OMIT}, {1000000, 0}};
   REQUIRE(utimensat(AT_FDCWD, bin.c_str(), times, 0) == 0);
