@@ -117,6 +117,9 @@ class ElfImage {
     const char* base() const { return raw_symbols ? raw_strings : names.data(); }
     static constexpr uint32_t kUnmeasured = UINT32_MAX;
     void Measure(Entry& e) const;  // a raw entry's name length and version
+    static Entry Classify(unsigned char info, uint64_t value, uint64_t size);  // type, binding
+    // The name's length, cut at "@VER" / "@@VER" (true) with the version noted.
+    static bool SplitVersion(const char* name, size_t length, Entry& e);
     std::string_view Name(Entry& e) const {
       Measure(e);
       return {base() + e.name, e.name_size};

@@ -201,17 +201,9 @@ Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cach
       const char* raw = strbase + sym.st_name;
       size_t length = strnlen(raw, strsize - sym.st_name);
       if (length == 0) continue;
-      Entry e{};
+      Entry e = Table::Classify(sym.st_info, sym.st_value, sym.st_size);
       e.name = base + sym.st_name;
-      e.name_size = static_cast<uint32_t>(length);
-      if (const void* at = std::memchr(raw, '@', length)) {  // .symtab "name@@VER"
-        auto split = static_cast<uint32_t>(static_cast<const char*>(at) - raw);
-        e.default_version = split + 1 < length && raw[split + 1] == '@';
-        uint32_t skip = e.default_version ? 2 : 1;
-        e.version = e.name + split + skip;
-        e.version_size = e.name_size - split - skip;
-        e.name_size = split;
-      } else if (shdr.sh_type == SHT_DYNSYM && versym) {
+      if (!Table::SplitVersion(raw, length, e) && shdr.sh_type == SHT_DYNSYM && versym) {
         GElf_Versym version_index;
         if (gelf_getversym(versym, static_cast<int>(i), &version_index)) {
           unsigned v = version_index & 0x7fff;
@@ -228,14 +220,6 @@ Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cach
           }
         }
       }
-      int type = GELF_ST_TYPE(sym.st_info);
-      e.type = type == STT_FUNC || type == STT_GNU_IFUNC ? ElfSymbol::kFunction
-               : type == STT_OBJECT || type == STT_TLS  ? ElfSymbol::kObject
-                                                        : ElfSymbol::kOther;
-      int bind = GELF_ST_BIND(sym.st_info);
-      e.global = bind == STB_GLOBAL || bind == STB_WEAK || bind == STB_GNU_UNIQUE;
-      e.value = sym.st_value;
-      e.size = sym.st_size;
       // .symtab and .dynsym repeat the exported symbols: keep one of each,
       // with the version .dynsym knows.
       if (tables > 1) {
@@ -328,38 +312,48 @@ ElfImage::Entry ElfImage::Table::At(size_t i) const {
   if (!raw_symbols) return entries[i];
   Elf64_Sym sym;
   std::memcpy(&sym, raw_symbols + i * sizeof sym, sizeof sym);
-  Entry e{};
   if (i == 0 || sym.st_shndx == SHN_UNDEF || sym.st_name == 0 || sym.st_name >= raw_strings_size) {
+    Entry e{};
     e.skip = true;
     return e;
   }
+  Entry e = Classify(sym.st_info, sym.st_value, sym.st_size);
   // The name's length (and a "@VERSION" in it) is found when it is read.
   e.name = sym.st_name;
   e.name_size = kUnmeasured;
-  int type = ELF64_ST_TYPE(sym.st_info);
+  return e;
+}
+
+ElfImage::Entry ElfImage::Table::Classify(unsigned char info, uint64_t value, uint64_t size) {
+  Entry e{};
+  int type = ELF64_ST_TYPE(info);
   e.type = type == STT_FUNC || type == STT_GNU_IFUNC ? ElfSymbol::kFunction
            : type == STT_OBJECT || type == STT_TLS  ? ElfSymbol::kObject
                                                     : ElfSymbol::kOther;
-  int bind = ELF64_ST_BIND(sym.st_info);
+  int bind = ELF64_ST_BIND(info);
   e.global = bind == STB_GLOBAL || bind == STB_WEAK || bind == STB_GNU_UNIQUE;
-  e.value = sym.st_value;
-  e.size = sym.st_size;
+  e.value = value;
+  e.size = size;
   return e;
+}
+
+bool ElfImage::Table::SplitVersion(const char* name, size_t length, Entry& e) {
+  e.name_size = static_cast<uint32_t>(length);
+  const void* at = std::memchr(name, '@', length);  // .symtab "name@@VER"
+  if (!at) return false;
+  auto split = static_cast<uint32_t>(static_cast<const char*>(at) - name);
+  e.default_version = split + 1 < length && name[split + 1] == '@';
+  uint32_t skip = e.default_version ? 2 : 1;
+  e.version = e.name + split + skip;
+  e.version_size = e.name_size - split - skip;
+  e.name_size = split;
+  return true;
 }
 
 void ElfImage::Table::Measure(Entry& e) const {
   if (e.name_size != kUnmeasured) return;
   const char* name = raw_strings + e.name;
-  size_t length = strnlen(name, raw_strings_size - e.name);
-  e.name_size = static_cast<uint32_t>(length);
-  if (const void* at = std::memchr(name, '@', length)) {  // "name@@VER"
-    auto split = static_cast<uint32_t>(static_cast<const char*>(at) - name);
-    e.default_version = split + 1 < length && name[split + 1] == '@';
-    uint32_t skip = e.default_version ? 2 : 1;
-    e.version = e.name + split + skip;
-    e.version_size = e.name_size - split - skip;
-    e.name_size = split;
-  }
+  SplitVersion(name, strnlen(name, raw_strings_size - e.name), e);
 }
 
 ElfSymbol ElfImage::Table::Make(Entry e) const {
