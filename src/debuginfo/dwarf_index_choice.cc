@@ -2,8 +2,8 @@
 //
 // Which index a DwarfInfo uses, chosen at its first name look-up: the cache
 // file when it is valid; else, with a cache directory, a full index built
-// now (on both cores) and written there; else a scan per name when the file
-// allows one, or a full walk kept in memory.
+// now (on two threads) and written there; else a scan per name when the
+// file allows one, or a full walk kept in memory.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -36,6 +36,13 @@ std::optional<SectionInfo> FindSection(Elf* elf, std::string_view wanted) {
     return SectionInfo{{shdr.sh_offset, shdr.sh_size}, (shdr.sh_flags & SHF_COMPRESSED) != 0};
   }
   return std::nullopt;
+}
+
+// An index of what was just walked, for this run only. Serialized and read
+// back with an empty key, which always matches: the view cannot refuse it.
+std::unique_ptr<NameIndex> InMemory(const IndexContents& contents) {
+  auto view = IndexView::FromBytes(SerializeIndex({}, contents), {});
+  return MakeViewIndex(std::move(*view));
 }
 
 // Drops this process's view of [begin, end) of a read-only file mapping;
@@ -186,7 +193,7 @@ std::optional<ScanInput> DwarfInfo::ScanInputs() {
   input.info = info->raw;
   input.str = str->raw;
   input.units = units_;
-  input.full_walk = [this] { return MakeViewIndex(*IndexView::FromBytes(SerializeIndex(key_, WalkAll()), key_)); };
+  input.full_walk = [this] { return InMemory(WalkAll()); };
   return input;
 }
 
@@ -196,17 +203,18 @@ std::unique_ptr<NameIndex> DwarfInfo::ChooseIndex() {
     return MakeViewIndex(std::move(cached_));
   }
   if (!status_.file.empty()) {
-    std::string bytes = SerializeIndex(key_, WalkAll());
-    if (auto written = WriteFileAtomically(status_.file, bytes); !written) status_.problem = written.error().message;
+    IndexContents contents = WalkAll();
+    if (auto written = WriteFileAtomically(status_.file, SerializeIndex(key_, contents)); !written)
+      status_.problem = written.error().message;
     status_.use = IndexStatus::kCacheBuilt;
-    return MakeViewIndex(*IndexView::FromBytes(std::move(bytes), key_));
+    return InMemory(contents);
   }
   if (auto input = ScanInputs()) {
     status_.use = IndexStatus::kScan;
     return MakeScanIndex(*this, std::move(*input));
   }
   status_.use = IndexStatus::kWalk;
-  return MakeViewIndex(*IndexView::FromBytes(SerializeIndex(key_, WalkAll()), key_));
+  return InMemory(WalkAll());
 }
 
 }  // namespace kprobectl::dwarf

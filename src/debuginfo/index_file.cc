@@ -77,7 +77,7 @@ void PutRecords(std::string& out, const std::vector<std::pair<std::string, std::
 }
 
 void PutWords(std::string& out, const std::vector<uint64_t>& words) {
-  out.append(reinterpret_cast<const char*>(words.data()), words.size() * 8);
+  if (!words.empty()) out.append(reinterpret_cast<const char*>(words.data()), words.size() * 8);
 }
 
 }  // namespace
@@ -184,7 +184,7 @@ std::vector<uint64_t> IndexView::Find(size_t first_record, size_t count, std::st
   const unsigned char* rec = data_ + records_at_ + lo * kRecordSize;
   const unsigned char* postings = data_ + records_at_ + (size_t{functions_} + globals_) * kRecordSize;
   std::vector<uint64_t> out(U32(rec + 12));
-  std::memcpy(out.data(), postings + size_t{U32(rec + 8)} * 8, out.size() * 8);
+  if (!out.empty()) std::memcpy(out.data(), postings + size_t{U32(rec + 8)} * 8, out.size() * 8);
   return out;
 }
 
@@ -201,7 +201,7 @@ std::vector<std::string> IndexView::FunctionNames() const {
 
 std::vector<uint64_t> IndexView::Units() const {
   std::vector<uint64_t> out(units_);
-  std::memcpy(out.data(), data_ + kHeaderSize, out.size() * 8);
+  if (!out.empty()) std::memcpy(out.data(), data_ + kHeaderSize, out.size() * 8);
   return out;
 }
 

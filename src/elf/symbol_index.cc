@@ -52,7 +52,7 @@ uint64_t FileHash(const unsigned char* data, size_t size) {
 
 template <typename T>
 void Put(std::string& out, const std::vector<T>& v) {
-  out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  if (!v.empty()) out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
   out.resize(Padded(out.size()), '\0');
 }
 
