@@ -167,6 +167,10 @@ class DwarfInfo : public Debuginfo {
   Result<std::vector<std::string>> ReadSource(Dwarf_Die* cu, const std::string& file,
                                               const FindOptions& options, std::vector<std::string>* searched);
 
+  // The scopes that hold `address`, innermost first, then the CU; kept per
+  // address (dwarf_vars.cc).
+  const std::vector<Dwarf_Die>& ScopeChain(Dwarf_Die* cu, uint64_t address);
+
   // Fetch, with the hint that says where else the variable has a location
   // only when `explain` (it reads the function's line table).
   Result<VariableFetch> FetchVariable(const DwarfAddress& at, const ArgExpr& expr, bool want_string, bool explain);
@@ -206,6 +210,7 @@ class DwarfInfo : public Debuginfo {
   std::unique_ptr<NameIndex> index_;
   std::unique_ptr<IndexView> cached_;  // the valid cache file CheckCache() found
   std::map<uint64_t, std::unique_ptr<MiniCfi>> frames_;  // by FDE offset
+  std::unordered_map<uint64_t, std::vector<Dwarf_Die>> scope_chains_;  // by address
   bool settled_ = false;
   std::optional<RawSection> info_section_;  // .debug_info in the file
   std::thread prepare_;

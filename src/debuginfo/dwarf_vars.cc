@@ -24,54 +24,26 @@ namespace {
 // dwarf_getscopes(): inside an inlined copy, libdw's chain continues with
 // the inlined function's abstract definition, which loses the caller's
 // locals that are just as live there.
+// The scopes at an address, innermost first, ending with the CU (found once
+// per address: a search of the CU's top-level DIEs is the costly part).
 struct Scopes {
   std::vector<Dwarf_Die> chain;
   Dwarf_Die* dies = nullptr;
   int count = 0;
 
-  Scopes(Dwarf_Die* cu, uint64_t address) {
-    Dwarf_Die child;
-    bool found = false;
-    if (dwarf_child(cu, &child) == 0) do {
-        if (dwarf_tag(&child) == DW_TAG_subprogram && dwarf_haspc(&child, address) == 1) {
-          found = true;
-          break;
-        }
-      } while (dwarf_siblingof(&child, &child) == 0);
-    if (found) {
-      chain.push_back(child);
-      for (bool deeper = true; deeper;) {
-        deeper = false;
-        Dwarf_Die inner;
-        if (dwarf_child(&chain.back(), &inner) != 0) break;
-        do {
-          int tag = dwarf_tag(&inner);
-          if ((tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) && dwarf_haspc(&inner, address) == 1) {
-            chain.push_back(inner);
-            deeper = true;
-            break;
-          }
-        } while (dwarf_siblingof(&inner, &inner) == 0);
-      }
-    }
-    std::reverse(chain.begin(), chain.end());
-    chain.push_back(*cu);
+  Scopes(DwarfInfo& info, Dwarf_Die* cu, uint64_t address) : chain(info.ScopeChain(cu, address)) {
     dies = chain.data();
     count = static_cast<int>(chain.size());
   }
 };
 
 // The DW_AT_frame_base of the out-of-line function whose code holds the
-// address. Not found through the scopes: for an inlined copy, libdw's scopes
-// continue with the abstract definition, not the caller that holds the code.
-Dwarf_Attribute* FrameBase(Dwarf_Die* cu, uint64_t address, Dwarf_Attribute* storage) {
-  Dwarf_Die child;
-  if (dwarf_child(cu, &child) != 0) return nullptr;
-  do {
-    if (dwarf_tag(&child) == DW_TAG_subprogram && dwarf_haspc(&child, address) == 1)
-      return dwarf_attr(&child, DW_AT_frame_base, storage);
-  } while (dwarf_siblingof(&child, &child) == 0);
-  return nullptr;
+// address: the outermost subprogram of the scopes. Not the innermost one: for
+// an inlined copy, libdw's scopes would continue with the abstract
+// definition, not the caller that holds the code.
+Dwarf_Attribute* FrameBase(const Scopes& scopes, Dwarf_Attribute* storage) {
+  if (scopes.count < 2) return nullptr;
+  return dwarf_attr(&scopes.dies[scopes.count - 2], DW_AT_frame_base, storage);
 }
 
 // "process:3 (0x13c5)", or "records.c:45 (0x13bf)" for a line outside the function's own text.
@@ -240,7 +212,7 @@ Result<VariableFetch> DwarfInfo::FetchVariable(const DwarfAddress& at, const Arg
                                                bool explain) {
   Dwarf_Die fn = Die(at.die_offset);
   Dwarf_Die cu = CuOf(&fn);
-  Scopes scopes(&cu, at.address);
+  Scopes scopes(*this, &cu, at.address);
   if (scopes.count <= 1) return Fail("no function contains " + Hex(at.address) + " in the debuginfo");
   Dwarf_Die var = KP_TRY(FindVariable(*this, scopes, at, expr.name));
   std::string what = "'" + expr.name + "'";
@@ -252,7 +224,7 @@ Result<VariableFetch> DwarfInfo::FetchVariable(const DwarfAddress& at, const Arg
   ctx.address = at.address;
   ctx.function_entry = at.entry;
   Dwarf_Attribute frame_base_storage;
-  ctx.frame_base = FrameBase(&cu, at.address, &frame_base_storage);
+  ctx.frame_base = FrameBase(scopes, &frame_base_storage);
   ctx.size = ByteSize(&type);
 
   Place place;
@@ -422,7 +394,7 @@ Result<std::vector<VariableFetch>> DwarfInfo::FetchAll(const DwarfAddress& at, b
   Ready();
   Dwarf_Die fn = Die(at.die_offset);
   Dwarf_Die cu = CuOf(&fn);
-  Scopes scopes(&cu, at.address);
+  Scopes scopes(*this, &cu, at.address);
   std::vector<VariableFetch> out;
   for (Dwarf_Die& var : VisibleVariables(scopes, params_only)) {
     ArgExpr expr;
@@ -444,11 +416,44 @@ std::string DwarfInfo::ReturnType(const DwarfAddress& at) {
   return fetch_type ? *fetch_type : std::string();
 }
 
+const std::vector<Dwarf_Die>& DwarfInfo::ScopeChain(Dwarf_Die* cu, uint64_t address) {
+  auto [it, fresh] = scope_chains_.try_emplace(address);
+  std::vector<Dwarf_Die>& chain = it->second;
+  if (!fresh) return chain;
+  Dwarf_Die child;
+  bool found = false;
+  if (dwarf_child(cu, &child) == 0) do {
+      if (dwarf_tag(&child) == DW_TAG_subprogram && dwarf_haspc(&child, address) == 1) {
+        found = true;
+        break;
+      }
+    } while (dwarf_siblingof(&child, &child) == 0);
+  if (found) {
+    chain.push_back(child);
+    for (bool deeper = true; deeper;) {
+      deeper = false;
+      Dwarf_Die inner;
+      if (dwarf_child(&chain.back(), &inner) != 0) break;
+      do {
+        int tag = dwarf_tag(&inner);
+        if ((tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) && dwarf_haspc(&inner, address) == 1) {
+          chain.push_back(inner);
+          deeper = true;
+          break;
+        }
+      } while (dwarf_siblingof(&inner, &inner) == 0);
+    }
+  }
+  std::reverse(chain.begin(), chain.end());
+  chain.push_back(*cu);
+  return chain;
+}
+
 Result<std::vector<VariableInfo>> DwarfInfo::Variables(const DwarfAddress& at, bool externs) {
   Ready();
   Dwarf_Die fn = Die(at.die_offset);
   Dwarf_Die cu = CuOf(&fn);
-  Scopes scopes(&cu, at.address);
+  Scopes scopes(*this, &cu, at.address);
   std::vector<Dwarf_Die> vars = VisibleVariables(scopes, false);
   size_t locals = vars.size();
   if (externs) {

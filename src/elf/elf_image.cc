@@ -410,7 +410,8 @@ const ElfSymbol* ElfImage::SymbolAt(uint64_t vaddr, ElfSymbol::Type type) const 
   const Table& table = *table_;
   // A few look-ups cost less as scans than sorting 100,000 symbols would.
   constexpr unsigned kScans = 32;
-  if (table_->address_lookups < kScans && ++table_->address_lookups <= kScans) {
+  if (table.values[0].empty() && table.values[1].empty() && table_->address_lookups < kScans &&
+      ++table_->address_lookups <= kScans) {
     std::optional<uint32_t> best;
     uint64_t best_value = 0;
     bool best_global = false;
