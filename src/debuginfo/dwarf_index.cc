@@ -136,6 +136,20 @@ IndexContents WalkUnits(const std::vector<Dwarf*>& handles, const std::vector<Dw
   return contents;
 }
 
+std::vector<FunctionInstance> InFirstUnits(std::vector<FunctionInstance> instances, const std::vector<Dwarf_Off>& units,
+                                           size_t max_units) {
+  if (max_units == SIZE_MAX) return instances;
+  size_t seen = 0, keep = 0;
+  std::optional<size_t> last_unit;
+  for (; keep < instances.size(); ++keep) {
+    auto unit = static_cast<size_t>(std::upper_bound(units.begin(), units.end(), instances[keep].die) - units.begin());
+    if (unit != last_unit && ++seen > max_units) break;
+    last_unit = unit;
+  }
+  instances.resize(keep);
+  return instances;
+}
+
 std::vector<FunctionInstance> ToInstances(const std::vector<uint64_t>& postings) {
   std::vector<FunctionInstance> out;
   out.reserve(postings.size());
@@ -149,8 +163,11 @@ namespace {
 class ViewIndex : public NameIndex {
  public:
   explicit ViewIndex(std::unique_ptr<IndexView> view) : view_(std::move(view)) {}
-  std::vector<FunctionInstance> Functions(const std::string& name) override {
-    return ToInstances(view_->Functions(name));
+  std::vector<FunctionInstance> Functions(const std::string& name, size_t max_units) override {
+    auto all = ToInstances(view_->Functions(name));
+    if (max_units == SIZE_MAX) return all;
+    if (units_.empty()) units_ = view_->Units();
+    return InFirstUnits(std::move(all), units_, max_units);
   }
   std::vector<Dwarf_Off> Globals(const std::string& name) override { return view_->Globals(name); }
   std::vector<std::string> FunctionNames() override { return view_->FunctionNames(); }
@@ -159,6 +176,7 @@ class ViewIndex : public NameIndex {
 
  private:
   std::unique_ptr<IndexView> view_;
+  std::vector<Dwarf_Off> units_;
 };
 
 }  // namespace

@@ -89,8 +89,8 @@ void DwarfInfo::ReadyFor(Dwarf_Off last_die) {
   prepare_.join();
 }
 
-std::vector<FunctionInstance> DwarfInfo::Instances(const std::string& name) {
-  auto found = Index().Functions(name);
+std::vector<FunctionInstance> DwarfInfo::Instances(const std::string& name, size_t max_units) {
+  auto found = Index().Functions(name, max_units);
   Dwarf_Off last = 0;
   for (const FunctionInstance& fn : found) last = std::max(last, fn.die);
   ReadyFor(last);

@@ -10,6 +10,7 @@
 #include <elfutils/libdwfl.h>
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -57,7 +58,9 @@ struct FunctionInstance {
 class NameIndex {
  public:
   virtual ~NameIndex() = default;
-  virtual std::vector<FunctionInstance> Functions(const std::string& name) = 0;
+  // The instances of `name`; with `max_units`, only those in the first that
+  // many CUs (in file order) that hold any.
+  virtual std::vector<FunctionInstance> Functions(const std::string& name, size_t max_units = SIZE_MAX) = 0;
   virtual std::vector<Dwarf_Off> Globals(const std::string& name) = 0;
   virtual std::vector<std::string> FunctionNames() = 0;
   virtual std::vector<Dwarf_Off> Units() = 0;  // each CU's DIE
@@ -76,6 +79,10 @@ void WalkUnit(Dwarf* dwarf, Dwarf_Off cu_offset, const std::string* only, UnitNa
 IndexContents WalkUnits(const std::vector<Dwarf*>& handles, const std::vector<Dwarf_Off>& units,
                         const std::function<void(size_t, size_t)>& progress);
 std::vector<FunctionInstance> ToInstances(const std::vector<uint64_t>& postings);
+// Those of `instances` (sorted by offset) in their first `max_units` CUs;
+// `units` are the CU DIEs' offsets, sorted.
+std::vector<FunctionInstance> InFirstUnits(std::vector<FunctionInstance> instances, const std::vector<Dwarf_Off>& units,
+                                           size_t max_units);
 std::unique_ptr<NameIndex> MakeViewIndex(std::unique_ptr<IndexView> view);
 
 // .debug_frame's FDEs, for the index (dwarf_frames.cc).
@@ -146,7 +153,7 @@ class DwarfInfo : public Debuginfo {
   Dwarf* dwarf() const { return dwarf_; }
   Dwarf_Die Die(Dwarf_Off offset) const;
   Dwarf_Die CuOf(Dwarf_Die* die) const;
-  std::vector<FunctionInstance> Instances(const std::string& name);
+  std::vector<FunctionInstance> Instances(const std::string& name, size_t max_units = SIZE_MAX);
   std::vector<std::string> FunctionNames() { return Index().FunctionNames(); }
   std::vector<Dwarf_Off> Globals(const std::string& name);
   std::vector<Dwarf_Off> Units();

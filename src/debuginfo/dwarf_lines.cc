@@ -176,7 +176,10 @@ Result<SourceListing> DwarfInfo::Listing(const LineRange& range, const FindOptio
   uint64_t base = 0, first = 0, last = 0;
   Dwarf_Die cu;
   if (!range.function.empty()) {
-    const auto instances = Instances(range.function);
+    // A header's inline can have copies in thousands of CUs: the listing
+    // shows the function as the first CU that holds it has it, as perf's
+    // does (all CUs when a file is named, to find the one it is in).
+    const auto instances = Instances(range.function, range.file.empty() ? 1 : SIZE_MAX);
     const FunctionInstance* chosen = nullptr;
     for (const FunctionInstance& fn : instances) {
       Dwarf_Die die = Die(fn.die);

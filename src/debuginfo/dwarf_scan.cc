@@ -103,7 +103,11 @@ class ScanIndex : public NameIndex {
  public:
   ScanIndex(DwarfInfo& info, ScanInput input) : info_(info), input_(std::move(input)) {}
 
-  std::vector<FunctionInstance> Functions(const std::string& name) override { return Lookup(name).functions; }
+  std::vector<FunctionInstance> Functions(const std::string& name, size_t max_units) override {
+    if (max_units == SIZE_MAX || found_.contains(name)) return InFirstUnits(Lookup(name).functions, Units(), max_units);
+    auto first = FirstInstances(name, max_units);
+    return first ? *first : InFirstUnits(Lookup(name).functions, Units(), max_units);
+  }
   std::vector<Dwarf_Off> Globals(const std::string& name) override { return Lookup(name).globals; }
   std::vector<std::string> FunctionNames() override { return Full().FunctionNames(); }
   std::vector<Dwarf_Off> Units() override {
@@ -145,22 +149,32 @@ class ScanIndex : public NameIndex {
     return found;
   }
 
-  Result<std::vector<size_t>> CandidateUnits(const std::string& name) {
-    if (name.empty() || name.find('\0') != std::string::npos) return std::vector<size_t>{};
+  // What a DIE naming `name` holds: the string inline, or the offset of
+  // any "name\0" in .debug_str (few: each a pattern; many: a bitmap).
+  struct Needles {
+    std::vector<Pattern> patterns;
+    std::vector<bool> bitmap;
+    const std::vector<bool>* Bitmap() const { return bitmap.empty() ? nullptr : &bitmap; }
+  };
+  Result<Needles> NeedlesFor(const std::string& name) {
     if (strings_.empty()) strings_ = KP_TRY(ReadRange(input_.fd, input_.str));
     std::string needle = name + '\0';
-    std::vector<Pattern> patterns{{needle}};
+    Needles n;
+    n.patterns.push_back({needle});
     std::vector<uint32_t> offsets;
     for (size_t at = 0; (at = strings_.find(needle, at)) != std::string::npos; ++at)
       offsets.push_back(static_cast<uint32_t>(at));
-    std::vector<bool> bitmap;
     if (offsets.size() <= 4) {
-      for (uint32_t o : offsets) patterns.push_back({std::string(reinterpret_cast<const char*>(&o), 4)});
+      for (uint32_t o : offsets) n.patterns.push_back({std::string(reinterpret_cast<const char*>(&o), 4)});
     } else {
-      bitmap.assign(strings_.size(), false);
-      for (uint32_t o : offsets) bitmap[o] = true;
+      n.bitmap.assign(strings_.size(), false);
+      for (uint32_t o : offsets) n.bitmap[o] = true;
     }
-    std::vector<size_t> hits = KP_TRY(ScanInfo(patterns, bitmap.empty() ? nullptr : &bitmap));
+    return n;
+  }
+
+  // The units (indexes into input_.units, sorted, unique) that hold a hit.
+  std::vector<size_t> UnitsOf(const std::vector<size_t>& hits) const {
     std::vector<size_t> units;
     for (size_t hit : hits) {
       auto it = std::upper_bound(input_.units.begin(), input_.units.end(), hit,
@@ -171,6 +185,47 @@ class ScanIndex : public NameIndex {
     std::sort(units.begin(), units.end());
     units.erase(std::unique(units.begin(), units.end()), units.end());
     return units;
+  }
+
+  Result<std::vector<size_t>> CandidateUnits(const std::string& name) {
+    if (name.empty() || name.find('\0') != std::string::npos) return std::vector<size_t>{};
+    Needles needles = KP_TRY(NeedlesFor(name));
+    return UnitsOf(KP_TRY(ScanInfo(needles.patterns, needles.Bitmap())));
+  }
+
+  // The instances in the first `max_units` CUs that hold any: .debug_info
+  // read from the start, one chunk at a time, each chunk's candidates walked
+  // before the next is read, so that a name in the first CUs costs little.
+  Result<std::vector<FunctionInstance>> FirstInstances(const std::string& name, size_t max_units) {
+    std::vector<FunctionInstance> out;
+    if (name.empty() || name.find('\0') != std::string::npos) return out;
+    Needles needles = KP_TRY(NeedlesFor(name));
+    constexpr uint64_t kChunk = 4 << 20;
+    size_t overlap = 4, with = 0;
+    for (const Pattern& p : needles.patterns) overlap = std::max(overlap, p.bytes.size());
+    std::optional<size_t> walked;
+    std::string chunk;
+    for (uint64_t at = 0; at < input_.info.size && with < max_units; at += kChunk) {
+      uint64_t len = std::min<uint64_t>(kChunk + overlap - 1, input_.info.size - at);
+      KP_TRY_VOID(ReadInto(input_.fd, {input_.info.offset + at, len}, chunk));
+      std::vector<size_t> hits;
+      Search(chunk, 0, std::min<uint64_t>(kChunk, input_.info.size - at), needles.patterns, needles.Bitmap(), &hits);
+      for (size_t& h : hits) h += at;
+      for (size_t unit : UnitsOf(hits)) {
+        if (walked && unit <= *walked) continue;  // a unit that spans chunks
+        walked = unit;
+        UnitNames names;
+        WalkUnit(info_.dwarf(), input_.units[unit].die, &name, &names);
+        if (names.functions.empty()) continue;
+        std::vector<uint64_t> postings;
+        for (auto& [n, posting] : names.functions) postings.push_back(posting);
+        std::sort(postings.begin(), postings.end(),
+                  [](uint64_t a, uint64_t b) { return (a & ~kInlinedFlag) < (b & ~kInlinedFlag); });
+        for (const FunctionInstance& fn : ToInstances(postings)) out.push_back(fn);
+        if (++with == max_units) break;
+      }
+    }
+    return out;
   }
 
   // Reads .debug_info in chunks on two threads and searches each chunk.
