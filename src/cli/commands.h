@@ -73,7 +73,9 @@ struct TargetFiles {
   std::unique_ptr<Debuginfo> debuginfo;   // null when the file has no DWARF
   Error debuginfo_error;                  // why it is null
 };
-Result<TargetFiles> OpenTargetFiles(const Options& options, std::ostream& err);
+// Without `need_symbols` the ELF symbols of -x/-k files are not read (image
+// stays null): for commands that need only the DWARF.
+Result<TargetFiles> OpenTargetFiles(const Options& options, std::ostream& err, bool need_symbols = true);
 // $XDG_CACHE_HOME/kprobectl, else ~/.cache/kprobectl; empty when neither is set.
 std::string DefaultCacheDir();
 // How the debuginfo of a command's files looks names up (see Options).

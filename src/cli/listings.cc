@@ -35,7 +35,7 @@ std::string RangesText(const ElfImage& image, uint64_t function_start, const std
 
 Result<void> RunLine(const Options& options, const std::string& text, Streams io) {
   LineRange range = KP_TRY(ParseLineRange(text));
-  TargetFiles files = KP_TRY(OpenTargetFiles(options, io.err));
+  TargetFiles files = KP_TRY(OpenTargetFiles(options, io.err, /*need_symbols=*/false));
   Debuginfo* debuginfo = KP_TRY(RequireDebuginfo(files));
   FindOptions find{!options.no_inlines, options.source_dirs};
   SourceListing listing = KP_TRY(debuginfo->Listing(range, find));

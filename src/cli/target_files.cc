@@ -42,7 +42,7 @@ IndexOptions MakeIndexOptions(const Options& options, std::ostream& err, const s
   return out;
 }
 
-Result<TargetFiles> OpenTargetFiles(const Options& options, std::ostream& err) {
+Result<TargetFiles> OpenTargetFiles(const Options& options, std::ostream& err, bool need_symbols) {
   TargetFiles files;
   if (!options.exec.empty() && (!options.vmlinux.empty() || !options.module.empty()))
     return Fail("-x does not go with -k or -m", "-x probes a program, -k and -m the kernel");
@@ -75,7 +75,7 @@ Result<TargetFiles> OpenTargetFiles(const Options& options, std::ostream& err) {
   // The debuginfo first: it reads its unit headers and cache file on a
   // thread of its own while the symbols are read here.
   auto debuginfo = Debuginfo::Open(path, MakeIndexOptions(options, err, path));
-  files.image = std::make_unique<ElfImage>(KP_TRY(ElfImage::Open(path, options.cache_dir)));
+  if (need_symbols) files.image = std::make_unique<ElfImage>(KP_TRY(ElfImage::Open(path, options.cache_dir)));
   if (debuginfo) files.debuginfo = std::move(*debuginfo);
   else files.debuginfo_error = debuginfo.error();
   return files;

@@ -33,9 +33,14 @@ uint64_t Word(const unsigned char* p) {
 uint64_t Hash64(const void* data, size_t size, uint64_t seed) {
   const auto* p = static_cast<const unsigned char*>(data);
   const unsigned char* end = p + size;
+  // One multiply and a rotate per word and lane: a cache file is hashed
+  // whole on every run, so this loop is on the path of every command.
   uint64_t lanes[4] = {seed + kPrime1 + kPrime2, seed + kPrime2, seed, seed - kPrime1};
   for (; end - p >= 32; p += 32)
-    for (int i = 0; i < 4; ++i) lanes[i] = Round(lanes[i], Word(p + 8 * i));
+    for (int i = 0; i < 4; ++i) {
+      uint64_t x = (lanes[i] ^ Word(p + 8 * i)) * kPrime1;
+      lanes[i] = (x << 31) | (x >> 33);
+    }
   uint64_t h = size;
   for (uint64_t lane : lanes) h = Round(h ^ lane, lane);
   for (; end - p >= 8; p += 8) h = Round(h, Word(p));

@@ -32,7 +32,7 @@ namespace kprobectl::dwarf {
 namespace {
 
 constexpr char kMagic[8] = {'K', 'P', 'R', 'O', 'B', 'I', 'D', 'X'};
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;
 constexpr size_t kHeaderSize = 128;
 constexpr size_t kRecordSize = 16;
 constexpr size_t kHashAt = 88;

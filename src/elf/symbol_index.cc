@@ -25,7 +25,7 @@ namespace kprobectl {
 namespace {
 
 constexpr char kMagic[8] = {'K', 'P', 'S', 'Y', 'M', 'I', 'D', 'X'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 
 struct Header {
   char magic[8];
