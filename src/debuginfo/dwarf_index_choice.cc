@@ -10,6 +10,8 @@
 
 #include <gelf.h>
 
+#include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "dwarf_internal.h"
@@ -108,6 +110,19 @@ std::vector<Dwarf_Off> DwarfInfo::Units() {
   return Index().Units();
 }
 
+// Whether an index built now could be kept: else building it would cost
+// every run what a scan costs once.
+bool DwarfInfo::CacheWritable() {
+  std::error_code ec;
+  std::filesystem::create_directories(options_.cache_dir, ec);
+  if (ec || access(options_.cache_dir.c_str(), W_OK) != 0) {
+    status_.problem = "cannot write the cache directory '" + options_.cache_dir + "': " +
+                      (ec ? ec.message() : std::string(std::strerror(errno))) + "; names found by a scan instead";
+    return false;
+  }
+  return true;
+}
+
 void DwarfInfo::CheckCache() {
   if (options_.cache_dir.empty()) return;
   if (key_.build_id.empty()) {
@@ -202,6 +217,7 @@ std::unique_ptr<NameIndex> DwarfInfo::ChooseIndex() {
     status_.use = IndexStatus::kCacheRead;
     return MakeViewIndex(std::move(cached_));
   }
+  if (!status_.file.empty() && !CacheWritable()) status_.file.clear();  // no cache: as --no-cache
   if (!status_.file.empty()) {
     IndexContents contents = WalkAll();
     if (auto written = WriteFileAtomically(status_.file, SerializeIndex(key_, contents)); !written)

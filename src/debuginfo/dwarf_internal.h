@@ -197,6 +197,7 @@ class DwarfInfo : public Debuginfo {
   void Ready();
   void ReadyFor(Dwarf_Off last_die);
   void CheckCache();
+  bool CacheWritable();
   NameIndex& Index();
   std::unique_ptr<NameIndex> ChooseIndex();
   void ReadUnits();
