@@ -33,7 +33,7 @@ bool HasCode(Dwarf_Die* die) {
 using Postings = std::unordered_map<std::string, std::vector<uint64_t>>;
 
 struct Partial {
-  Postings functions, globals;
+  Postings functions, globals, files;
 };
 
 void Merge(Postings& from, std::vector<std::pair<std::string, std::vector<uint64_t>>>& into) {
@@ -94,6 +94,20 @@ void WalkUnit(Dwarf* dwarf, Dwarf_Off cu_offset, const std::string* only, UnitNa
     }
     if (descend && dwarf_child(&die, &child) == 0) stack.push_back(child);
   }
+  // The files its line table names, by basename, for SRC:ALN and line SRC.
+  Dwarf_Files* files = nullptr;
+  size_t nfiles = 0;
+  if (!only && dwarf_getsrcfiles(&cu, &files, &nfiles) == 0) {
+    for (size_t i = 0; i < nfiles; ++i) {
+      const char* path = dwarf_filesrc(files, i, nullptr, nullptr);
+      if (!path || !*path) continue;
+      std::string_view base(path);
+      base = base.substr(base.rfind('/') + 1);
+      if (!base.empty()) out->files.emplace_back(base);
+    }
+    std::sort(out->files.begin(), out->files.end());
+    out->files.erase(std::unique(out->files.begin(), out->files.end()), out->files.end());
+  }
   // Globals: the CU's direct children that have a location.
   if (dwarf_child(&cu, &child) == 0) {
     do {
@@ -114,9 +128,11 @@ IndexContents WalkUnits(const std::vector<Dwarf*>& handles, const std::vector<Dw
     for (size_t i; (i = next.fetch_add(1)) < units.size();) {
       names.functions.clear();
       names.globals.clear();
+      names.files.clear();
       WalkUnit(handles[thread], units[i], nullptr, &names);
       for (auto& [name, posting] : names.functions) partials[thread].functions[name].push_back(posting);
       for (auto& [name, posting] : names.globals) partials[thread].globals[name].push_back(posting);
+      for (const std::string& file : names.files) partials[thread].files[file].push_back(units[i]);
       if (thread == 0 && progress) progress(i, units.size());
     }
   };
@@ -130,9 +146,11 @@ IndexContents WalkUnits(const std::vector<Dwarf*>& handles, const std::vector<Dw
   for (Partial& p : partials) {
     Merge(p.functions, contents.functions);
     Merge(p.globals, contents.globals);
+    Merge(p.files, contents.files);
   }
   Normalize(contents.functions);
   Normalize(contents.globals);
+  Normalize(contents.files);
   return contents;
 }
 
@@ -172,6 +190,7 @@ class ViewIndex : public NameIndex {
   std::vector<Dwarf_Off> Globals(const std::string& name) override { return view_->Globals(name); }
   std::vector<std::string> FunctionNames() override { return view_->FunctionNames(); }
   std::vector<Dwarf_Off> Units() override { return view_->Units(); }
+  std::vector<Dwarf_Off> UnitsWithFile(std::string_view basename) override { return view_->Files(basename); }
   std::optional<uint64_t> FrameFor(uint64_t address) override { return view_->FrameFor(address); }
 
  private:

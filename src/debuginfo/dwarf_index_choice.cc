@@ -105,6 +105,12 @@ std::vector<Dwarf_Off> DwarfInfo::Globals(const std::string& name) {
   return found;
 }
 
+std::vector<Dwarf_Off> DwarfInfo::UnitsWithFile(std::string_view path) {
+  auto units = Index().UnitsWithFile(path.substr(path.rfind('/') + 1));
+  ReadyFor(units.empty() ? 0 : *std::max_element(units.begin(), units.end()));
+  return units;
+}
+
 std::vector<Dwarf_Off> DwarfInfo::Units() {
   Ready();
   return Index().Units();

@@ -64,6 +64,9 @@ class NameIndex {
   virtual std::vector<Dwarf_Off> Globals(const std::string& name) = 0;
   virtual std::vector<std::string> FunctionNames() = 0;
   virtual std::vector<Dwarf_Off> Units() = 0;  // each CU's DIE
+  // The CUs whose line tables name a file called `basename` (all CUs
+  // unless the index knows).
+  virtual std::vector<Dwarf_Off> UnitsWithFile(std::string_view /*basename*/) { return Units(); }
   // The .debug_frame offset of the FDE for `address`, when the index has it.
   virtual std::optional<uint64_t> FrameFor(uint64_t) { return std::nullopt; }
 };
@@ -71,6 +74,7 @@ class NameIndex {
 // What one CU holds, in DIE order (function postings carry kInlinedFlag).
 struct UnitNames {
   std::vector<std::pair<std::string, uint64_t>> functions, globals;
+  std::vector<std::string> files;  // the basenames of its line table's files (full walks only)
 };
 // Walks the CU whose DIE is at `cu_offset`; with `only`, records that name only.
 void WalkUnit(Dwarf* dwarf, Dwarf_Off cu_offset, const std::string* only, UnitNames* out);
@@ -157,6 +161,8 @@ class DwarfInfo : public Debuginfo {
   std::vector<std::string> FunctionNames() { return Index().FunctionNames(); }
   std::vector<Dwarf_Off> Globals(const std::string& name);
   std::vector<Dwarf_Off> Units();
+  // The CUs that can hold a source file given as a path or a suffix of one.
+  std::vector<Dwarf_Off> UnitsWithFile(std::string_view path);
   DwarfAddress Describe(const FunctionInstance& fn, uint64_t address);
 
   // Lines (dwarf_lines.cc).

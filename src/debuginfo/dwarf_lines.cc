@@ -169,8 +169,7 @@ Result<std::vector<std::string>> DwarfInfo::ReadSource(Dwarf_Die* cu, const std:
 }
 
 Result<SourceListing> DwarfInfo::Listing(const LineRange& range, const FindOptions& options) {
-  if (range.function.empty()) Ready();  // else Instances() waits for what it needs
-  else Settle();
+  Settle();  // Instances() and UnitsWithFile() wait for the units they need
   SourceListing listing;
   std::set<uint64_t> code;
   uint64_t base = 0, first = 0, last = 0;
@@ -209,7 +208,7 @@ Result<SourceListing> DwarfInfo::Listing(const LineRange& range, const FindOptio
     listing.header = "<" + range.function + "@" + listing.path + ":" + std::to_string(range.start) + ">";
   } else {
     bool found = false;
-    for (Dwarf_Off cu_offset : Units()) {
+    for (Dwarf_Off cu_offset : UnitsWithFile(range.file)) {
       Dwarf_Die candidate = Die(cu_offset);
       Dwarf_Files* files = nullptr;
       size_t nfiles = 0;

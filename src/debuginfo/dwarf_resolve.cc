@@ -62,8 +62,7 @@ bool LazyMatch(std::string_view pattern, std::string_view line) {
 }  // namespace
 
 Result<std::vector<DwarfAddress>> DwarfInfo::Resolve(const ProbePoint& point, const FindOptions& options) {
-  // A function's look-up waits for the units it needs (Instances); a
-  // source file's, for all.
+  // A look-up waits for the units it needs (Instances, UnitsWithFile).
   Settle();
   if (!point.function.empty()) return ResolveFunction(point, options);
   return ResolveSourceLine(point, options);
@@ -209,13 +208,12 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveFunction(const ProbePoint& p
 }
 
 Result<std::vector<DwarfAddress>> DwarfInfo::ResolveSourceLine(const ProbePoint& point, const FindOptions& options) {
-  Ready();
   std::vector<DwarfAddress> out;
   std::set<uint64_t> seen;
   bool file_found = false;
   std::vector<uint64_t> code_lines;
   std::string matched_file;
-  for (Dwarf_Off cu_offset : Units()) {
+  for (Dwarf_Off cu_offset : UnitsWithFile(point.file)) {
     Dwarf_Die cu = Die(cu_offset);
     Dwarf_Files* files = nullptr;
     size_t nfiles = 0;

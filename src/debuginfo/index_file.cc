@@ -5,12 +5,13 @@
 //     u8 build-id[48], u64 indexed file size, i64 its mtime (ns), u64 this
 //     file's size, u64 hash (of the file, this field read as zero),
 //     u32 functions, u32 globals, u32 units, u32 postings, u32 frames,
-//     12 bytes reserved;
+//     u32 files, 8 bytes reserved;
 //   u64 units[units];
 //   frames[frames], each u64 start, u64 end, u64 .debug_frame offset of
 //     the FDE for [start, end), sorted;
-//   records[functions + globals], each u32 name offset, u32 name size,
-//     u32 first posting, u32 posting count; names sorted bytewise;
+//   records[functions + globals + files], each u32 name offset, u32 name
+//     size, u32 first posting, u32 posting count; names sorted bytewise in
+//     each table (files: source basenames, postings the CUs naming them);
 //   u64 postings[postings];
 //   the names' bytes.
 #include "index_file.h"
@@ -32,7 +33,7 @@ namespace kprobectl::dwarf {
 namespace {
 
 constexpr char kMagic[8] = {'K', 'P', 'R', 'O', 'B', 'I', 'D', 'X'};
-constexpr uint32_t kVersion = 3;
+constexpr uint32_t kVersion = 4;
 constexpr size_t kHeaderSize = 128;
 constexpr size_t kRecordSize = 16;
 constexpr size_t kHashAt = 88;
@@ -47,8 +48,8 @@ struct Header {
   int64_t source_mtime_ns;
   uint64_t file_size;
   uint64_t hash;
-  uint32_t functions, globals, units, postings, frames;
-  unsigned char reserved[12];
+  uint32_t functions, globals, units, postings, frames, files;
+  unsigned char reserved[8];
 };
 static_assert(sizeof(Header) == kHeaderSize && offsetof(Header, hash) == kHashAt);
 
@@ -92,6 +93,7 @@ std::string SerializeIndex(const IndexKey& key, const IndexContents& contents) {
   header.source_mtime_ns = key.mtime_ns;
   header.functions = static_cast<uint32_t>(contents.functions.size());
   header.globals = static_cast<uint32_t>(contents.globals.size());
+  header.files = static_cast<uint32_t>(contents.files.size());
   header.units = static_cast<uint32_t>(contents.units.size());
   header.frames = static_cast<uint32_t>(contents.frames.size());
   std::string out(kHeaderSize, '\0');
@@ -100,11 +102,14 @@ std::string SerializeIndex(const IndexKey& key, const IndexContents& contents) {
   uint32_t name_at = 0, posting_at = 0;
   PutRecords(out, contents.functions, &name_at, &posting_at);
   PutRecords(out, contents.globals, &name_at, &posting_at);
+  PutRecords(out, contents.files, &name_at, &posting_at);
   header.postings = posting_at;
   for (const auto& [name, postings] : contents.functions) PutWords(out, postings);
   for (const auto& [name, postings] : contents.globals) PutWords(out, postings);
+  for (const auto& [name, postings] : contents.files) PutWords(out, postings);
   for (const auto& [name, postings] : contents.functions) out += name;
   for (const auto& [name, postings] : contents.globals) out += name;
+  for (const auto& [name, postings] : contents.files) out += name;
   header.file_size = out.size();
   std::memcpy(out.data(), &header, kHeaderSize);
   header.hash = FileHash(reinterpret_cast<const unsigned char*>(out.data()), out.size());
@@ -148,11 +153,13 @@ Result<void> IndexView::Validate(const IndexKey& key) {
     return Fail("the indexed file changed (size or mtime)");
   if (header.file_size != size_) return Fail("truncated or extended");
   uint64_t fixed = kHeaderSize + uint64_t{header.units} * 8 + uint64_t{header.frames} * kFrameSize +
-                   (uint64_t{header.functions} + header.globals) * kRecordSize + uint64_t{header.postings} * 8;
+                   (uint64_t{header.functions} + header.globals + header.files) * kRecordSize +
+                   uint64_t{header.postings} * 8;
   if (fixed > size_) return Fail("truncated");
   if (FileHash(data_, size_) != header.hash) return Fail("corrupt (hash mismatch)");
   functions_ = header.functions;
   globals_ = header.globals;
+  files_ = header.files;
   units_ = header.units;
   postings_ = header.postings;
   frames_ = header.frames;
@@ -160,7 +167,7 @@ Result<void> IndexView::Validate(const IndexKey& key) {
   names_at_ = static_cast<size_t>(fixed);
   // The hash says the bytes are as written; the records are checked against
   // the layout once, so a lookup never reads outside the file.
-  for (size_t r = 0; r < size_t{functions_} + globals_; ++r) {
+  for (size_t r = 0; r < size_t{functions_} + globals_ + files_; ++r) {
     const unsigned char* rec = data_ + records_at_ + r * kRecordSize;
     if (uint64_t{U32(rec)} + U32(rec + 4) > size_ - names_at_ || uint64_t{U32(rec + 8)} + U32(rec + 12) > postings_)
       return Fail("corrupt (a record outside the file)");
@@ -182,7 +189,7 @@ std::vector<uint64_t> IndexView::Find(size_t first_record, size_t count, std::st
   }
   if (lo == first_record + count || RecordName(lo) != name) return {};
   const unsigned char* rec = data_ + records_at_ + lo * kRecordSize;
-  const unsigned char* postings = data_ + records_at_ + (size_t{functions_} + globals_) * kRecordSize;
+  const unsigned char* postings = data_ + records_at_ + (size_t{functions_} + globals_ + files_) * kRecordSize;
   std::vector<uint64_t> out(U32(rec + 12));
   if (!out.empty()) std::memcpy(out.data(), postings + size_t{U32(rec + 8)} * 8, out.size() * 8);
   return out;
@@ -191,6 +198,10 @@ std::vector<uint64_t> IndexView::Find(size_t first_record, size_t count, std::st
 std::vector<uint64_t> IndexView::Functions(std::string_view name) const { return Find(0, functions_, name); }
 
 std::vector<uint64_t> IndexView::Globals(std::string_view name) const { return Find(functions_, globals_, name); }
+
+std::vector<uint64_t> IndexView::Files(std::string_view basename) const {
+  return Find(size_t{functions_} + globals_, files_, basename);
+}
 
 std::vector<std::string> IndexView::FunctionNames() const {
   std::vector<std::string> out;

@@ -47,6 +47,8 @@ struct IndexContents {
   std::vector<std::pair<std::string, std::vector<uint64_t>>> globals;
   std::vector<uint64_t> units;  // each CU's DIE offset, in file order
   std::vector<FrameEntry> frames;  // sorted by start
+  // Source file basename -> the CUs (DIE offsets) whose line tables name it.
+  std::vector<std::pair<std::string, std::vector<uint64_t>>> files;
 };
 
 std::string SerializeIndex(const IndexKey& key, const IndexContents& contents);
@@ -63,6 +65,7 @@ class IndexView {
 
   std::vector<uint64_t> Functions(std::string_view name) const;
   std::vector<uint64_t> Globals(std::string_view name) const;
+  std::vector<uint64_t> Files(std::string_view basename) const;
   std::vector<std::string> FunctionNames() const;
   std::vector<uint64_t> Units() const;
   // The .debug_frame offset of the FDE that covers `address`.
@@ -78,7 +81,7 @@ class IndexView {
   std::shared_ptr<const void> mapping_;
   const unsigned char* data_ = nullptr;
   size_t size_ = 0;
-  uint32_t functions_ = 0, globals_ = 0, units_ = 0, postings_ = 0, frames_ = 0;
+  uint32_t functions_ = 0, globals_ = 0, files_ = 0, units_ = 0, postings_ = 0, frames_ = 0;
   size_t records_at_ = 0, names_at_ = 0;
 };
 

@@ -31,6 +31,8 @@ IndexContents Contents() {
   c.functions = {{"do_sys_open", {0x10, 0x2000 | dwarf::kInlinedFlag}}, {"main", {0x40}}, {"zz", {}}};
   c.globals = {{"jiffies", {0x80, 0x90}}};
   c.units = {0xb, 0x1000, 0x3000};
+  c.frames = {{0x1000, 0x1040, 0x18}, {0x1040, 0x10a0, 0x40}};
+  c.files = {{"open.c", {0xb}}, {"types.h", {0xb, 0x1000}}};
   return c;
 }
 
@@ -76,6 +78,12 @@ TEST_CASE("index file: what is written is read back") {
   CHECK((*view)->Globals("jiffies") == std::vector<uint64_t>{0x80, 0x90});
   CHECK((*view)->FunctionNames() == std::vector<std::string>{"do_sys_open", "main", "zz"});
   CHECK((*view)->Units() == std::vector<uint64_t>{0xb, 0x1000, 0x3000});
+  CHECK((*view)->Files("types.h") == std::vector<uint64_t>{0xb, 0x1000});
+  CHECK((*view)->Files("main").empty());  // a function, not a file
+  CHECK((*view)->FrameFor(0x1000) == 0x18);
+  CHECK((*view)->FrameFor(0x109f) == 0x40);
+  CHECK_FALSE((*view)->FrameFor(0x10a0));
+  CHECK_FALSE((*view)->FrameFor(0xfff));
 }
 
 TEST_CASE("index file: every truncation and every flipped byte is refused") {
@@ -100,7 +108,7 @@ TEST_CASE("index file: another version, build-id, size or mtime is refused, sayi
   other_version[8] = 7;
   auto v = IndexView::FromBytes(other_version, Key());
   REQUIRE_FALSE(v);
-  CHECK(v.error().message == "index format 7, not 3");
+  CHECK(v.error().message == "index format 7, not 4");
   IndexKey key = Key();
   key.build_id[0] = 'x';
   CHECK(IndexView::FromBytes(bytes, key).error().message == "the index is of another build-id");
@@ -182,7 +190,7 @@ TEST_CASE("debuginfo index: a corrupt, truncated or stale cache file is rebuilt,
   bad = good;
   bad[8] = 99;
   WriteFile(file, bad);
-  reopen("index format 99, not 3");
+  reopen("index format 99, not 4");
   // The same build-id, but the file was touched: a guard, not trusted.
   struct timespec times[2] = {{0, UTIME_OMIT}, {1000000, 0}};
   REQUIRE(utimensat(AT_FDCWD, bin.c_str(), times, 0) == 0);
