@@ -15,7 +15,7 @@
 // then walked with libdw, by the same code the full index uses, so the
 // answers are the same. Files where the premise fails (forms that reach
 // other units or other string tables, DWARF64, relocatable or compressed
-// sections) are walked in full instead: dwarf_module.cc decides.
+// sections) are walked in full instead: dwarf_index_choice.cc decides.
 #include <unistd.h>
 
 #include <algorithm>
@@ -74,6 +74,15 @@ bool FormDefeatsScan(uint64_t form) {
 struct Pattern {
   std::string bytes;
 };
+
+// A walk's function postings as instances, in DIE order.
+std::vector<FunctionInstance> SortedInstances(const UnitNames& names) {
+  std::vector<uint64_t> postings;
+  for (const auto& [name, posting] : names.functions) postings.push_back(posting);
+  std::sort(postings.begin(), postings.end(),
+            [](uint64_t a, uint64_t b) { return (a & ~kInlinedFlag) < (b & ~kInlinedFlag); });
+  return ToInstances(postings);
+}
 
 // Offsets in `data` where any pattern starts. Few patterns: memmem each;
 // many (a short name ends many strings): one pass testing every 4-byte
@@ -139,11 +148,7 @@ class ScanIndex : public NameIndex {
     }
     UnitNames names;
     for (size_t unit : *units) WalkUnit(info_.dwarf(), input_.units[unit].die, &name, &names);
-    std::vector<uint64_t> functions;
-    for (auto& [n, posting] : names.functions) functions.push_back(posting);
-    std::sort(functions.begin(), functions.end(),
-              [](uint64_t a, uint64_t b) { return (a & ~kInlinedFlag) < (b & ~kInlinedFlag); });
-    found.functions = ToInstances(functions);
+    found.functions = SortedInstances(names);
     for (auto& [n, posting] : names.globals) found.globals.push_back(posting);
     std::sort(found.globals.begin(), found.globals.end());
     return found;
@@ -217,11 +222,7 @@ class ScanIndex : public NameIndex {
         UnitNames names;
         WalkUnit(info_.dwarf(), input_.units[unit].die, &name, &names);
         if (names.functions.empty()) continue;
-        std::vector<uint64_t> postings;
-        for (auto& [n, posting] : names.functions) postings.push_back(posting);
-        std::sort(postings.begin(), postings.end(),
-                  [](uint64_t a, uint64_t b) { return (a & ~kInlinedFlag) < (b & ~kInlinedFlag); });
-        for (const FunctionInstance& fn : ToInstances(postings)) out.push_back(fn);
+        for (const FunctionInstance& fn : SortedInstances(names)) out.push_back(fn);
         if (++with == max_units) break;
       }
     }
