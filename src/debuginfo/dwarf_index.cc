@@ -58,7 +58,28 @@ void Normalize(std::vector<std::pair<std::string, std::vector<uint64_t>>>& table
 
 }  // namespace
 
-void WalkUnit(Dwarf* dwarf, Dwarf_Off cu_offset, const std::string* only, UnitNames* out) {
+std::vector<std::string> UnitFiles(Dwarf_Die* cu, const LineSections* lines) {
+  Dwarf_Attribute attr;
+  Dwarf_Word offset = 0;
+  if (lines && dwarf_attr(cu, DW_AT_stmt_list, &attr) && dwarf_formudata(&attr, &offset) == 0)
+    if (auto files = LineProgramFiles(*lines, offset)) return *files;
+  std::vector<std::string> out;
+  Dwarf_Files* files = nullptr;
+  size_t nfiles = 0;
+  if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0) return out;
+  for (size_t i = 0; i < nfiles; ++i) {
+    const char* path = dwarf_filesrc(files, i, nullptr, nullptr);
+    if (!path || !*path) continue;
+    std::string_view base(path);
+    base = base.substr(base.rfind('/') + 1);
+    if (!base.empty()) out.emplace_back(base);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+void WalkUnit(Dwarf* dwarf, Dwarf_Off cu_offset, const std::string* only, UnitNames* out, const LineSections* lines) {
   Dwarf_Die cu;
   if (!dwarf_offdie(dwarf, cu_offset, &cu)) return;
   // Depth-first over the CU; `stack` holds the next sibling to visit.
@@ -95,19 +116,7 @@ void WalkUnit(Dwarf* dwarf, Dwarf_Off cu_offset, const std::string* only, UnitNa
     if (descend && dwarf_child(&die, &child) == 0) stack.push_back(child);
   }
   // The files its line table names, by basename, for SRC:ALN and line SRC.
-  Dwarf_Files* files = nullptr;
-  size_t nfiles = 0;
-  if (!only && dwarf_getsrcfiles(&cu, &files, &nfiles) == 0) {
-    for (size_t i = 0; i < nfiles; ++i) {
-      const char* path = dwarf_filesrc(files, i, nullptr, nullptr);
-      if (!path || !*path) continue;
-      std::string_view base(path);
-      base = base.substr(base.rfind('/') + 1);
-      if (!base.empty()) out->files.emplace_back(base);
-    }
-    std::sort(out->files.begin(), out->files.end());
-    out->files.erase(std::unique(out->files.begin(), out->files.end()), out->files.end());
-  }
+  if (!only) out->files = UnitFiles(&cu, lines);
   // Globals: the CU's direct children that have a location.
   if (dwarf_child(&cu, &child) == 0) {
     do {
@@ -120,7 +129,7 @@ void WalkUnit(Dwarf* dwarf, Dwarf_Off cu_offset, const std::string* only, UnitNa
 }
 
 IndexContents WalkUnits(const std::vector<Dwarf*>& handles, const std::vector<Dwarf_Off>& units,
-                        const std::function<void(size_t, size_t)>& progress) {
+                        const std::function<void(size_t, size_t)>& progress, const LineSections* lines) {
   std::atomic<size_t> next{0};
   std::vector<Partial> partials(handles.size());
   auto work = [&](size_t thread) {
@@ -129,7 +138,7 @@ IndexContents WalkUnits(const std::vector<Dwarf*>& handles, const std::vector<Dw
       names.functions.clear();
       names.globals.clear();
       names.files.clear();
-      WalkUnit(handles[thread], units[i], nullptr, &names);
+      WalkUnit(handles[thread], units[i], nullptr, &names, lines);
       for (auto& [name, posting] : names.functions) partials[thread].functions[name].push_back(posting);
       for (auto& [name, posting] : names.globals) partials[thread].globals[name].push_back(posting);
       for (const std::string& file : names.files) partials[thread].files[file].push_back(units[i]);
@@ -191,6 +200,7 @@ class ViewIndex : public NameIndex {
   std::vector<std::string> FunctionNames() override { return view_->FunctionNames(); }
   std::vector<Dwarf_Off> Units() override { return view_->Units(); }
   std::vector<Dwarf_Off> UnitsWithFile(std::string_view basename) override { return view_->Files(basename); }
+  bool KnowsFiles() const override { return true; }
   std::optional<uint64_t> FrameFor(uint64_t address) override { return view_->FrameFor(address); }
 
  private:

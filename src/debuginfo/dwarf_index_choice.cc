@@ -56,6 +56,8 @@ void Release(void* map, size_t map_size, uint64_t begin, uint64_t end) {
   if (end > begin) madvise(static_cast<char*>(map) + begin, end - begin, MADV_DONTNEED);
 }
 
+constexpr uint64_t kReleaseBatch = 8 << 20;
+
 }  // namespace
 
 std::optional<RawSection> FindRawSection(Elf* elf, std::string_view name) {
@@ -106,9 +108,36 @@ std::vector<Dwarf_Off> DwarfInfo::Globals(const std::string& name) {
 }
 
 std::vector<Dwarf_Off> DwarfInfo::UnitsWithFile(std::string_view path) {
-  auto units = Index().UnitsWithFile(path.substr(path.rfind('/') + 1));
-  ReadyFor(units.empty() ? 0 : *std::max_element(units.begin(), units.end()));
-  return units;
+  std::string_view base = path.substr(path.rfind('/') + 1);
+  NameIndex& index = Index();
+  if (index.KnowsFiles()) {
+    auto units = index.UnitsWithFile(base);
+    ReadyFor(units.empty() ? 0 : *std::max_element(units.begin(), units.end()));
+    return units;
+  }
+  // No index of files: each CU's line program header says (a few hundred
+  // bytes each, where libdw would decode every row).
+  Ready();
+  std::vector<Dwarf_Off> out;
+  uint64_t released = 0;
+  for (Dwarf_Off unit : index.Units()) {
+    Dwarf_Die cu = Die(unit);
+    auto files = UnitFiles(&cu, line_sections_ ? &*line_sections_ : nullptr);
+    if (std::binary_search(files.begin(), files.end(), base)) out.push_back(unit);
+    // Each CU DIE read maps the pages around it: let them go as we pass.
+    if (unit - released >= kReleaseBatch) {
+      ReleaseInfo(released, unit);
+      released = unit;
+    }
+  }
+  ReleaseInfo(released, ~uint64_t{0});
+  return out;
+}
+
+void DwarfInfo::ReleaseInfo(uint64_t begin, uint64_t end) {
+  if (!map_ || !info_section_) return;  // only a mapping of the file this object made
+  end = std::min(end, info_section_->size);
+  if (end > begin) Release(map_, map_size_, info_section_->offset + begin, info_section_->offset + end);
 }
 
 std::vector<Dwarf_Off> DwarfInfo::Units() {
@@ -144,10 +173,6 @@ void DwarfInfo::CheckCache() {
 
 void DwarfInfo::ReadUnits() {
   if (units_read_) return;
-  // Pages are released only from a mapping of the file this object made.
-  const bool release = map_ && info_section_;
-  const RawSection info = info_section_.value_or(RawSection{});
-  constexpr uint64_t kBatch = 8 << 20;
   Dwarf_Off next;
   size_t header_size;
   uint8_t offset_size = 4;
@@ -161,13 +186,13 @@ void DwarfInfo::ReadUnits() {
     // dwarf_offdie makes libdw intern the unit now, in order.
     if (dwarf_offdie(dwarf_, next_unit_ + header_size, &cu)) units_.push_back({next_unit_, dwarf_dieoffset(&cu)});
     if (offset_size != 4) dwarf64_ = true;
-    if (release && next_unit_ - released_ >= kBatch) {
-      Release(map_, map_size_, info.offset + released_, info.offset + next_unit_);
+    if (next_unit_ - released_ >= kReleaseBatch) {
+      ReleaseInfo(released_, next_unit_);
       released_ = next_unit_;
     }
     next_unit_ = next;
   }
-  if (release) Release(map_, map_size_, info.offset + released_, info.offset + next_unit_);
+  ReleaseInfo(released_, next_unit_);
   released_ = next_unit_;
   units_read_ = !stopped;
 }
@@ -188,7 +213,7 @@ IndexContents DwarfInfo::WalkAll() {
     if (elf2) dwarf2 = dwarf_begin_elf(elf2, DWARF_C_READ, nullptr);
     if (dwarf2) handles.push_back(dwarf2);
   }
-  IndexContents contents = WalkUnits(handles, units, options_.progress);
+  IndexContents contents = WalkUnits(handles, units, options_.progress, line_sections_ ? &*line_sections_ : nullptr);
   if (elf_) contents.frames = ReadFrameTable(elf_);
   if (dwarf2) dwarf_end(dwarf2);
   if (elf2) elf_end(elf2);

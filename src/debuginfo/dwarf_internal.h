@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -67,6 +68,7 @@ class NameIndex {
   // The CUs whose line tables name a file called `basename` (all CUs
   // unless the index knows).
   virtual std::vector<Dwarf_Off> UnitsWithFile(std::string_view /*basename*/) { return Units(); }
+  virtual bool KnowsFiles() const { return false; }
   // The .debug_frame offset of the FDE for `address`, when the index has it.
   virtual std::optional<uint64_t> FrameFor(uint64_t) { return std::nullopt; }
 };
@@ -76,12 +78,24 @@ struct UnitNames {
   std::vector<std::pair<std::string, uint64_t>> functions, globals;
   std::vector<std::string> files;  // the basenames of its line table's files (full walks only)
 };
-// Walks the CU whose DIE is at `cu_offset`; with `only`, records that name only.
-void WalkUnit(Dwarf* dwarf, Dwarf_Off cu_offset, const std::string* only, UnitNames* out);
+// The sections a line program's header reads from (line_files.cc).
+struct LineSections {
+  std::span<const unsigned char> line, line_str, str;
+};
+// The basenames of the files the line program at `offset` lists, sorted.
+Result<std::vector<std::string>> LineProgramFiles(const LineSections& sections, uint64_t offset);
+// Those basenames for a CU: from its header when `lines` is given and can
+// be read, else through libdw.
+std::vector<std::string> UnitFiles(Dwarf_Die* cu, const LineSections* lines);
+
+// Walks the CU whose DIE is at `cu_offset`; with `only`, records that name
+// only (and no files).
+void WalkUnit(Dwarf* dwarf, Dwarf_Off cu_offset, const std::string* only, UnitNames* out,
+              const LineSections* lines = nullptr);
 // Walks `units` on one thread per handle; `progress` (done, total) is
 // called from the calling thread.
 IndexContents WalkUnits(const std::vector<Dwarf*>& handles, const std::vector<Dwarf_Off>& units,
-                        const std::function<void(size_t, size_t)>& progress);
+                        const std::function<void(size_t, size_t)>& progress, const LineSections* lines);
 std::vector<FunctionInstance> ToInstances(const std::vector<uint64_t>& postings);
 // Those of `instances` (sorted by offset) in their first `max_units` CUs;
 // `units` are the CU DIEs' offsets, sorted.
@@ -204,6 +218,9 @@ class DwarfInfo : public Debuginfo {
   void ReadyFor(Dwarf_Off last_die);
   void CheckCache();
   bool CacheWritable();
+  // Drops our view of .debug_info's pages in [begin, end) (offsets in the
+  // section): what a walk through every CU leaves resident.
+  void ReleaseInfo(uint64_t begin, uint64_t end);
   NameIndex& Index();
   std::unique_ptr<NameIndex> ChooseIndex();
   void ReadUnits();
@@ -227,6 +244,7 @@ class DwarfInfo : public Debuginfo {
   std::unordered_map<uint64_t, std::vector<Dwarf_Die>> scope_chains_;  // by address
   bool settled_ = false;
   std::optional<RawSection> info_section_;  // .debug_info in the file
+  std::optional<LineSections> line_sections_;  // for file names without libdw's line tables
   std::thread prepare_;
   std::vector<UnitSpan> units_;
   Dwarf_Off next_unit_ = 0;        // where ReadUnits goes on

@@ -224,6 +224,15 @@ DwarfInfo::DwarfInfo(std::string path, int fd, void* map, size_t map_size, Elf* 
   ssize_t id_size = dwelf_elf_gnu_build_id(elf_, &id);
   if (id_size > 0 && id_size <= 48) key_.build_id.assign(static_cast<const char*>(id), static_cast<size_t>(id_size));
   info_section_ = FindRawSection(elf_, ".debug_info");
+  if (auto line = FindRawSection(elf_, ".debug_line")) {
+    const auto* base = static_cast<const unsigned char*>(map_);
+    auto span = [&](const std::optional<RawSection>& r) {
+      return r && r->offset + r->size <= map_size_ ? std::span<const unsigned char>(base + r->offset, r->size)
+                                                   : std::span<const unsigned char>();
+    };
+    line_sections_ = LineSections{span(line), span(FindRawSection(elf_, ".debug_line_str")),
+                                  span(FindRawSection(elf_, ".debug_str"))};
+  }
   prepare_ = std::thread([this] { ReadUnits(); });
 }
 
