@@ -238,18 +238,29 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveSourceLine(const ProbePoint&
       for (uint64_t line : lines) {
         for (const LineHit& hit : LineAddresses(&cu, file, line, nullptr)) {
           if (!seen.insert(hit.address).second) continue;
-          // The function the address belongs to: the innermost scope that is one.
-          Dwarf_Die* scopes = nullptr;
-          int n = dwarf_getscopes(&cu, hit.address, &scopes);
-          for (int i = 0; i < n; ++i) {
+          // The function the line belongs to: the innermost scope that is a
+          // function declared in this file (a call's line can start the
+          // code of the function inlined there, declared elsewhere), else
+          // the innermost function.
+          // (ScopeChain, not dwarf_getscopes: past an inlined copy libdw's
+          // scopes go on with its abstract definition, not its caller.)
+          std::vector<Dwarf_Die> scopes = ScopeChain(&cu, hit.address);
+          std::optional<size_t> chosen;
+          for (size_t i = 0; i < scopes.size(); ++i) {
             int tag = dwarf_tag(&scopes[i]);
             if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
-            bool inlined = tag == DW_TAG_inlined_subroutine;
-            if (!inlined || options.inlines)
-              out.push_back(AtLine(Describe({dwarf_dieoffset(&scopes[i]), inlined}, hit.address), hit));
-            break;
+            if (!chosen) chosen = i;
+            const char* decl = dwarf_decl_file(&scopes[i]);
+            if (decl && file == decl) {
+              chosen = i;
+              break;
+            }
           }
-          free(scopes);
+          if (chosen) {
+            bool inlined = dwarf_tag(&scopes[*chosen]) == DW_TAG_inlined_subroutine;
+            if (!inlined || options.inlines)
+              out.push_back(AtLine(Describe({dwarf_dieoffset(&scopes[*chosen]), inlined}, hit.address), hit));
+          }
         }
       }
       auto more = CodeLines(&cu, file, nullptr);

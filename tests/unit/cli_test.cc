@@ -182,3 +182,15 @@ TEST_CASE("cli: a binary whose path has a blank cannot be probed") {
                      "' has a blank, which uprobe_events cannot take\n"
                      "  hint: probe it through a symbolic link whose path has no blanks\n");
 }
+
+TEST_CASE("cli: a line whose code starts with a header's inline function belongs to the function of its file") {
+  // header_inline.c:10 is `result = doubled(&seed)` in caller(): its first
+  // instruction is doubled()'s, declared in header_inline.h. The probe is
+  // caller's line 2, not doubled's line 7 (10 minus doubled's declaration).
+  std::string bin = FixturePath("header_inline");
+  for (const char* cache : {"--no-cache", "-q"}) {
+    auto r = RunKprobectl({cache, "-x", bin, "-D", "header_inline.c:10"});
+    CHECK(r.status == 0);
+    CHECK(r.out.starts_with("p:probe_header_inline/caller_L2 " + bin + ":0x"));
+  }
+}
