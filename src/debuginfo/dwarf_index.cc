@@ -129,12 +129,22 @@ void WalkUnit(Dwarf* dwarf, Dwarf_Off cu_offset, const std::string* only, UnitNa
 }
 
 IndexContents WalkUnits(const std::vector<Dwarf*>& handles, const std::vector<Dwarf_Off>& units,
-                        const std::function<void(size_t, size_t)>& progress, const LineSections* lines) {
+                        const std::function<void(size_t, size_t)>& progress, const LineSections* lines,
+                        const std::function<void(Dwarf_Off)>& done_below) {
   std::atomic<size_t> next{0};
   std::vector<Partial> partials(handles.size());
+  // The unit each thread is in: below the lowest, no thread reads again.
+  std::vector<std::atomic<size_t>> at(handles.size());
+  for (auto& a : at) a.store(0);
   auto work = [&](size_t thread) {
     UnitNames names;
     for (size_t i; (i = next.fetch_add(1)) < units.size();) {
+      at[thread].store(i);
+      if (thread == 0 && done_below && i % 64 == 0) {
+        size_t lowest = i;
+        for (auto& a : at) lowest = std::min(lowest, a.load());
+        done_below(units[lowest]);
+      }
       names.functions.clear();
       names.globals.clear();
       names.files.clear();
@@ -149,6 +159,7 @@ IndexContents WalkUnits(const std::vector<Dwarf*>& handles, const std::vector<Dw
   for (size_t t = 1; t < handles.size(); ++t) threads.emplace_back(work, t);
   work(0);
   for (std::thread& t : threads) t.join();
+  if (done_below) done_below(~Dwarf_Off{0});
   if (progress) progress(units.size(), units.size());
   IndexContents contents;
   contents.units = units;

@@ -213,7 +213,20 @@ IndexContents DwarfInfo::WalkAll() {
     if (elf2) dwarf2 = dwarf_begin_elf(elf2, DWARF_C_READ, nullptr);
     if (dwarf2) handles.push_back(dwarf2);
   }
-  IndexContents contents = WalkUnits(handles, units, options_.progress, line_sections_ ? &*line_sections_ : nullptr);
+  // The walk reads every page of .debug_info: let those behind both
+  // threads go, as ReadUnits does.
+  uint64_t released = 0;
+  auto done_below = [&](Dwarf_Off die) {
+    // `die` is a CU DIE: its unit starts a header before it.
+    uint64_t below = die == ~Dwarf_Off{0} ? die : die - std::min<Dwarf_Off>(die, 64);
+    if (below > released && below - released >= kReleaseBatch) {
+      ReleaseInfo(released, below);
+      released = below;
+    }
+    if (die == ~Dwarf_Off{0}) ReleaseInfo(released, die);
+  };
+  IndexContents contents =
+      WalkUnits(handles, units, options_.progress, line_sections_ ? &*line_sections_ : nullptr, done_below);
   if (elf_) contents.frames = ReadFrameTable(elf_);
   if (dwarf2) dwarf_end(dwarf2);
   if (elf2) elf_end(elf2);

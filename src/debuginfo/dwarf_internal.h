@@ -93,9 +93,11 @@ std::vector<std::string> UnitFiles(Dwarf_Die* cu, const LineSections* lines);
 void WalkUnit(Dwarf* dwarf, Dwarf_Off cu_offset, const std::string* only, UnitNames* out,
               const LineSections* lines = nullptr);
 // Walks `units` on one thread per handle; `progress` (done, total) is
-// called from the calling thread.
+// called from the calling thread, and so is `done_below` (a DIE offset in
+// .debug_info below which no thread will read again).
 IndexContents WalkUnits(const std::vector<Dwarf*>& handles, const std::vector<Dwarf_Off>& units,
-                        const std::function<void(size_t, size_t)>& progress, const LineSections* lines);
+                        const std::function<void(size_t, size_t)>& progress, const LineSections* lines,
+                        const std::function<void(Dwarf_Off)>& done_below = nullptr);
 std::vector<FunctionInstance> ToInstances(const std::vector<uint64_t>& postings);
 // Those of `instances` (sorted by offset) in their first `max_units` CUs;
 // `units` are the CU DIEs' offsets, sorted.
