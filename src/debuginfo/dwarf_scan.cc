@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <thread>
 
@@ -84,14 +85,14 @@ std::vector<FunctionInstance> SortedInstances(const UnitNames& names) {
   return ToInstances(postings);
 }
 
-// Offsets in `data` where any pattern starts. Few patterns: memmem each;
+// Offsets below `to` in `data` where any pattern starts. Few patterns: memmem each;
 // many (a short name ends many strings): one pass testing every 4-byte
 // value against a bitmap of the .debug_str offsets wanted.
-void Search(const std::string& data, size_t from, size_t to, const std::vector<Pattern>& patterns,
-            const std::vector<bool>* bitmap, std::vector<size_t>* hits) {
+void Search(const std::string& data, size_t to, const std::vector<Pattern>& patterns, const std::vector<bool>* bitmap,
+            std::vector<size_t>* hits) {
   for (const Pattern& pattern : patterns) {
     const char* base = data.data();
-    const char* p = base + from;
+    const char* p = base;
     const char* end = base + std::min(data.size(), to + pattern.bytes.size() - 1);
     while (p < end && (p = static_cast<const char*>(memmem(p, static_cast<size_t>(end - p), pattern.bytes.data(),
                                                            pattern.bytes.size())))) {
@@ -101,7 +102,7 @@ void Search(const std::string& data, size_t from, size_t to, const std::vector<P
   }
   if (!bitmap) return;
   size_t last = std::min(to, data.size() >= 4 ? data.size() - 3 : 0);
-  for (size_t i = from; i < last; ++i) {
+  for (size_t i = 0; i < last; ++i) {
     uint32_t v;
     std::memcpy(&v, data.data() + i, 4);
     if (v < bitmap->size() && (*bitmap)[v]) hits->push_back(i);
@@ -195,7 +196,7 @@ class ScanIndex : public NameIndex {
   Result<std::vector<size_t>> CandidateUnits(const std::string& name) {
     if (name.empty() || name.find('\0') != std::string::npos) return std::vector<size_t>{};
     Needles needles = KP_TRY(NeedlesFor(name));
-    return UnitsOf(KP_TRY(ScanInfo(needles.patterns, needles.Bitmap())));
+    return UnitsOf(KP_TRY(ScanInfo(needles)));
   }
 
   // The instances in the first `max_units` CUs that hold any: .debug_info
@@ -205,17 +206,9 @@ class ScanIndex : public NameIndex {
     std::vector<FunctionInstance> out;
     if (name.empty() || name.find('\0') != std::string::npos) return out;
     Needles needles = KP_TRY(NeedlesFor(name));
-    constexpr uint64_t kChunk = 4 << 20;
-    size_t overlap = 4, with = 0;
-    for (const Pattern& p : needles.patterns) overlap = std::max(overlap, p.bytes.size());
+    size_t with = 0;
     std::optional<size_t> walked;
-    std::string chunk;
-    for (uint64_t at = 0; at < input_.info.size && with < max_units; at += kChunk) {
-      uint64_t len = std::min<uint64_t>(kChunk + overlap - 1, input_.info.size - at);
-      KP_TRY_VOID(ReadInto(input_.fd, {input_.info.offset + at, len}, chunk));
-      std::vector<size_t> hits;
-      Search(chunk, 0, std::min<uint64_t>(kChunk, input_.info.size - at), needles.patterns, needles.Bitmap(), &hits);
-      for (size_t& h : hits) h += at;
+    KP_TRY_VOID(ScanRange(0, input_.info.size, needles, [&](const std::vector<size_t>& hits) {
       for (size_t unit : UnitsOf(hits)) {
         if (walked && unit <= *walked) continue;  // a unit that spans chunks
         walked = unit;
@@ -223,34 +216,45 @@ class ScanIndex : public NameIndex {
         WalkUnit(info_.dwarf(), input_.units[unit].die, &name, &names);
         if (names.functions.empty()) continue;
         for (const FunctionInstance& fn : SortedInstances(names)) out.push_back(fn);
-        if (++with == max_units) break;
+        if (++with == max_units) return false;
       }
-    }
+      return true;
+    }));
     return out;
   }
 
-  // Reads .debug_info in chunks on two threads and searches each chunk.
-  Result<std::vector<size_t>> ScanInfo(const std::vector<Pattern>& patterns, const std::vector<bool>* bitmap) {
-    constexpr size_t kChunk = 1 << 20;
+  // Reads [begin, end) of .debug_info in chunks (each with enough of the
+  // next to hold a pattern that starts in it) and hands each chunk's hits,
+  // as section offsets, to `on_hits`, until it returns false.
+  Result<void> ScanRange(uint64_t begin, uint64_t end, const Needles& needles,
+                         const std::function<bool(const std::vector<size_t>&)>& on_hits) const {
+    constexpr uint64_t kChunk = 1 << 20;
     size_t overlap = 4;
-    for (const Pattern& p : patterns) overlap = std::max(overlap, p.bytes.size());
+    for (const Pattern& p : needles.patterns) overlap = std::max(overlap, p.bytes.size());
+    std::string chunk;
+    std::vector<size_t> hits;
+    for (uint64_t at = begin; at < end; at += kChunk) {
+      uint64_t len = std::min<uint64_t>(kChunk + overlap - 1, input_.info.size - at);
+      KP_TRY_VOID(ReadInto(input_.fd, {input_.info.offset + at, len}, chunk));
+      hits.clear();
+      Search(chunk, std::min<uint64_t>(kChunk, end - at), needles.patterns, needles.Bitmap(), &hits);
+      for (size_t& h : hits) h += at;
+      if (!on_hits(hits)) break;
+    }
+    return {};
+  }
+
+  // Every hit in .debug_info, each half scanned on its own thread.
+  Result<std::vector<size_t>> ScanInfo(const Needles& needles) const {
     const uint64_t size = input_.info.size;
     std::vector<std::vector<size_t>> hits(2);
     std::vector<std::string> errors(2);
     auto work = [&](size_t thread) {
-      uint64_t begin = size / 2 * thread, end = thread ? size : size / 2;
-      std::string chunk;
-      std::vector<size_t> local;
-      for (uint64_t at = begin; at < end; at += kChunk) {
-        uint64_t len = std::min<uint64_t>(kChunk + overlap - 1, size - at);
-        if (auto read = ReadInto(input_.fd, {input_.info.offset + at, len}, chunk); !read) {
-          errors[thread] = read.error().message;
-          return;
-        }
-        local.clear();
-        Search(chunk, 0, std::min<uint64_t>(kChunk, end - at), patterns, bitmap, &local);
-        for (size_t h : local) hits[thread].push_back(at + h);
-      }
+      auto scanned = ScanRange(size / 2 * thread, thread ? size : size / 2, needles, [&](const std::vector<size_t>& h) {
+        hits[thread].insert(hits[thread].end(), h.begin(), h.end());
+        return true;
+      });
+      if (!scanned) errors[thread] = scanned.error().message;
     };
     std::thread second(work, 1);
     work(0);
