@@ -19,6 +19,10 @@ namespace kprobectl {
 // check a whole cache file on every run).
 uint64_t Hash64(const void* data, size_t size, uint64_t seed = 0);
 
+// The hash a cache file holds of itself: its first `header_size` bytes,
+// with the 8 at `hash_at` (where the hash is kept) read as zero, then the rest.
+uint64_t FileHash64(const unsigned char* data, size_t size, size_t header_size, size_t hash_at);
+
 // Lower-case hex of raw bytes (a build-id, for file names).
 std::string HexOf(std::string_view bytes);
 

@@ -51,6 +51,12 @@ uint64_t Hash64(const void* data, size_t size, uint64_t seed) {
   return h;
 }
 
+uint64_t FileHash64(const unsigned char* data, size_t size, size_t header_size, size_t hash_at) {
+  std::string header(reinterpret_cast<const char*>(data), header_size);
+  std::memset(header.data() + hash_at, 0, 8);
+  return Hash64(header.data(), header_size, Hash64(data + header_size, size - header_size));
+}
+
 std::string HexOf(std::string_view bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;

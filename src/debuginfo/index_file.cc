@@ -59,12 +59,7 @@ uint32_t U32(const unsigned char* p) {
   return w;
 }
 
-uint64_t FileHash(const unsigned char* data, size_t size) {
-  Header header;
-  std::memcpy(&header, data, kHeaderSize);
-  header.hash = 0;
-  return Hash64(&header, kHeaderSize, Hash64(data + kHeaderSize, size - kHeaderSize));
-}
+uint64_t FileHash(const unsigned char* data, size_t size) { return FileHash64(data, size, kHeaderSize, kHashAt); }
 
 void PutRecords(std::string& out, const std::vector<std::pair<std::string, std::vector<uint64_t>>>& table,
                 uint32_t* name_at, uint32_t* posting_at) {

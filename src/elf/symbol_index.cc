@@ -15,6 +15,7 @@
 // functions and objects, u64 values[] and u32 entries[] (each padded to 8).
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstring>
 
 #include "kprobectl/cache_file.h"
@@ -44,10 +45,7 @@ static_assert(sizeof(Header) == 128);
 size_t Padded(size_t bytes) { return (bytes + 7) / 8 * 8; }
 
 uint64_t FileHash(const unsigned char* data, size_t size) {
-  Header header;
-  std::memcpy(&header, data, sizeof header);
-  header.hash = 0;
-  return Hash64(&header, sizeof header, Hash64(data + sizeof header, size - sizeof header));
+  return FileHash64(data, size, sizeof(Header), offsetof(Header, hash));
 }
 
 template <typename T>
