@@ -21,15 +21,10 @@ namespace kprobectl::dwarf {
 namespace {
 
 Elf_Data* DebugFrame(Elf* elf) {
-  size_t strndx = 0;
-  if (elf_getshdrstrndx(elf, &strndx) != 0) return nullptr;
-  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
-    GElf_Shdr shdr;
-    if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS || (shdr.sh_flags & SHF_COMPRESSED)) continue;
-    const char* name = elf_strptr(elf, strndx, shdr.sh_name);
-    if (name && std::string_view(name) == ".debug_frame") return elf_getdata(scn, nullptr);
-  }
-  return nullptr;
+  GElf_Shdr shdr;
+  Elf_Scn* scn = SectionNamed(elf, ".debug_frame", &shdr);
+  if (!scn || shdr.sh_type == SHT_NOBITS || (shdr.sh_flags & SHF_COMPRESSED)) return nullptr;
+  return elf_getdata(scn, nullptr);
 }
 
 }  // namespace

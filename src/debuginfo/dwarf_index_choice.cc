@@ -27,17 +27,9 @@ struct SectionInfo {
 };
 
 std::optional<SectionInfo> FindSection(Elf* elf, std::string_view wanted) {
-  size_t strndx = 0;
-  if (elf_getshdrstrndx(elf, &strndx) != 0) return std::nullopt;
-  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
-    GElf_Shdr shdr;
-    if (!gelf_getshdr(scn, &shdr)) continue;
-    const char* name = elf_strptr(elf, strndx, shdr.sh_name);
-    if (!name || wanted != name) continue;
-    if (shdr.sh_type == SHT_NOBITS) return std::nullopt;
-    return SectionInfo{{shdr.sh_offset, shdr.sh_size}, (shdr.sh_flags & SHF_COMPRESSED) != 0};
-  }
-  return std::nullopt;
+  GElf_Shdr shdr;
+  if (!SectionNamed(elf, wanted, &shdr) || shdr.sh_type == SHT_NOBITS) return std::nullopt;
+  return SectionInfo{{shdr.sh_offset, shdr.sh_size}, (shdr.sh_flags & SHF_COMPRESSED) != 0};
 }
 
 // An index of what was just walked, for this run only. Serialized and read
@@ -59,6 +51,17 @@ void Release(void* map, size_t map_size, uint64_t begin, uint64_t end) {
 constexpr uint64_t kReleaseBatch = 8 << 20;
 
 }  // namespace
+
+Elf_Scn* SectionNamed(Elf* elf, std::string_view wanted, GElf_Shdr* shdr) {
+  size_t strndx = 0;
+  if (elf_getshdrstrndx(elf, &strndx) != 0) return nullptr;
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+    if (!gelf_getshdr(scn, shdr)) continue;
+    const char* name = elf_strptr(elf, strndx, shdr->sh_name);
+    if (name && wanted == name) return scn;
+  }
+  return nullptr;
+}
 
 std::optional<RawSection> FindRawSection(Elf* elf, std::string_view name) {
   auto found = FindSection(elf, name);

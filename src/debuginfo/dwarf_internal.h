@@ -8,6 +8,7 @@
 
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 
 #include <atomic>
 #include <cstdint>
@@ -134,6 +135,8 @@ struct ScanInput {
   std::vector<UnitSpan> units;  // in file order
   std::function<std::unique_ptr<NameIndex>()> full_walk;  // for what a scan cannot answer
 };
+// The section called `name`, its header in `shdr`; null if there is none.
+Elf_Scn* SectionNamed(Elf* elf, std::string_view name, GElf_Shdr* shdr);
 // A section's place in the file, unless it is absent, empty or compressed.
 std::optional<RawSection> FindRawSection(Elf* elf, std::string_view name);
 class DwarfInfo;
