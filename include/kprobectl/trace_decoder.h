@@ -2,8 +2,8 @@
 //
 // Reading the ring buffer: event formats and raw per-CPU pages turned into
 // records, through libtracefs and libtraceevent (which stay in decoder.cc).
-// In: a tracefs root and instance, or captured format files and pages (for
-// tests and benchmarks). Out: EventFormat descriptions and Records that
+// In: the text of the events' format files, and a tracefs root and
+// instance to read pages from (or captured pages, in tests and benchmarks). Out: EventFormat descriptions and Records that
 // point into the decoder's page buffers until the next read.
 #pragma once
 
@@ -45,10 +45,8 @@ struct Record {
 
 class EventDecoder {
  public:
-  // Formats of the named events ("group/event") from a tracefs root.
-  static Result<std::unique_ptr<EventDecoder>> FromTracefs(const std::string& root,
-                                                           const std::vector<std::string>& events);
-  // Formats from the text of format files (each "name: ...\nID: ...\nformat: ...").
+  // Formats from the text of format files (each "name: ...\nID: ...\nformat: ..."),
+  // with the group each belongs to: events/GROUP/EVENT/format as read.
   static Result<std::unique_ptr<EventDecoder>> FromFormats(const std::vector<std::pair<std::string, std::string>>&
                                                                system_and_format);
   virtual ~EventDecoder() = default;

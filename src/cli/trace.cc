@@ -237,7 +237,10 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   else session->ExcludePid(getpid());  // not our own reads of tracefs and /proc
   std::vector<std::string> names;
   for (const TraceEventDef& def : selected) names.push_back(def.group + "/" + def.event);
-  auto decoder = KP_TRY(EventDecoder::FromTracefs(dir->root(), names));
+  std::vector<std::pair<std::string, std::string>> format_texts;
+  for (const TraceEventDef& def : selected)
+    format_texts.emplace_back(def.group, KP_TRY(dir->Read("events/" + def.group + "/" + def.event + "/format")));
+  auto decoder = KP_TRY(EventDecoder::FromFormats(format_texts));
 
   // Plans, indexed by event id.
   std::map<std::string, std::unique_ptr<ElfImage>> images;

@@ -57,7 +57,3 @@ void kp_ring_close(struct kp_ring* ring) {
   if (ring->instance) tracefs_instance_free(ring->instance);
   free(ring);
 }
-
-struct tep_handle* kp_local_events(const char* root, const char* const* systems) {
-  return tracefs_local_events_system(root, systems);
-}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
 // A C interface over the part of libtracefs kprobectl uses: the per-CPU raw
-// ring-buffer pipes of an instance, and loading event formats.
+// ring-buffer pipes of an instance.
 #ifndef KPROBECTL_TRACEFS_SHIM_H
 #define KPROBECTL_TRACEFS_SHIM_H
 
@@ -10,7 +10,6 @@ extern "C" {
 #endif
 
 struct kp_ring;
-struct tep_handle;
 
 // NULL on failure (errno says why).
 struct kp_ring* kp_ring_open(const char* root, const char* instance);
@@ -20,10 +19,6 @@ int kp_ring_page_size(const struct kp_ring* ring);
 // there now, or -errno.
 int kp_ring_read(struct kp_ring* ring, int cpu, void* page);
 void kp_ring_close(struct kp_ring* ring);
-
-// The formats of the header page and of every event of `systems` (a
-// NULL-terminated list), for libtraceevent.
-struct tep_handle* kp_local_events(const char* root, const char* const* systems);
 
 #ifdef __cplusplus
 }

@@ -181,10 +181,9 @@ TEST_CASE("trace: -d, --filter, --pid, a bad filter, a write error") {
   GroupCleaner cleaner(tracefs, group);
   TempDir dir;
   std::string bin = FixturePath("types");
-  // -d: stops by itself.
-  auto start = std::chrono::steady_clock::now();
-  CHECK(Wait(Spawn({kKprobectl, "trace", "-q", "-d", "0.5", "-x", bin, "--probe", group + ":tick=tick"})) == 0);
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  // -d: stops by itself. Only a hang fails (Wait's bound): sanitizers and a
+  // busy machine make any tighter bound flaky; speed is bench/'s business.
+  CHECK(Wait(Spawn({kKprobectl, "trace", "-q", "-d", "0.5", "-x", bin, "--probe", group + ":tick=tick"}), 60) == 0);
   CheckNothingLeft(tracefs, group);
   // --filter: the kernel drops what does not match.
   CHECK(Wait(Spawn({kKprobectl, "trace", "-o", dir / "f.txt", "--filter", "i >= 195", "-x", bin, "--probe",

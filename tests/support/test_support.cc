@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include <iostream>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "kprobectl/cli.h"
 #include "kprobectl/strings.h"
@@ -109,9 +111,24 @@ int Spawn(const std::vector<std::string>& argv, const std::string& out_file, con
   return pid;
 }
 
-int Wait(int pid) {
+int Wait(int pid, int hang_seconds) {
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(hang_seconds);
+  for (;;) {
+    pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) return -1;
+    if (std::chrono::steady_clock::now() > deadline) {
+      // A hang, not slowness: say so, then make sure it ends (SIGTERM lets
+      // kprobectl clean up; SIGKILL if even that does not end it).
+      FAIL_CHECK("process " << pid << " still running after " << hang_seconds << " s: a hang");
+      kill(pid, SIGTERM);
+      std::this_thread::sleep_for(std::chrono::seconds(5));
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

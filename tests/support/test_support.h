@@ -29,7 +29,9 @@ CliResult RunKprobectl(const std::vector<std::string>& args);
 // (empty: /dev/null); returns its pid.
 int Spawn(const std::vector<std::string>& argv, const std::string& out_file = "", const std::string& err_file = "");
 // Waits for it; returns the exit status, or 128 + the signal that ended it.
-int Wait(int pid);
+// A process still running after `hang_seconds` is a hang: the test fails,
+// the process is stopped, and -1 comes back.
+int Wait(int pid, int hang_seconds = 120);
 
 // Runs a program, returns its stdout (and exit status through `status`).
 std::string RunProgram(const std::vector<std::string>& argv, int* status = nullptr);
