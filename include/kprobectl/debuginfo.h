@@ -17,6 +17,7 @@
 #include "kprobectl/elf_image.h"
 #include "kprobectl/probe_spec.h"
 #include "kprobectl/result.h"
+#include "kprobectl/variable_fetch.h"
 
 namespace kprobectl {
 
@@ -35,22 +36,6 @@ struct DwarfAddress {
   bool inlined = false;     // a copy of `function` inlined into another
   bool line_start = false;  // a line-table row (is_stmt) starts at `address`
   uint64_t die_offset = 0;  // the function instance's DIE (for variable look-ups)
-};
-
-// A value the kernel can fetch, arch-neutral: start from a register's value,
-// a static address or a constant, then follow `derefs` (value = *(value + d))
-// in order. `type` is the kernel fetch type that reads the final value.
-struct VariableFetch {
-  enum Root { kRegister, kStatic, kConstant } root = kRegister;
-  unsigned dwarf_register = 0;  // kRegister
-  uint64_t address = 0;         // kStatic: the object's address in the ELF image
-  std::string symbol;           // kStatic: the symbol that holds it, and
-  int64_t symbol_offset = 0;    //          the offset within that symbol
-  int64_t constant = 0;         // kConstant
-  std::vector<int64_t> derefs;  // kStatic: derefs[0] applies to `address`
-  std::string type;             // kernel fetch type, e.g. "s32", "string", "b3@4/32"
-  std::string name;             // default argument name: the last member or variable name
-  std::string c_type;           // the C type, for messages and listings
 };
 
 struct VariableInfo {

@@ -24,9 +24,24 @@ struct FetchType {
   unsigned array_len = 0;    // 0 = not an array
 
   bool IsString() const { return base == kString || base == kUString || base == kSymStr; }
+  bool operator==(const FetchType&) const = default;
+
+  static FetchType Integer(Base base, unsigned bits) { return FetchType{base, bits}; }
+  static FetchType Of(Base base) { return FetchType{base, base == kChar ? 8u : 64u}; }
+  static FetchType Bitfield(unsigned width, unsigned offset, unsigned container) {
+    return FetchType{kBitfield, container, width, offset};
+  }
+  FetchType ArrayOf(unsigned len) const {
+    FetchType t = *this;
+    t.array_len = len;
+    return t;
+  }
 };
 
 // Returns a message (without caret) on error; `what` names the bad part.
 Result<FetchType> ParseFetchType(std::string_view text);
+// The kernel's spelling: "s32", "string", "b3@4/32", "u8[16]"; the inverse
+// of ParseFetchType.
+std::string FormatFetchType(const FetchType& type);
 
 }  // namespace kprobectl

@@ -83,4 +83,26 @@ Result<FetchType> ParseFetchType(std::string_view text) {
   return type;
 }
 
+std::string FormatFetchType(const FetchType& type) {
+  std::string out;
+  switch (type.base) {
+    case FetchType::kUnsigned: out = "u" + std::to_string(type.bits); break;
+    case FetchType::kSigned: out = "s" + std::to_string(type.bits); break;
+    case FetchType::kHex: out = "x" + std::to_string(type.bits); break;
+    case FetchType::kChar: out = "char"; break;
+    case FetchType::kString: out = "string"; break;
+    case FetchType::kUString: out = "ustring"; break;
+    case FetchType::kSymbol: out = "symbol"; break;
+    case FetchType::kSymStr: out = "symstr"; break;
+    case FetchType::kDentry: out = "%pd"; break;
+    case FetchType::kFile: out = "%pD"; break;
+    case FetchType::kBitfield:
+      out = "b" + std::to_string(type.bit_width) + "@" + std::to_string(type.bit_offset) + "/" +
+            std::to_string(type.bits);
+      break;
+  }
+  if (type.array_len) out += "[" + std::to_string(type.array_len) + "]";
+  return out;
+}
+
 }  // namespace kprobectl

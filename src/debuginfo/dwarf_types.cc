@@ -102,16 +102,19 @@ std::string Bare(const std::string& what) {
 
 }  // namespace
 
-Result<std::string> ScalarFetchType(Dwarf_Die* type, const std::string& what) {
+Result<FetchType> ScalarFetchType(Dwarf_Die* type, const std::string& what) {
   Dwarf_Die t = PeelType(*type);
   int tag = dwarf_tag(&t);
   uint64_t size = ByteSize(&t);
   auto bits = [&](uint64_t bytes) { return std::to_string(bytes * 8); };
+  auto integer = [](FetchType::Base base, uint64_t bytes) {
+    return FetchType::Integer(base, static_cast<unsigned>(bytes * 8));
+  };
   switch (tag) {
     case DW_TAG_pointer_type:
     case DW_TAG_reference_type:
     case DW_TAG_rvalue_reference_type:
-      return std::string("x64");
+      return FetchType::Integer(FetchType::kHex, 64);
     case DW_TAG_enumeration_type: {
       Dwarf_Die underlying;
       bool is_signed = false;
@@ -123,7 +126,7 @@ Result<std::string> ScalarFetchType(Dwarf_Die* type, const std::string& what) {
           is_signed = enc == DW_ATE_signed || enc == DW_ATE_signed_char;
       }
       if (size == 0) size = 4;
-      return (is_signed ? "s" : "u") + bits(size);
+      return integer(is_signed ? FetchType::kSigned : FetchType::kUnsigned, size);
     }
     case DW_TAG_base_type: {
       Dwarf_Attribute attr;
@@ -133,18 +136,18 @@ Result<std::string> ScalarFetchType(Dwarf_Die* type, const std::string& what) {
         return Fail(what + " is a " + bits(size) + "-bit " + TypeName(&t) + "; the kernel fetches at most 64 bits",
                     "fetch a part of it with +OFFSET(...):u64");
       switch (enc) {
-        case DW_ATE_boolean: return "u" + bits(size);
-        case DW_ATE_signed: return "s" + bits(size);
-        case DW_ATE_unsigned: return "u" + bits(size);
+        case DW_ATE_boolean: return integer(FetchType::kUnsigned, size);
+        case DW_ATE_signed: return integer(FetchType::kSigned, size);
+        case DW_ATE_unsigned: return integer(FetchType::kUnsigned, size);
         case DW_ATE_signed_char:
         case DW_ATE_unsigned_char:
           // Plain "char" reads as a character; int8_t and uint8_t as numbers.
-          if (DieName(&t) == "char") return std::string("char");
-          return (enc == DW_ATE_signed_char ? "s" : "u") + bits(size);
+          if (DieName(&t) == "char") return FetchType::Of(FetchType::kChar);
+          return integer(enc == DW_ATE_signed_char ? FetchType::kSigned : FetchType::kUnsigned, size);
         case DW_ATE_float:
-          return "x" + bits(size);  // the kernel has no floating-point type: show the bits
+          return integer(FetchType::kHex, size);  // the kernel has no floating-point type: show the bits
         default:
-          return "x" + bits(size);
+          return integer(FetchType::kHex, size);
       }
     }
     case DW_TAG_structure_type:

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "kprobectl/fetch_type.h"
 #include "kprobectl/result.h"
 
 namespace kprobectl::dwarf {
@@ -15,7 +16,7 @@ namespace kprobectl::dwarf {
 std::optional<uint64_t> ArrayCount(Dwarf_Die* subrange);
 uint64_t ByteSize(Dwarf_Die* type);
 bool IsCharType(Dwarf_Die* type);
-// "s32", "x64", "char"... or an error naming `what` when it is not a scalar.
-Result<std::string> ScalarFetchType(Dwarf_Die* type, const std::string& what);
+// s32, x64, char... or an error naming `what` when it is not a scalar.
+Result<FetchType> ScalarFetchType(Dwarf_Die* type, const std::string& what);
 
 }  // namespace kprobectl::dwarf

@@ -158,7 +158,7 @@ std::vector<std::string> MemberNames(Dwarf_Die* aggregate) {
 
 // The kernel's b<width>@<offset>/<container> for a bitfield member, and the
 // byte offset of its container from the member's enclosing object.
-Result<std::pair<std::string, int64_t>> Bitfield(Dwarf_Die* member, int64_t member_offset, uint64_t type_size) {
+Result<std::pair<FetchType, int64_t>> Bitfield(Dwarf_Die* member, int64_t member_offset, uint64_t type_size) {
   Dwarf_Attribute attr;
   Dwarf_Word bit_size = 0, value = 0;
   dwarf_formudata(dwarf_attr(member, DW_AT_bit_size, &attr), &bit_size);
@@ -180,9 +180,10 @@ Result<std::pair<std::string, int64_t>> Bitfield(Dwarf_Die* member, int64_t memb
     uint64_t container_byte = (bit_start / container) * (container / 8);
     uint64_t offset = bit_start - container_byte * 8;
     if (offset + bit_size <= container)
-      return std::pair<std::string, int64_t>{"b" + std::to_string(bit_size) + "@" + std::to_string(offset) + "/" +
-                                                 std::to_string(container),
-                                             static_cast<int64_t>(container_byte)};
+      return std::pair<FetchType, int64_t>{
+          FetchType::Bitfield(static_cast<unsigned>(bit_size), static_cast<unsigned>(offset),
+                              static_cast<unsigned>(container)),
+          static_cast<int64_t>(container_byte)};
   }
   return Fail("a bitfield of " + std::to_string(bit_size) + " bits that no 64-bit container holds");
 }
@@ -255,7 +256,7 @@ Result<VariableFetch> DwarfInfo::FetchVariable(const DwarfAddress& at, const Arg
   }
 
   std::string name = expr.name;
-  std::optional<std::pair<std::string, int64_t>> bitfield;
+  std::optional<std::pair<FetchType, int64_t>> bitfield;
   for (const ArgAccessor& acc : expr.accessors) {
     Dwarf_Die t = PeelType(type);
     int tag = dwarf_tag(&t);
@@ -334,7 +335,7 @@ Result<VariableFetch> DwarfInfo::FetchVariable(const DwarfAddress& at, const Arg
       return Fail(what + " (" + TypeName(&type) + ") cannot be read as a string: only char arrays and char "
                   "pointers can");
     }
-    fetch.type = "string";
+    fetch.type = FetchType::Of(FetchType::kString);
   } else if (tag == DW_TAG_array_type && has_elem) {
     Dwarf_Die child;
     uint64_t count = 0;
@@ -343,12 +344,12 @@ Result<VariableFetch> DwarfInfo::FetchVariable(const DwarfAddress& at, const Arg
     fetch = place.base;
     fetch.derefs.push_back(place.offset);
     if (IsCharType(&elem)) {
-      fetch.type = "string";
+      fetch.type = FetchType::Of(FetchType::kString);
     } else {
       if (count == 0 || count > 64)
         return Fail(what + " is an array of " + std::to_string(count) + " elements; the kernel reads 1 to 64",
                     "fetch elements, " + what.substr(1, what.size() - 2) + "[0]");
-      fetch.type = KP_TRY(ScalarFetchType(&elem, what + "'s elements")) + "[" + std::to_string(count) + "]";
+      fetch.type = KP_TRY(ScalarFetchType(&elem, what + "'s elements")).ArrayOf(static_cast<unsigned>(count));
     }
   } else {
     fetch = KP_TRY(ReadPlace(place, what));
@@ -413,7 +414,7 @@ std::string DwarfInfo::ReturnType(const DwarfAddress& at) {
   Dwarf_Die type;
   if (!TypeOf(&fn, &type)) return {};
   auto fetch_type = ScalarFetchType(&type, "the return value");
-  return fetch_type ? *fetch_type : std::string();
+  return fetch_type ? FormatFetchType(*fetch_type) : std::string();
 }
 
 const std::vector<Dwarf_Die>& DwarfInfo::ScopeChain(Dwarf_Die* cu, uint64_t address) {

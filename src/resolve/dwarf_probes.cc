@@ -177,7 +177,7 @@ Result<std::vector<TraceEventDef>> BuildDwarfDefinitions(const std::vector<Probe
               skipped.push_back(f.name + ": " + fetch.error().message);
               continue;
             }
-            args.push_back({f.name, *fetch, f.type});
+            args.push_back({f.name, *fetch, FormatFetchType(f.type)});
             from.push_back(nullptr);
           }
           if (notes)
@@ -204,7 +204,7 @@ Result<std::vector<TraceEventDef>> BuildDwarfDefinitions(const std::vector<Probe
         bool pointee = type && type->array_len && variable->c_type.ends_with("*");
         if (pointee) text = "+0(" + text + ")";
         size_t steps = variable->derefs.size() + e.derefs.size() + (pointee ? 1 : 0) +
-                       (variable->type == "string" || variable->type.starts_with("b") ? 1 : 0);
+                       (variable->type.IsString() || variable->type.base == FetchType::kBitfield ? 1 : 0);
         for (const ArgDeref& d : e.derefs)
           text = Dereference(d.offset, d.user, text);
         if (steps + 2 > kMaxFetchInstructions)
@@ -213,7 +213,7 @@ Result<std::vector<TraceEventDef>> BuildDwarfDefinitions(const std::vector<Probe
         FetchArg fa;
         fa.name = arg.name.empty() ? variable->name : arg.name;
         fa.fetch = text;
-        fa.type = arg.type.empty() ? variable->type : arg.type;
+        fa.type = arg.type.empty() ? FormatFetchType(variable->type) : arg.type;
         args.push_back(std::move(fa));
         from.push_back(&arg);
       }

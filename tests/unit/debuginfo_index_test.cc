@@ -56,7 +56,7 @@ std::vector<std::pair<std::string, uint64_t>> Everything(Debuginfo& debuginfo) {
     REQUIRE(vars);
     for (const VariableFetch& v : *vars) {
       std::string where = v.name + " " + std::to_string(v.root) + " " + std::to_string(v.dwarf_register) + " " +
-                          std::to_string(v.address) + " " + v.type;
+                          std::to_string(v.address) + " " + FormatFetchType(v.type);
       for (int64_t d : v.derefs) where += " " + std::to_string(d);
       out.emplace_back(where, at.address);
     }

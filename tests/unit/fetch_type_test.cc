@@ -53,3 +53,16 @@ TEST_CASE("types that cannot be arrays, and bad names, are refused") {
     CHECK_FALSE(ParseFetchType(text));
   }
 }
+
+TEST_CASE("FormatFetchType writes what ParseFetchType reads") {
+  for (const char* text : {"u8", "u16", "u32", "u64", "s8", "s64", "x16", "x64", "char", "string", "ustring", "symbol",
+                           "symstr", "%pd", "%pD", "b4@2/32", "b1@63/64", "u8[16]", "char[4]", "string[2]", "x32[64]"}) {
+    INFO(text);
+    auto type = ParseFetchType(text);
+    REQUIRE(type);
+    CHECK(FormatFetchType(*type) == text);
+  }
+  CHECK(FormatFetchType(FetchType::Bitfield(3, 4, 32)) == "b3@4/32");
+  CHECK(FormatFetchType(FetchType::Integer(FetchType::kSigned, 32).ArrayOf(4)) == "s32[4]");
+  CHECK(FormatFetchType(FetchType::Of(FetchType::kChar)) == "char");
+}
