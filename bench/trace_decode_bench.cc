@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
     auto plan = PlanEvent(f);
     if (!plan) return 1;
     plan->location = f.name + "+0x0";
-    plan->caller = [](uint64_t, uint64_t) { return std::string("main+0x5e"); };
+    plan->caller = [](int, uint64_t, uint64_t) { return std::string("main+0x5e"); };
     plans[f.id] = *plan;
   }
   std::vector<const EventPlan*> plan_of(65536, nullptr);

@@ -27,6 +27,9 @@ struct KernelEnv {
   std::string kallsyms = "/proc/kallsyms";
   std::string debugfs = "/sys/kernel/debug";
   std::string tracefs;                 // for available_filter_functions
+  std::string proc = "/proc";
+  std::string sys_module = "/sys/module";
+  std::string runtime_dir = "/run/kprobectl";  // records of temporary probes (see leftovers.h)
   static KernelEnv Running();          // this machine's
 };
 

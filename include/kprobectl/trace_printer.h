@@ -41,9 +41,9 @@ struct EventPlan {
   std::vector<ArgPlan> args;
   // Where the probe is: "compute+0x4". For return probes the function.
   std::string location;
-  // For a user return probe: maps the caller's runtime address to a name,
-  // given the probed function's runtime address.
-  std::function<std::string(uint64_t func_ip, uint64_t ret_ip)> caller;
+  // For a user return probe: names the caller's runtime address, given the
+  // process and the probed function's runtime address; empty if unknown.
+  std::function<std::string(int pid, uint64_t func_ip, uint64_t ret_ip)> caller;
   // --latency: entries and returns of one function share a key.
   std::string latency_key;
   bool hidden = false;     // recorded for --latency only, not printed

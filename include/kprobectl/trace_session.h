@@ -30,6 +30,9 @@ class TraceSession {
 
   Result<void> SetBufferSizeKb(unsigned kb);
   Result<void> SetPid(int pid);
+  // Only `pid` and the processes it forks from now on (set_event_pid with
+  // the event-fork option).
+  Result<void> FollowPid(int pid);
   // Leaves out the events of `pid` (kprobectl's own), where the kernel
   // can (set_event_notrace_pid, Linux 5.8); a no-op elsewhere.
   void ExcludePid(int pid);

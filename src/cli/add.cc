@@ -46,29 +46,6 @@ Result<std::unique_ptr<TracefsDir>> OpenTracefs(const Options& options, bool may
   return std::make_unique<TracefsDir>(root);
 }
 
-Result<std::string> FindBinary(const std::string& name) {
-  std::string path = name;
-  if (name.find('/') == std::string::npos && access(name.c_str(), F_OK) != 0) {
-    const char* env = std::getenv("PATH");
-    std::string paths = env ? env : "";
-    size_t start = 0;
-    while (start <= paths.size()) {
-      size_t end = paths.find(':', start);
-      if (end == std::string::npos) end = paths.size();
-      std::string candidate = paths.substr(start, end - start) + "/" + name;
-      if (end > start && access(candidate.c_str(), X_OK) == 0) {
-        path = candidate;
-        break;
-      }
-      start = end + 1;
-    }
-  }
-  char real[PATH_MAX];
-  if (!realpath(path.c_str(), real))
-    return Fail("cannot find the binary '" + name + "'", "give -x a path to an executable or a shared library");
-  return std::string(real);
-}
-
 Result<std::vector<TraceEventDef>> ResolveSpecs(const std::vector<ProbeSpec>& specs, TargetFiles& files,
                                                 const KernelFeatures& features, const Options& options,
                                                 EventNamer& namer, std::vector<std::string>* notes,
@@ -171,6 +148,7 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
     // Ctrl-C between two writes would leave half the probes behind: hold
     // SIGINT/SIGTERM/SIGHUP until Add() has written all or taken all back.
     ScopedSignalBlock hold_signals;
+    KP_TRY_VOID(CleanLeftovers(*dir, options, io));
     KP_TRY_VOID(ProbeEvents(*dir, log).Add(defs));
   }
   if (options.quiet) return {};

@@ -13,11 +13,13 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
 #include "commands.h"
 #include "kprobectl/cli.h"
+#include "kprobectl/kernel_image.h"
 #include "kprobectl/strings.h"
 
 namespace kprobectl {
@@ -83,7 +85,8 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   line->add_option("range", line_words, "FUNC[:RLN[+NUM|-RLN2]] or SRC[:ALN[+NUM|-ALN2]]")->required();
   auto* vars = app.add_subcommand("vars", "Show the variables available at a probe point: vars PROBE");
   vars->add_option("probe", vars_words, "A probe point, e.g. FUNC:RLN")->required();
-  for (CLI::App* sub : {add, del, list, funcs, line, vars}) sub->fallthrough();
+  auto* clean = app.add_subcommand("clean", "Remove what a killed 'kprobectl trace' left in tracefs");
+  for (CLI::App* sub : {add, del, list, funcs, line, vars, clean}) sub->fallthrough();
 
   // Everything after "--" is the command trace runs.
   cli::TraceOptions trace_options;
@@ -100,6 +103,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   trace->add_flag("--json", trace_options.json, "One JSON object per event");
   trace->add_option("--filter", trace_options.filter, "Kernel-side event filter, e.g. 'a > 5'");
   trace->add_option("--pid", trace_options.pid, "Only events of this process");
+  trace->add_flag("-a,--all", trace_options.all, "With -- COMMAND: events of the whole system, not only the command's");
   trace->add_flag("--latency", trace_options.latency, "Time each call from entry to return; histograms at the end");
   trace->add_option("--buffer-size", trace_options.buffer_kb, "Ring buffer per CPU, in KB");
   trace->fallthrough();
@@ -119,6 +123,8 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
 
   if (!no_cache) options.cache_dir = cli::DefaultCacheDir();
+  const char* runtime_dir = std::getenv("KPROBECTL_RUNTIME_DIR");
+  options.runtime_dir = runtime_dir ? runtime_dir : KernelEnv::Running().runtime_dir;
   options.progress = &err == &std::cerr && isatty(STDERR_FILENO);
   cli::Streams io{out, err};
   Result<void> result;
@@ -148,6 +154,8 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     result = cli::RunAdd(options, add_specs, io);
   } else if (*del) {
     result = cli::RunDel(options, del_words, io);
+  } else if (*clean) {
+    result = cli::RunClean(options, io);
   } else if (*list || list_flag->count()) {
     if (!list_pattern.empty()) list_words.push_back(list_pattern);
     result = cli::RunList(options, list_words, io);

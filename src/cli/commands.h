@@ -35,6 +35,7 @@ struct Options {
   bool dry_run = false;   // -D / --dry-run
   unsigned maxactive = 0; // --maxactive N
   std::string cache_dir;  // the debuginfo index cache; empty with --no-cache
+  std::string runtime_dir;  // records of trace's temporary probes; empty: none
   bool progress = false;  // stderr is a terminal: show a slow index build's progress
 };
 
@@ -55,6 +56,7 @@ struct TraceOptions {
   bool json = false;
   std::string filter;
   int pid = 0;
+  bool all = false;                  // -a: the whole system, not only the command's processes
   bool latency = false;
   unsigned buffer_kb = 0;            // per CPU; 0 = the kernel's default
   std::vector<std::string> command;  // after --
@@ -63,6 +65,11 @@ struct TraceOptions {
 Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams io);
 
 Result<void> RunLine(const Options& options, const std::string& range, Streams io);
+// Removes what a killed kprobectl trace left in tracefs (its instance and
+// temporary probes), saying so; every command that writes to tracefs
+// calls CleanLeftovers first, `clean` does only that.
+Result<void> CleanLeftovers(const TracefsDir& dir, const Options& options, Streams io);
+Result<void> RunClean(const Options& options, Streams io);
 Result<void> RunVars(const Options& options, const std::string& spec, Streams io);
 
 // The files a command works on: -x BINARY (user space) or -k VMLINUX
@@ -103,8 +110,6 @@ Result<std::vector<TraceEventDef>> ResolveSpecs(const std::vector<ProbeSpec>& sp
 
 // Shared by the commands.
 Result<std::unique_ptr<TracefsDir>> OpenTracefs(const Options& options, bool may_mount = true);
-// -x BINARY: a path, or a command name looked up in PATH.
-Result<std::string> FindBinary(const std::string& name);
 // Where a definition's target is in the source, perf's way
 // ("do_sys_openat2:14@fs/open.c"), or empty when the files do not say.
 std::string SourceOfDefinition(const TraceEventDef& def, const ElfImage* image, Debuginfo* debuginfo);

@@ -151,6 +151,7 @@ Result<void> RunDel(const Options& options, const std::vector<std::string>& patt
   auto log = [&](std::string_view line) {
     if (options.verbose) io.err << line << "\n";
   };
+  KP_TRY_VOID(CleanLeftovers(*dir, options, io));
   ProbeEvents events(*dir, log);
   std::vector<TraceEventDef> defs = KP_TRY(events.List());
   // Select everything first, and check it all, before removing anything.

@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "commands.h"
+#include "kprobectl/find_binary.h"
 #include "kprobectl/kernel_image.h"
 
 namespace kprobectl::cli {
@@ -60,7 +61,7 @@ Result<TargetFiles> OpenTargetFiles(const Options& options, std::ostream& err, b
   std::string path;
   if (!options.exec.empty()) {
     files.kind = ProbeKind::kUser;
-    path = KP_TRY(FindBinary(options.exec));
+    path = KP_TRY(FindBinary(options.exec, SearchPathsFrom(getenv("PATH"), getenv("LD_LIBRARY_PATH"))));
   } else if (!options.vmlinux.empty()) {
     path = options.vmlinux;
   } else {

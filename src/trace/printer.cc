@@ -221,7 +221,7 @@ bool Printer::Print(const EventPlan& plan, const Record& record, std::string& ou
   if (plan.retprobe) {
     uint64_t ret_ip = plan.ret_offset + 8 <= record.size ? ReadUnsigned(record.data + plan.ret_offset, 8) : 0;
     if (plan.kernel && kernel_symbol_) caller = kernel_symbol_(ret_ip);
-    else if (plan.caller) caller = plan.caller(ip, ret_ip);
+    else if (plan.caller) caller = plan.caller(record.pid, ip, ret_ip);
     if (caller.empty()) AppendHex(caller, ret_ip);
   }
   std::string comm = comm_ ? comm_(record.pid) : std::string();

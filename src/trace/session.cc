@@ -35,6 +35,16 @@ Result<void> TraceSession::SetPid(int pid) {
   return {};
 }
 
+Result<void> TraceSession::FollowPid(int pid) {
+  KP_TRY_VOID(SetPid(pid));
+  if (!root_.Exists(Path("options/event-fork")))
+    return Fail("this kernel cannot follow a command's children (no options/event-fork, Linux 4.7)",
+                "trace the whole system with -a");
+  auto result = Write("options/event-fork", "1");
+  if (!result) return Fail("cannot follow the command's children: " + result.error().message);
+  return {};
+}
+
 void TraceSession::ExcludePid(int pid) {
   if (root_.Exists(Path("set_event_notrace_pid"))) (void)Write("set_event_notrace_pid", std::to_string(pid));
 }

@@ -91,23 +91,48 @@ std::map<std::string, std::vector<Fields>> TraceEvents(const std::vector<std::st
   return out;
 }
 
-int Spawn(const std::vector<std::string>& argv, const std::string& out_file, const std::string& err_file) {
+namespace {
+
+int SpawnWith(const std::vector<std::string>& argv, const std::string& out_file, const std::string& err_file,
+              bool own_group, int out_fd) {
   pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    int out = open(out_file.empty() ? "/dev/null" : out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (own_group) setpgid(0, 0);
+    int out = out_fd >= 0 ? out_fd : open(out_file.empty() ? "/dev/null" : out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int err = open(err_file.empty() ? "/dev/null" : err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(out, 1);
     dup2(err, 2);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGPIPE, SIG_DFL);
     std::vector<char*> cargv;
     for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
     cargv.push_back(nullptr);
     execv(cargv[0], cargv.data());
     _exit(127);
   }
+  if (own_group) setpgid(pid, pid);  // either side may run first
+  return pid;
+}
+
+}  // namespace
+
+int Spawn(const std::vector<std::string>& argv, const std::string& out_file, const std::string& err_file) {
+  return SpawnWith(argv, out_file, err_file, false, -1);
+}
+
+int SpawnGroup(const std::vector<std::string>& argv, const std::string& out_file, const std::string& err_file) {
+  return SpawnWith(argv, out_file, err_file, true, -1);
+}
+
+int SpawnPiped(const std::vector<std::string>& argv, int* read_fd, const std::string& err_file) {
+  int fds[2];
+  REQUIRE(pipe2(fds, O_CLOEXEC) == 0);
+  int pid = SpawnWith(argv, "", err_file, false, fds[1]);
+  close(fds[1]);
+  *read_fd = fds[0];
   return pid;
 }
 

@@ -28,6 +28,11 @@ CliResult RunKprobectl(const std::vector<std::string>& args);
 // Starts a program in the background with stdout and stderr sent to files
 // (empty: /dev/null); returns its pid.
 int Spawn(const std::vector<std::string>& argv, const std::string& out_file = "", const std::string& err_file = "");
+// As Spawn, in a process group of its own (whose id is the pid): a signal to
+// the group reaches it and its children, as a terminal's Ctrl-C does.
+int SpawnGroup(const std::vector<std::string>& argv, const std::string& out_file = "", const std::string& err_file = "");
+// As Spawn, with stdout a pipe whose read end comes back in `read_fd`.
+int SpawnPiped(const std::vector<std::string>& argv, int* read_fd, const std::string& err_file = "");
 // Waits for it; returns the exit status, or 128 + the signal that ended it.
 // A process still running after `hang_seconds` is a hang: the test fails,
 // the process is stopped, and -1 comes back.

@@ -28,7 +28,7 @@ std::string PrintCaptured(bool json) {
     auto plan = PlanEvent(format);
     REQUIRE(plan);
     plan->location = format.name == "ret__return" ? "all_types" : format.name == "tick" ? "tick+0x0" : "all_types+0x0";
-    plan->caller = [](uint64_t, uint64_t) { return std::string("main+0x5e"); };
+    plan->caller = [](int, uint64_t, uint64_t) { return std::string("main+0x5e"); };
     plans[format.id] = *plan;
   }
   std::string raw = ReadFile(DataPath("trace/types.cpu0.raw"));

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// The tracer: reads what a ring buffer holds now (every CPU's pages, or
+// captured pages in tests), merges the CPUs in time order and prints each
+// event to the stream it is given. In: a decoder for the events' formats,
+// their plans (by event id), a printer, a RingReader. Out: text or JSON on
+// the stream; the events the kernel said it lost; write errors.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "kprobectl/result.h"
+#include "kprobectl/trace_decoder.h"
+#include "kprobectl/trace_printer.h"
+
+namespace kprobectl {
+
+class Tracer {
+ public:
+  // `plans` are the events' plans (their `id` says which event each is);
+  // `out_name` names the stream in errors ("standard output", a path).
+  Tracer(EventDecoder& decoder, std::vector<EventPlan> plans, Printer& printer, std::ostream& out,
+         std::string out_name);
+
+  // Everything `source` holds now, printed in time order.
+  Result<void> Drain(RingReader& source);
+  // Events the kernel overwrote before they were read, as the pages say.
+  uint64_t missed() const { return missed_; }
+  // The stream is a pipe whose reader went away (`| head`): a way to stop,
+  // not an error to report.
+  bool reader_gone() const { return reader_gone_; }
+
+ private:
+  Result<void> Flush();
+
+  EventDecoder& decoder_;
+  std::vector<EventPlan> plans_;
+  std::vector<int> plan_of_;  // event id -> index in plans_, -1 for none
+  Printer& printer_;
+  std::ostream& out_;
+  std::string out_name_;
+  std::string buffer_;
+  std::vector<uint8_t> page_;
+  std::vector<std::vector<uint8_t>> pages_;
+  std::vector<Record> records_;
+  uint64_t missed_ = 0;
+  bool reader_gone_ = false;
+};
+
+}  // namespace kprobectl
