@@ -84,6 +84,12 @@ class TraceableFunctions {
   static Result<TraceableFunctions> FromImage(const ElfImage& image);
   // Whether the function symbol `name` at `address` (image address) can be traced.
   bool Traceable(const ElfSymbol& function) const;
+  // Whether kprobe_events takes a probe in `function`: traceable, or a part
+  // of a traceable function ("do_exit.cold", "foo.part.0": the kernel looks
+  // the name up again without its suffix, within_notrace_func() in
+  // kernel/trace/trace_kprobe.c since Linux 5.0). `image` finds the base
+  // symbol by name (null: by name only).
+  bool KprobeAllowed(const ElfSymbol& function, const ElfImage* image) const;
   bool known() const { return known_; }
 
  private:

@@ -90,7 +90,8 @@ Result<void> CheckKernelProbes(std::vector<TraceEventDef>& defs, const std::vect
                    "probe a function that calls it, or one it calls"};
     ElfSymbol by_name;
     by_name.name = name;
-    if (!traceable.Traceable(function ? *function : by_name) || (function && !traceable_in_image.Traceable(*function)))
+    if (!traceable.KprobeAllowed(function ? *function : by_name, image) ||
+        (function && !traceable_in_image.KprobeAllowed(*function, image)))
       return Error{"'" + name + "' cannot be kprobed: ftrace cannot trace it (a notrace function, as all of "
                    "kernel/trace/ is), and kprobe_events refuses those; the kernel would only say \"Failed to "
                    "register probe event\"",

@@ -30,6 +30,45 @@ bool HasCode(Dwarf_Die* die) {
          dwarf_hasattr(die, DW_AT_entry_pc);
 }
 
+// The DIE a function instance is an instance of: its abstract origin (or
+// the declaration it specifies), followed to the end.
+Dwarf_Off OriginOf(Dwarf_Die* die) {
+  Dwarf_Die at = *die;
+  for (int depth = 0; depth < 8; ++depth) {
+    Dwarf_Attribute attr;
+    Dwarf_Die next;
+    if (!(dwarf_attr(&at, DW_AT_abstract_origin, &attr) || dwarf_attr(&at, DW_AT_specification, &attr)) ||
+        !dwarf_formref_die(&attr, &next))
+      break;
+    at = next;
+  }
+  return dwarf_dieoffset(&at);
+}
+
+// gcc's function splitting (-fpartial-inlining, and the kernel's
+// __brelse+21, d_same_name+86) can inline a function's split-off part back
+// into the function itself: an inlined_subroutine whose origin is a
+// function that encloses it, "called" from that function's declaration
+// line. It is the function's own code, not a place where a call of it
+// begins, so it is no copy of it: probing it would fire twice per call.
+// (A recursive call inlined into itself is called from a line of the body,
+// and stays a copy.)
+template <typename Enclosing>
+bool SplitPartInlinedBack(Dwarf_Die* die, Dwarf_Off origin, const std::vector<Enclosing>& enclosing, int within) {
+  bool inside_itself = false;
+  for (int i = within; i >= 0 && !inside_itself; i = enclosing[static_cast<size_t>(i)].outer)
+    inside_itself = enclosing[static_cast<size_t>(i)].origin == origin;
+  if (!inside_itself) return false;
+  Dwarf_Attribute attr;
+  Dwarf_Word call_line = 0;
+  if (!dwarf_attr(die, DW_AT_call_line, &attr) || dwarf_formudata(&attr, &call_line) != 0) return true;
+  Dwarf_Die origin_die;
+  int decl_line = 0;
+  if (!dwarf_offdie(dwarf_cu_getdwarf(die->cu), origin, &origin_die) || dwarf_decl_line(&origin_die, &decl_line) != 0)
+    return true;
+  return call_line == static_cast<Dwarf_Word>(decl_line);
+}
+
 using Postings = std::unordered_map<std::string, std::vector<uint64_t>>;
 
 struct Partial {
@@ -50,9 +89,15 @@ void Normalize(std::vector<std::pair<std::string, std::vector<uint64_t>>>& table
     else
       out.push_back(std::move(entry));
   }
-  for (auto& [name, postings] : out)
+  for (auto& [name, postings] : out) {
     std::sort(postings.begin(), postings.end(),
-              [](uint64_t a, uint64_t b) { return (a & ~kInlinedFlag) < (b & ~kInlinedFlag); });
+              [](uint64_t a, uint64_t b) { return (a & ~kPostingFlags) < (b & ~kPostingFlags); });
+    // An abstract definition is kept only for a name that has no code,
+    // and once (a header's inline has one in every CU that uses it).
+    bool code = std::any_of(postings.begin(), postings.end(), [](uint64_t p) { return !(p & kAbstractFlag); });
+    std::erase_if(postings, [&](uint64_t p) { return code && (p & kAbstractFlag); });
+    if (!code && postings.size() > 1) postings.resize(1);
+  }
   table = std::move(out);
 }
 
@@ -82,28 +127,44 @@ std::vector<std::string> UnitFiles(Dwarf_Die* cu, const LineSections* lines) {
 void WalkUnit(Dwarf* dwarf, Dwarf_Off cu_offset, const std::string* only, UnitNames* out, const LineSections* lines) {
   Dwarf_Die cu;
   if (!dwarf_offdie(dwarf, cu_offset, &cu)) return;
-  // Depth-first over the CU; `stack` holds the next sibling to visit.
-  std::vector<Dwarf_Die> stack;
+  // Depth-first over the CU; `stack` holds the next sibling to visit, with
+  // the functions (their origins) that enclose it, as links in `enclosing`.
+  struct Enclosing {
+    Dwarf_Off origin;
+    int outer;
+  };
+  std::vector<Enclosing> enclosing;
+  struct Next {
+    Dwarf_Die die;
+    int within;  // index in `enclosing`, -1 at the top
+  };
+  std::vector<Next> stack;
   Dwarf_Die child;
-  if (dwarf_child(&cu, &child) == 0) stack.push_back(child);
+  if (dwarf_child(&cu, &child) == 0) stack.push_back({child, -1});
   while (!stack.empty()) {
-    Dwarf_Die die = stack.back();
+    auto [die, within] = stack.back();
     stack.pop_back();
     Dwarf_Die sibling;
-    if (dwarf_siblingof(&die, &sibling) == 0) stack.push_back(sibling);
+    if (dwarf_siblingof(&die, &sibling) == 0) stack.push_back({sibling, within});
     int tag = dwarf_tag(&die);
     bool descend = false;
+    int children_within = within;
     switch (tag) {
       case DW_TAG_subprogram:
-      case DW_TAG_inlined_subroutine:
-        if (HasCode(&die)) {
-          std::string name = DieName(&die);
-          if (!name.empty() && (!only || name == *only))
-            out->functions.push_back(
-                {std::move(name), dwarf_dieoffset(&die) | (tag == DW_TAG_inlined_subroutine ? kInlinedFlag : 0)});
+      case DW_TAG_inlined_subroutine: {
+        Dwarf_Off origin = OriginOf(&die);
+        bool code = HasCode(&die);
+        bool self = tag == DW_TAG_inlined_subroutine && SplitPartInlinedBack(&die, origin, enclosing, within);
+        std::string name = code || dwarf_hasattr(&die, DW_AT_inline) ? DieName(&die) : std::string();
+        if (!name.empty() && !self && (!only || name == *only)) {
+          uint64_t flags = !code ? kAbstractFlag : tag == DW_TAG_inlined_subroutine ? kInlinedFlag : 0;
+          out->functions.push_back({std::move(name), dwarf_dieoffset(&die) | flags});
         }
+        enclosing.push_back({origin, within});
+        children_within = static_cast<int>(enclosing.size()) - 1;
         descend = true;
         break;
+      }
       case DW_TAG_lexical_block:
       case DW_TAG_namespace:
       case DW_TAG_class_type:
@@ -113,7 +174,7 @@ void WalkUnit(Dwarf* dwarf, Dwarf_Off cu_offset, const std::string* only, UnitNa
       default:
         break;
     }
-    if (descend && dwarf_child(&die, &child) == 0) stack.push_back(child);
+    if (descend && dwarf_child(&die, &child) == 0) stack.push_back({child, children_within});
   }
   // The files its line table names, by basename, for SRC:ALN and line SRC.
   if (!only) out->files = UnitFiles(&cu, lines);
@@ -188,10 +249,21 @@ std::vector<FunctionInstance> InFirstUnits(std::vector<FunctionInstance> instanc
   return instances;
 }
 
+std::vector<FunctionInstance> WithCode(std::vector<FunctionInstance> instances) {
+  std::erase_if(instances, [](const FunctionInstance& fn) { return fn.abstract; });
+  return instances;
+}
+
+bool AllAbstract(const std::vector<FunctionInstance>& instances) {
+  return !instances.empty() &&
+         std::all_of(instances.begin(), instances.end(), [](const FunctionInstance& fn) { return fn.abstract; });
+}
+
 std::vector<FunctionInstance> ToInstances(const std::vector<uint64_t>& postings) {
   std::vector<FunctionInstance> out;
   out.reserve(postings.size());
-  for (uint64_t p : postings) out.push_back({p & ~kInlinedFlag, (p & kInlinedFlag) != 0});
+  for (uint64_t p : postings)
+    out.push_back({p & ~kPostingFlags, (p & kInlinedFlag) != 0, (p & kAbstractFlag) != 0});
   return out;
 }
 
@@ -202,11 +274,12 @@ class ViewIndex : public NameIndex {
  public:
   explicit ViewIndex(std::unique_ptr<IndexView> view) : view_(std::move(view)) {}
   std::vector<FunctionInstance> Functions(const std::string& name, size_t max_units) override {
-    auto all = ToInstances(view_->Functions(name));
+    auto all = WithCode(ToInstances(view_->Functions(name)));
     if (max_units == SIZE_MAX) return all;
     if (units_.empty()) units_ = view_->Units();
     return InFirstUnits(std::move(all), units_, max_units);
   }
+  bool InlineOnly(const std::string& name) override { return AllAbstract(ToInstances(view_->Functions(name))); }
   std::vector<Dwarf_Off> Globals(const std::string& name) override { return view_->Globals(name); }
   std::vector<std::string> FunctionNames() override { return view_->FunctionNames(); }
   std::vector<Dwarf_Off> Units() override { return view_->Units(); }

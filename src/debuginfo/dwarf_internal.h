@@ -52,6 +52,7 @@ bool PathMatches(std::string_view full, std::string_view suffix);
 struct FunctionInstance {
   Dwarf_Off die;
   bool inlined;
+  bool abstract = false;  // an inline's abstract definition: no code (see kAbstractFlag)
 };
 
 // Where functions and globals are found by name: a cache file, an index
@@ -63,6 +64,9 @@ class NameIndex {
   // The instances of `name`; with `max_units`, only those in the first that
   // many CUs (in file order) that hold any.
   virtual std::vector<FunctionInstance> Functions(const std::string& name, size_t max_units = SIZE_MAX) = 0;
+  // `name` is an inline function of which no code is left (every call of
+  // it was folded into its callers without a trace of where it begins).
+  virtual bool InlineOnly(const std::string& /*name*/) { return false; }
   virtual std::vector<Dwarf_Off> Globals(const std::string& name) = 0;
   virtual std::vector<std::string> FunctionNames() = 0;
   virtual std::vector<Dwarf_Off> Units() = 0;  // each CU's DIE
@@ -100,6 +104,8 @@ IndexContents WalkUnits(const std::vector<Dwarf*>& handles, const std::vector<Dw
                         const std::function<void(size_t, size_t)>& progress, const LineSections* lines,
                         const std::function<void(Dwarf_Off)>& done_below = nullptr);
 std::vector<FunctionInstance> ToInstances(const std::vector<uint64_t>& postings);
+std::vector<FunctionInstance> WithCode(std::vector<FunctionInstance> instances);
+bool AllAbstract(const std::vector<FunctionInstance>& instances);
 // Those of `instances` (sorted by offset) in their first `max_units` CUs;
 // `units` are the CU DIEs' offsets, sorted.
 std::vector<FunctionInstance> InFirstUnits(std::vector<FunctionInstance> instances, const std::vector<Dwarf_Off>& units,
@@ -178,6 +184,7 @@ class DwarfInfo : public Debuginfo {
   Dwarf_Die CuOf(Dwarf_Die* die) const;
   std::vector<FunctionInstance> Instances(const std::string& name, size_t max_units = SIZE_MAX);
   std::vector<std::string> FunctionNames() { return Index().FunctionNames(); }
+  bool InlineOnly(const std::string& name) { return Index().InlineOnly(name); }
   std::vector<Dwarf_Off> Globals(const std::string& name);
   std::vector<Dwarf_Off> Units();
   // The CUs that can hold a source file given as a path or a suffix of one.

@@ -193,13 +193,25 @@ std::vector<AddressRange> Ranges(Dwarf_Die* die) {
 
 bool EntryAddress(Dwarf_Die* die, uint64_t* address) {
   Dwarf_Addr entry = 0;
-  if (dwarf_entrypc(die, &entry) != 0) return false;
-  *address = entry;
-  if (dwarf_haspc(die, entry) == 1) return true;
-  std::optional<uint64_t> first;
-  for (const AddressRange& r : Ranges(die))
-    if (!first || r.start < *first) first = r.start;
-  if (first) *address = *first;
+  if (dwarf_entrypc(die, &entry) == 0) {
+    *address = entry;
+    if (dwarf_haspc(die, entry) == 1) return true;
+    // An inlined copy whose entry_pc names no code of its own: the start
+    // of its first non-empty range.
+    std::optional<uint64_t> first;
+    for (const AddressRange& r : Ranges(die))
+      if (!first || r.start < *first) first = r.start;
+    if (first) *address = *first;
+    return true;
+  }
+  // No entry_pc and no low_pc, only DW_AT_ranges: gcc's hot/cold split
+  // (-freorder-blocks-and-partition; ~2,400 functions of a 6.1 kernel, as
+  // do_exit and its do_exit.cold). The entry is the first range as listed,
+  // the hot part, not the lowest address: .text.unlikely, where the cold
+  // part goes, can come first in the image. perf's die_entrypc() does the same.
+  Dwarf_Addr base, start, end;
+  if (dwarf_ranges(die, 0, &base, &start, &end) <= 0) return false;
+  *address = start;
   return true;
 }
 

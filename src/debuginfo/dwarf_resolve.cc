@@ -190,6 +190,10 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveFunction(const ProbePoint& p
   }
   std::string what = DescribePoint(point);
   if (!no_code_error.empty()) return Fail(no_code_error, "list the lines that have code with 'kprobectl line " + point.function + "'");
+  if (!found_any && !IsGlob(point.function) && InlineOnly(point.function))
+    return Fail("'" + point.function + "' exists only as inlined code in " + path_ +
+                    ": the compiler folded every call of it into its callers and left no address where one begins",
+                "probe the callers, or a line of theirs where it was called ('kprobectl line CALLER')");
   if (!found_any)
     return Fail("no function '" + point.function + "'" + (point.file.empty() ? "" : " in " + point.file) +
                     " in the debuginfo of " + path_,

@@ -81,7 +81,7 @@ std::vector<FunctionInstance> SortedInstances(const UnitNames& names) {
   std::vector<uint64_t> postings;
   for (const auto& [name, posting] : names.functions) postings.push_back(posting);
   std::sort(postings.begin(), postings.end(),
-            [](uint64_t a, uint64_t b) { return (a & ~kInlinedFlag) < (b & ~kInlinedFlag); });
+            [](uint64_t a, uint64_t b) { return (a & ~kPostingFlags) < (b & ~kPostingFlags); });
   return ToInstances(postings);
 }
 
@@ -114,10 +114,12 @@ class ScanIndex : public NameIndex {
   ScanIndex(DwarfInfo& info, ScanInput input) : info_(info), input_(std::move(input)) {}
 
   std::vector<FunctionInstance> Functions(const std::string& name, size_t max_units) override {
-    if (max_units == SIZE_MAX || found_.contains(name)) return InFirstUnits(Lookup(name).functions, Units(), max_units);
+    if (max_units == SIZE_MAX || found_.contains(name))
+      return InFirstUnits(WithCode(Lookup(name).functions), Units(), max_units);
     auto first = FirstInstances(name, max_units);
-    return first ? *first : InFirstUnits(Lookup(name).functions, Units(), max_units);
+    return first ? *first : InFirstUnits(WithCode(Lookup(name).functions), Units(), max_units);
   }
+  bool InlineOnly(const std::string& name) override { return AllAbstract(Lookup(name).functions); }
   std::vector<Dwarf_Off> Globals(const std::string& name) override { return Lookup(name).globals; }
   std::vector<std::string> FunctionNames() override { return Full().FunctionNames(); }
   std::vector<Dwarf_Off> Units() override {
@@ -214,8 +216,9 @@ class ScanIndex : public NameIndex {
         walked = unit;
         UnitNames names;
         WalkUnit(info_.dwarf(), input_.units[unit].die, &name, &names);
-        if (names.functions.empty()) continue;
-        for (const FunctionInstance& fn : SortedInstances(names)) out.push_back(fn);
+        auto instances = WithCode(SortedInstances(names));
+        if (instances.empty()) continue;
+        out.insert(out.end(), instances.begin(), instances.end());
         if (++with == max_units) return false;
       }
       return true;

@@ -78,9 +78,13 @@ std::string WhereAvailable(DwarfInfo& info, const DwarfAddress& at, Dwarf_Attrib
       for (const AddressRange& r : have)
         if (hit.address >= r.start && hit.address < r.end) lines.insert(line);
   std::vector<std::string> parts;
+  std::string file = at.decl.file.substr(at.decl.file.rfind('/') + 1);
   for (uint64_t l : lines) {
     if (parts.size() == 8) break;
-    parts.push_back(at.function + ":" + std::to_string(l - at.decl.line));
+    // A line before the declaration (a macro's or a split part's) has no
+    // place relative to the function: say where it is in its file.
+    parts.push_back(l >= at.decl.line ? at.function + ":" + std::to_string(l - at.decl.line)
+                                      : file + ":" + std::to_string(l));
   }
   return Join(parts, " ");
 }
@@ -364,11 +368,26 @@ namespace {
 
 // Variables and parameters live at the address, outer scopes first, up to
 // and including the out-of-line function: inside an inlined copy, its
-// caller's locals are as live as the copy's own parameters.
-std::vector<Dwarf_Die> VisibleVariables(Scopes& scopes, bool params_only) {
+// caller's locals are as live as the copy's own parameters. Parameters
+// only ($params): those of the function probed (`function`, a subprogram or
+// an inlined copy), at every copy, not its callers'.
+std::vector<Dwarf_Die> VisibleVariables(Scopes& scopes, bool params_only, Dwarf_Off function) {
+  int first = 0;
+  if (params_only) {
+    // The probed function's scope, else the innermost function's.
+    std::optional<int> probed, innermost;
+    for (int i = 0; i < scopes.count; ++i) {
+      int tag = dwarf_tag(&scopes.dies[i]);
+      if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
+      if (!innermost) innermost = i;
+      if (dwarf_dieoffset(&scopes.dies[i]) == function) probed = i;
+    }
+    if (!probed && !innermost) return {};
+    first = probed.value_or(*innermost);
+  }
   std::vector<Dwarf_Die> out;
   std::set<std::string> names;
-  for (int i = 0; i < scopes.count; ++i) {
+  for (int i = first; i < scopes.count; ++i) {
     Dwarf_Die child;
     int tag = dwarf_tag(&scopes.dies[i]);
     if (dwarf_child(&scopes.dies[i], &child) == 0) {
@@ -383,7 +402,7 @@ std::vector<Dwarf_Die> VisibleVariables(Scopes& scopes, bool params_only) {
       } while (dwarf_siblingof(&child, &child) == 0);
       out.insert(out.begin(), here.begin(), here.end());  // outer scopes first
     }
-    if (tag == DW_TAG_subprogram) break;
+    if (tag == DW_TAG_subprogram || params_only) break;
   }
   return out;
 }
@@ -397,7 +416,7 @@ Result<std::vector<VariableFetch>> DwarfInfo::FetchAll(const DwarfAddress& at, b
   Dwarf_Die cu = CuOf(&fn);
   Scopes scopes(*this, &cu, at.address);
   std::vector<VariableFetch> out;
-  for (Dwarf_Die& var : VisibleVariables(scopes, params_only)) {
+  for (Dwarf_Die& var : VisibleVariables(scopes, params_only, at.die_offset)) {
     ArgExpr expr;
     expr.kind = ArgKind::kVariable;
     expr.name = DieName(&var);
@@ -455,7 +474,7 @@ Result<std::vector<VariableInfo>> DwarfInfo::Variables(const DwarfAddress& at, b
   Dwarf_Die fn = Die(at.die_offset);
   Dwarf_Die cu = CuOf(&fn);
   Scopes scopes(*this, &cu, at.address);
-  std::vector<Dwarf_Die> vars = VisibleVariables(scopes, false);
+  std::vector<Dwarf_Die> vars = VisibleVariables(scopes, false, at.die_offset);
   size_t locals = vars.size();
   if (externs) {
     Dwarf_Die child;

@@ -34,6 +34,11 @@ struct IndexKey {
 };
 
 constexpr uint64_t kInlinedFlag = uint64_t{1} << 63;  // in a function posting
+// An inline function's abstract definition, posted only for a name that has
+// no code anywhere (every call of it folded away), so that a look-up can say
+// so rather than "no function".
+constexpr uint64_t kAbstractFlag = uint64_t{1} << 62;
+constexpr uint64_t kPostingFlags = kInlinedFlag | kAbstractFlag;
 
 // A frame description entry of .debug_frame: the code it covers, where it is.
 struct FrameEntry {
@@ -42,7 +47,7 @@ struct FrameEntry {
 
 struct IndexContents {
   // Sorted by name, each list sorted by DIE offset. Function postings carry
-  // kInlinedFlag for inlined copies.
+  // kInlinedFlag for inlined copies, kAbstractFlag for an abstract-only name.
   std::vector<std::pair<std::string, std::vector<uint64_t>>> functions;
   std::vector<std::pair<std::string, std::vector<uint64_t>>> globals;
   std::vector<uint64_t> units;  // each CU's DIE offset, in file order

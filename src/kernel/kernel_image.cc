@@ -255,6 +255,17 @@ bool TraceableFunctions::Traceable(const ElfSymbol& function) const {
   return it != sites_.end() && *it < function.value + 16 && *it < function.value + std::max<uint64_t>(function.size, 1);
 }
 
+bool TraceableFunctions::KprobeAllowed(const ElfSymbol& function, const ElfImage* image) const {
+  if (Traceable(function)) return true;
+  size_t dot = function.name.find('.');
+  if (dot == std::string::npos || dot == 0) return false;
+  std::string base_name = function.name.substr(0, dot);
+  if (const ElfSymbol* base = image ? image->Find(base_name) : nullptr) return Traceable(*base);
+  ElfSymbol by_name;
+  by_name.name = base_name;
+  return !image && Traceable(by_name);
+}
+
 std::optional<int64_t> KaslrSlide(const KernelEnv& env, const ElfImage& image) {
   const ElfSymbol* text = image.Find("_text");
   auto kallsyms = ReadAll(env.root + env.kallsyms);

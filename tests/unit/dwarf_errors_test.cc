@@ -121,3 +121,26 @@ TEST_CASE("$vars skips what it cannot fetch, and -v says why") {
   CHECK(r.out.find(" value=") != std::string::npos);
   CHECK(r.err.find("note: probe_records_O2:scale: skipped ") != std::string::npos);
 }
+
+TEST_CASE("an inline function with no code left says so, by index, by scan, and with --no-inlines") {
+  std::string bin = FixturePath("split");
+  std::string expected = "kprobectl: error: 'twice' exists only as inlined code in " + bin +
+                         ": the compiler folded every call of it into its callers and left no address where one "
+                         "begins\n  hint: probe the callers, or a line of theirs where it was called ('kprobectl "
+                         "line CALLER')\n";
+  for (std::vector<std::string> extra : {std::vector<std::string>{"--no-cache"}, std::vector<std::string>{}}) {
+    TempDir cache;
+    ScopedEnv env("XDG_CACHE_HOME", cache.path());
+    std::vector<std::string> args = {"-x", bin};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {"-D", "twice"});
+    auto result = RunKprobectl(args);
+    CHECK(result.status == 1);
+    CHECK(result.err == expected);
+    // A name that is nowhere is still "no function".
+    args.back() = "thrice";
+    CHECK(RunKprobectl(args).err ==
+          "kprobectl: error: no function 'thrice' in the debuginfo of " + bin + "\n"
+          "  hint: list functions with 'kprobectl funcs'\n");
+  }
+}

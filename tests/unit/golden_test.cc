@@ -73,6 +73,11 @@ void CheckGolden(const std::string& fixture) {
 
 TEST_CASE("golden definitions, listings and variables: records -O0") { CheckGolden("records_O0"); }
 TEST_CASE("golden definitions, listings and variables: records -O2") { CheckGolden("records_O2"); }
+// Hot/cold parts, split parts inlined back, $params at inlined copies.
+TEST_CASE("golden definitions, listings and variables: split functions") { CheckGolden("split"); }
+TEST_CASE("golden definitions, listings and variables: split functions in a kernel image") {
+  CheckGolden("kernel_split");
+}
 TEST_CASE("golden kernel definitions from an image (-k): SYMBOL+OFF, _text+OFF, @SYMBOL") {
   CheckGolden("kernel_like");
 }

@@ -113,6 +113,31 @@ grep -q '^r16:kpvm/r__return' $tracefs/kprobe_events && ok "r16: written" || not
 kp -q del 'kpvm:*'
 check "nothing left at the end" nothing_left
 
+# 6. gcc's split functions, fired. do_exit is split hot/cold: its entry
+#    and parameter (exit(3) is code 3 << 8).
+kp trace -q -o /tmp/kpvm-x --probe 'kpvm:x=do_exit code' -- sh -c 'exit 3'
+grep -q 'kpvm:x: (do_exit+0x0) code=768$' /tmp/kpvm-x && ok "a hot/cold split function's entry fires with its parameter" ||
+  not_ok "a hot/cold split function's entry fires with its parameter" "$(cat /tmp/kpvm-x)"
+# d_same_name holds its own split part inlined back: one probe, so one
+# event per call, as many as its returns.
+kp trace -q -o /tmp/kpvm-d --probe 'kpvm:d=d_same_name' --probe 'kpvm:d=d_same_name%return' -- \
+  sh -c 'for i in 1 2 3; do ls -l /proc/self/ /usr/lib /etc >/dev/null; done'
+entries=$(grep -c 'kpvm:d: ' /tmp/kpvm-d)
+returns=$(grep -c 'kpvm:d__return: ' /tmp/kpvm-d)
+[ "$entries" -gt 0 ] && [ "$entries" -eq "$returns" ] && ok "one event per call of d_same_name ($entries calls)" ||
+  not_ok "one event per call of d_same_name" "entries $entries, returns $returns"
+# $params at an inlined copy are the function's own: rw_verify_area inlined
+# into kernel_read, which exec uses to read a binary's first 256 bytes.
+kp trace -q -o /tmp/kpvm-r --probe 'kpvm:r=rw_verify_area $params' -- /bin/true
+inlined=$(grep '(kernel_read+' /tmp/kpvm-r | head -1)
+echo "# $inlined"
+fine=0
+# kernel_read's own parameters (buf, pos) must not be there.
+grep -q ' count=256 .* read_write=0$' <<<"$inlined" && ! grep -q ' buf=\| pos=' <<<"$inlined" && fine=1
+[ $fine -eq 1 ] && ok "\$params at an inlined copy: its own parameters, with their values" ||
+  not_ok "\$params at an inlined copy: its own parameters, with their values" "$(head -5 /tmp/kpvm-r)"
+check "nothing left after the split-function probes" nothing_left
+
 # The guest kernel's own complaints while all this ran.
 problems=$(dmesg | grep -E 'BUG:|WARNING:|Oops|soft lockup|blocked for more than' || true)
 [ -z "$problems" ] && ok "the kernel reported no bug, warning or lockup" ||

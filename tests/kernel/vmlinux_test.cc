@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// kprobectl on a real kernel image: Debian's 6.1 cloud vmlinux with its
+// DWARF (the VM's, fetched by tests/vm/kernel-info), offline (-k -D), for
+// what only a kernel's size and gcc's treatment of it show: split
+// functions, split parts inlined back, $params of inlined copies, hints.
+// Each was a difference from perf on a sample of the kernel's functions.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+
+#include "kprobectl/strings.h"
+#include "test_support.h"
+
+using namespace kprobectl;
+using namespace kprobectl::test;
+
+namespace {
+
+// The vmlinux, or skip (fail in CI) when the set-up could not fetch it.
+std::string Vmlinux() {
+  const char* info = std::getenv("KP_VM_KERNEL_INFO");
+  std::string text = info ? ReadFile(info) : std::string();
+  auto words = SplitWords(text);
+  if (words.size() != 3) {
+    if (std::getenv("CI") && std::string(std::getenv("CI")) == "true") FAIL("no VM kernel: " << (info ? info : ""));
+    WARN("SKIPPED: the VM's kernel was not fetched (tests/vm/kernel-info)");
+    std::exit(4);
+  }
+  return words[2];
+}
+
+// Every test gets the same index cache, built once.
+struct Cache {
+  ScopedEnv env{"XDG_CACHE_HOME", FixturePath("vmlinux-cache")};
+};
+
+CliResult Run(const std::vector<std::string>& args) {
+  static Cache cache;
+  std::vector<std::string> all = {"-k", Vmlinux()};
+  all.insert(all.end(), args.begin(), args.end());
+  return RunKprobectl(all);
+}
+
+}  // namespace
+
+TEST_CASE("a hot/cold split function has an entry, variables and lines in both parts") {
+  auto result = Run({"-D", "do_exit code"});
+  INFO(result.err);
+  CHECK(result.out == "p:probe/do_exit do_exit+0 code=%di:s64\n");
+  result = Run({"vars", "do_exit"});
+  CHECK(result.out == "Available variables at do_exit\n\t@<do_exit+0>\n\t\tlong int\tcode\n");
+  // Line 33 of do_exit is in its cold part: a probe there names that part,
+  // which the kernel takes (it checks "do_exit", the name without its suffix).
+  result = Run({"-D", "do_exit:33"});
+  CHECK(result.out == "p:probe/do_exit_L33 do_exit.cold+0\n");
+  for (const char* fn : {"udp_sendmsg", "start_this_handle", "do_tcp_setsockopt"}) {
+    result = Run({"-D", std::string(fn) + " $params"});
+    INFO(fn << ": " << result.err);
+    CHECK(result.status == 0);
+    CHECK(result.out.starts_with("p:probe/" + std::string(fn) + " " + fn + "+0 "));
+  }
+}
+
+TEST_CASE("a split part inlined back into its own function is no copy of it") {
+  auto result = Run({"-D", "__brelse"});
+  auto lines = SplitLines(result.out);
+  CHECK(lines.size() == 11);  // as perf: the out-of-line one and 10 inlined copies
+  CHECK(result.out.find("__brelse+21") == std::string::npos);
+  CHECK(result.out.find("invalidate_bh_lru+73") == std::string::npos);
+  CHECK(Run({"-D", "d_same_name"}).out == "p:probe/d_same_name d_same_name+0\n");
+}
+
+TEST_CASE("$params at an inlined copy are the probed function's, not its caller's") {
+  auto result = Run({"-D", "em_pd_get $params"});
+  CHECK(result.out ==
+        "p:probe/em_pd_get em_pd_get+0 dev=%di:x64\n"
+        "p:probe/em_pd_get_1 em_cpu_get+15 dev=%ax:x64\n"
+        "p:probe/em_pd_get_2 em_dev_register_perf_domain+1392 dev=%ax:x64\n");
+}
+
+TEST_CASE("where else a variable can be fetched, for lines before the function's own") {
+  auto result = Run({"-D", "vfs_read:20 ret"});
+  CHECK(result.status == 1);
+  CHECK(result.err.find("  hint: it can be fetched at read_write.c:390 read_write.c:392 read_write.c:393\n") !=
+        std::string::npos);
+}
