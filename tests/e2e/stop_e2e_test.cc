@@ -183,7 +183,7 @@ TEST_CASE("trace: what a SIGKILL left is removed by the next command that writes
   CHECK(RunProgram({kKprobectl, "clean"}) == "Nothing to clean: no kprobectl trace left anything behind.\n");
 }
 
-TEST_CASE("trace -- COMMAND: the command and its children, not the whole machine; -a: everything") {
+TEST_CASE("trace -- COMMAND: the command and its children, not the whole machine, and -a everything") {
   std::string tracefs = RealTracefsOrSkip();
   std::string bin = FixturePath("types");
   Runtime runtime;
