@@ -138,8 +138,8 @@ class Debuginfo {
   // those without one go to `skipped`.
   virtual Result<std::vector<VariableFetch>> FetchAll(const DwarfAddress& at, bool params_only,
                                                       std::vector<std::string>* skipped) = 0;
-  // The fetch type for $retval of the function at `at`, or empty.
-  virtual std::string ReturnType(const DwarfAddress& at) = 0;
+  // The fetch type for $retval of the function at `at`, if it has one.
+  virtual std::optional<FetchType> ReturnType(const DwarfAddress& at) = 0;
 
   virtual Result<std::vector<VariableInfo>> Variables(const DwarfAddress& at, bool externs) = 0;
   virtual Result<SourceListing> Listing(const LineRange& range, const FindOptions& options) = 0;

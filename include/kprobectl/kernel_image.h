@@ -44,6 +44,10 @@ std::vector<std::string> DebuginfoCandidates(const KernelEnv& env, std::string_v
 Result<std::string> FindKernelDebuginfo(const KernelEnv& env, bool force);
 // Checks that `image` is the running kernel's.
 Result<void> CheckBuildId(const KernelEnv& env, const ElfImage& image, bool force);
+// The same against a build-id read before (hex; empty: unknown, passes).
+Result<void> CheckBuildId(std::string_view running_build_id, const KernelEnv& env, const ElfImage& image, bool force);
+// The running kernel's build-id, from env.notes (empty when unreadable).
+std::string RunningBuildId(const KernelEnv& env);
 
 // A loaded or installed module's file, by name ("ext4", "nls-utf8" and
 // "nls_utf8" alike): its debuginfo under /usr/lib/debug/lib/modules/RELEASE
@@ -101,15 +105,20 @@ class TraceableFunctions {
 
 // The runtime address of _text minus the image's, from /proc/kallsyms.
 std::optional<int64_t> KaslrSlide(const KernelEnv& env, const ElfImage& image);
-// How many times `name` appears as a text symbol in /proc/kallsyms.
+// How many times `name` appears as a text symbol in /proc/kallsyms, and
+// where _text is at run time.
 class KallsymsNames {
  public:
   static KallsymsNames Parse(std::string_view kallsyms);
   size_t Count(const std::string& name) const;
   bool empty() const { return counts_.empty(); }
+  std::optional<uint64_t> text() const { return text_; }
+  // The runtime address of _text minus the image's (KASLR's offset).
+  std::optional<int64_t> Slide(const ElfImage& image) const;
 
  private:
   std::map<std::string, size_t> counts_;
+  std::optional<uint64_t> text_;
 };
 
 }  // namespace kprobectl

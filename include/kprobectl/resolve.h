@@ -1,12 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
-// The resolver: ProbeSpec (what the user wrote) -> ResolvedProbe (addresses,
-// still arch-neutral) -> TraceEventDef (one kprobe_events/uprobe_events line).
-// This stage works from ELF symbols; specs that need DWARF (source lines,
-// files, variables) are refused here with a "needs debuginfo" error.
+// The resolve stage: what the user wrote (ProbeSpec) becomes, for one
+// Target, the places the kernel will probe and what it fetches there, then
+// the definitions it is sent. Every command that takes a probe point (add,
+// -D, trace --probe, vars) goes through here, in these passes:
+//
+//   ProbeSpec ──Resolve()──▶ ResolvedProbe ──NameEvents()──▶ ──Synthesize()──▶ TraceEventDef
+//
+// Resolve() asks the target's sources in order, each answering what it can
+// and saying what it cannot: the DWARF (source lines, variables, inlined
+// copies, clones), then the ELF symbol table (functions, offsets, versions,
+// raw arguments), and for the running kernel without an image the kernel
+// itself, by name. It then applies the kernel's policy (blacklist, notrace,
+// names kallsyms cannot tell apart, modules not loaded, another kernel's
+// image), leaving out refused instances of a point that has others, and
+// makes kernel targets KASLR-safe. Everything it knows of the running
+// system comes in a SystemView, as data.
+//
+// A ResolvedProbe is still arch-neutral: its arguments are TypedFetch
+// values (a root such as a DWARF register or the Nth argument, dereferences,
+// a FetchType); Synthesize() turns them into fetchargs with the x86-64 table.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,34 +31,129 @@
 #include "kprobectl/elf_image.h"
 #include "kprobectl/event_names.h"
 #include "kprobectl/fetch_type.h"
-#include "kprobectl/kernel_features.h"
+#include "kprobectl/glob.h"
 #include "kprobectl/probe_spec.h"
 #include "kprobectl/result.h"
+#include "kprobectl/system_view.h"
+#include "kprobectl/target.h"
 #include "kprobectl/trace_event_def.h"
 
 namespace kprobectl {
 
-// One address a probe point resolved to.
-struct ProbeLocation {
-  std::string function;         // the symbol it belongs to; empty for a bare address
-  uint64_t function_offset = 0;
-  uint64_t address = 0;         // virtual address in the ELF image
-  bool at_entry = false;        // the function's first instruction
+// Where a value starts, before any dereference.
+struct FetchRoot {
+  enum Kind {
+    kDwarfRegister,   // number: a DWARF register number
+    kRegister,        // name: a register as the kernel names it (%REG)
+    kArgument,        // number: the Nth integer argument at a function's entry
+    kReturnArgument,  // number: $argN in a kernel return probe (the kernel keeps it)
+    kReturnValue,     // $retval
+    kComm,            // $comm
+    kStack,           // $stack
+    kStackEntry,      // number: $stackN
+    kStatic,          // number: an address in the image; the first deref is folded into it
+    kKernelSymbol,    // name and value: @SYM+VALUE, for the kernel to look up
+    kFileOffset,      // number: @+OFF of a user probe, as written
+    kAbsolute,        // number: @0xADDR
+    kImmediate,       // name: \IMM as written
+    kConstant,        // value: a constant the debuginfo knows
+  } kind = kRegister;
+  uint64_t number = 0;
+  int64_t value = 0;
+  std::string name;
+
+  static FetchRoot Of(Kind kind, uint64_t number = 0) { return FetchRoot{kind, number, 0, {}}; }
+  static FetchRoot Value(Kind kind, int64_t value) { return FetchRoot{kind, 0, value, {}}; }
+  static FetchRoot Named(Kind kind, std::string name, int64_t value = 0) {
+    return FetchRoot{kind, 0, value, std::move(name)};
+  }
+};
+
+// One argument of a probe, arch-neutral.
+struct TypedFetch {
+  std::string name;                // the field's name in the event
+  FetchRoot root;
+  std::vector<ArgDeref> derefs;    // +|-[u]OFF(...), innermost first
+  std::optional<FetchType> type;   // none: the kernel's default
+  std::string c_type;              // the C type, when the debuginfo says
+};
+
+// How a place was found, for messages, listings and "Added new event".
+struct ProbeOrigin {
+  std::string function;        // whose code it is (an inlined copy's own name); empty for an address
+  std::string symbol;          // the ELF symbol that holds it ("compute", "do_exit.cold"), if any
+  uint64_t symbol_offset = 0;
+  SourceLine decl;             // where `function` is declared, when the debuginfo says
+  SourceLine at;               // the line at the address, when the debuginfo says
+  bool entry = false;          // the function's first instruction: its arguments are where the ABI says
+  bool inlined = false;        // an inlined copy
+  bool line_start = false;     // a line-table row starts here
+  std::string source;          // what answered: "DWARF", "the symbol table", "the kernel"
+};
+
+struct ResolvedLocation {
+  uint64_t address = 0;        // in the image (a binary's virtual address, a vmlinux's); 0 without one
+  ProbeTarget target;          // what the kernel is told
+  ProbeOrigin origin;
+  std::vector<TypedFetch> args;
+  std::optional<DwarfAddress> dwarf;  // the place as the DWARF describes it (vars)
+  std::string event_base;      // the event's name before NameEvents makes it unique
+  bool extra = false;          // a second or later place of one point: EV_1, EV_2...
+  std::vector<std::string> skipped;  // $vars/$params left out here, and why (for -v)
+  std::string event;           // set by NameEvents
 };
 
 struct ResolvedProbe {
   ProbeSpec spec;
-  std::vector<ProbeLocation> locations;
+  ProbeKind kind = ProbeKind::kKernel;
+  bool retprobe = false;
+  unsigned maxactive = 0;
+  std::string group;
+  std::vector<ResolvedLocation> locations;
 };
 
-struct FetchContext {
-  ProbeKind kind = ProbeKind::kUser;
-  bool retprobe = false;
-  bool at_entry = false;
-  const KernelFeatures* features = nullptr;
-  const ElfImage* image = nullptr;  // user probes: resolves @SYMBOL to @+OFFSET
-  uint64_t address = 0;             // user probes: the probe's virtual address
+struct ResolveOptions {
+  bool inlines = true;                   // inlined copies too (--no-inlines: not)
+  std::vector<std::string> source_dirs;  // -s, for ;PATTERN
+  unsigned maxactive = 0;                // kernel return probes
+  bool force = false;                    // -f: another kernel's image is fine
+  // vars: the places where a probe that fetches variables would go (after
+  // the prologue of unoptimized code), whatever the spec fetches; only the
+  // DWARF can answer.
+  bool for_variables = false;
 };
+
+struct Resolution {
+  std::vector<ResolvedProbe> probes;
+  std::vector<std::string> left_out;  // instances the kernel would refuse, and why
+  std::vector<std::string> notes;     // for -v: which source answered, fallbacks
+};
+
+Result<Resolution> Resolve(const std::vector<ProbeSpec>& specs, Target& target, const SystemView& system,
+                           const ResolveOptions& options);
+
+// Unique event names, as perf picks them ("FUNC", "FUNC_1", "FUNC__return").
+Result<void> NameEvents(Resolution& resolution, EventNamer& namer);
+
+// The definitions the kernel is sent, one per location, in order.
+Result<std::vector<TraceEventDef>> Synthesize(const Resolution& resolution, const Target& target);
+// One argument as a fetcharg, for a location of `kind` at `address` of `image`.
+Result<FetchArg> SynthesizeArg(const TypedFetch& fetch, ProbeKind kind, const ElfImage* image, uint64_t address);
+
+// The functions of the target that can be probed (funcs), sorted, those
+// the kernel would refuse left out.
+Result<std::vector<std::string>> ProbeableFunctions(const Target& target, const GlobFilter& filter);
+
+// The source listing `line` shows, the range's function found as a probe
+// point's is (a clone's name is its function's).
+Result<SourceListing> ListSource(const LineRange& range, Target& target, const FindOptions& find);
+
+// perf's account of where a probe is: "do_sys_openat2:14@fs/open.c",
+// "compute@/src/demo.c", "compute%return@...", "main+4@..."; empty when the
+// debuginfo did not say.
+std::string DescribeOrigin(const ProbeOrigin& origin, bool retprobe);
+// The same for a definition the kernel has, found again in `debuginfo`.
+std::string SourceOfDefinition(const TraceEventDef& def, const ElfImage* image, Debuginfo* debuginfo);
 
 // The kernel's limits (measured on Linux 6.18): MAX_TRACE_ARGS,
 // MAX_ARG_NAME_LEN, and FETCH_INSN_MAX (16 instructions per argument).
@@ -49,76 +161,21 @@ inline constexpr size_t kMaxProbeArgs = 128;
 inline constexpr size_t kMaxArgNameLength = 32;
 inline constexpr size_t kMaxFetchInstructions = 16;
 
-// Converts the non-DWARF arguments of `spec` into fetchargs for one location.
-Result<std::vector<FetchArg>> ConvertArgs(const ProbeSpec& spec, const FetchContext& context);
-// The parts: one raw argument; its :TYPE checked against the kernel; and the
-// whole list made valid (count, name lengths, unique names). `from` gives
-// the argument each fetcharg came from (null for $vars expansions).
-Result<FetchArg> ConvertRawArg(const ProbeSpec& spec, size_t index, const FetchContext& context);
-Result<FetchType> CheckArgType(const ProbeSpec& spec, const ProbeArg& arg, const FetchContext& context);
-Result<void> FinishArgs(const ProbeSpec& spec, std::vector<FetchArg>& args, const std::vector<const ProbeArg*>& from);
-std::unexpected<Error> ArgError(const ProbeSpec& spec, size_t pos, std::string what, std::string hint = {});
-
 // "+OFF(INNER)", "-OFF(INNER)" or, for user memory from a kernel probe,
 // "+uOFF(INNER)": the value in memory at INNER + OFF.
 std::string Dereference(int64_t offset, bool user, const std::string& inner);
 
 // Memory at `target` (a virtual address in the image) as a fetcharg: for
-// uprobes "@+OFF" relative to the probed segment (see fetch_args.cc); for
-// the kernel "@SYMBOL+OFF", or "@_text+OFF" when the name is not unique.
+// uprobes "@+OFF" relative to the probed segment; for the kernel
+// "@SYMBOL+OFF", or "@_text+OFF" when the name is not unique.
 std::string UprobeMemoryRef(const ElfImage& image, uint64_t probe_address, uint64_t target);
 std::string KernelMemoryRef(const ElfImage& image, uint64_t target);
 
-// Refuses specs this stage cannot resolve without DWARF.
-Result<void> RequireNoDebuginfo(const ProbeSpec& spec);
-
-// User space: FUNC[@VER][+OFF][%return] and 0xADDR from the ELF symbol tables.
-// Static functions of one name in several objects each give a location.
-Result<ResolvedProbe> ResolveUserProbe(const ProbeSpec& spec, const ElfImage& image);
-
-struct DefinitionOptions {
-  bool force = false;       // -f: suffix names that exist
-  unsigned maxactive = 0;   // kretprobes
-};
-
-Result<std::vector<TraceEventDef>> BuildUserDefinitions(const std::vector<ResolvedProbe>& probes,
-                                                        const ElfImage& image, const KernelFeatures& features,
-                                                        EventNamer& namer);
-
-// Kernel probes without debuginfo: SYM[+OFF][%return] and 0xADDR, written as
-// SYM+OFF targets that the kernel resolves (and checks) itself.
-Result<std::vector<TraceEventDef>> BuildKernelDefinitions(const std::vector<ProbeSpec>& specs,
-                                                          const KernelFeatures& features,
-                                                          const DefinitionOptions& options, EventNamer& namer);
-
-}  // namespace kprobectl
-
-namespace kprobectl {
-
-class Debuginfo;
-
-// A KASLR-safe kernel target for an address of `image` (a vmlinux):
-// SYMBOL+OFF when no other function has the name, else _text+OFF.
+// A KASLR-safe kernel target for an address of `image` (a vmlinux or a
+// module): SYMBOL+OFF when no other function has the name, else _text+OFF;
+// MOD:SYMBOL+OFF in a module.
 Result<ProbeTarget> KernelTarget(const ElfImage& image, uint64_t address);
-
 // The address in `image` that a kernel target names, if the image says.
 std::optional<uint64_t> KernelImageAddress(const ElfImage& image, const ProbeTarget& target);
-
-// Kernel probes from a vmlinux's symbol table, for functions its DWARF does
-// not describe (assembly): FUNC[+OFF][%return], all of a name's instances.
-Result<std::vector<TraceEventDef>> BuildKernelDefinitionsFromImage(const ProbeSpec& spec, const ElfImage& image,
-                                                                   const KernelFeatures& features,
-                                                                   const DefinitionOptions& options, EventNamer& namer);
-
-// With debuginfo (DWARF): every kind of probe point and variables, for a
-// user binary (`kind` kUser) or a kernel image (kKernel, -k VMLINUX).
-// `notes` collects what -v shows: variables $vars skipped, inlined copies
-// left out.
-Result<std::vector<TraceEventDef>> BuildDwarfDefinitions(const std::vector<ProbeSpec>& specs, Debuginfo& debuginfo,
-                                                         const ElfImage& image, ProbeKind kind,
-                                                         const KernelFeatures& features,
-                                                         const DefinitionOptions& options,
-                                                         const FindOptions& find, EventNamer& namer,
-                                                         std::vector<std::string>* notes);
 
 }  // namespace kprobectl

@@ -104,6 +104,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   trace->add_option("--filter", trace_options.filter, "Kernel-side event filter, e.g. 'a > 5'");
   trace->add_option("--pid", trace_options.pid, "Only events of this process");
   trace->add_flag("-a,--all", trace_options.all, "With -- COMMAND: events of the whole system, not only the command's");
+  trace->add_flag("-n,--dry-run", options.dry_run, "Print the probes it would add and the events it would trace");
   trace->add_flag("--latency", trace_options.latency, "Time each call from entry to return; histograms at the end");
   trace->add_option("--buffer-size", trace_options.buffer_kb, "Ring buffer per CPU, in KB");
   trace->fallthrough();

@@ -14,6 +14,9 @@
 #include "kprobectl/event_names.h"
 #include "kprobectl/kernel_features.h"
 #include "kprobectl/probe_spec.h"
+#include "kprobectl/resolve.h"
+#include "kprobectl/system_view.h"
+#include "kprobectl/target.h"
 #include "kprobectl/result.h"
 #include "kprobectl/trace_event_def.h"
 #include "kprobectl/tracefs_dir.h"
@@ -72,47 +75,25 @@ Result<void> CleanLeftovers(const TracefsDir& dir, const Options& options, Strea
 Result<void> RunClean(const Options& options, Streams io);
 Result<void> RunVars(const Options& options, const std::string& spec, Streams io);
 
-// The files a command works on: -x BINARY (user space) or -k VMLINUX
-// (kernel), with its DWARF when it has some.
-struct TargetFiles {
-  ProbeKind kind = ProbeKind::kKernel;
-  std::unique_ptr<ElfImage> image;        // null for the kernel without -k
-  std::unique_ptr<Debuginfo> debuginfo;   // null when the file has no DWARF
-  Error debuginfo_error;                  // why it is null
-};
-// Without `need_symbols` the ELF symbols of -x/-k files are not read (image
-// stays null): for commands that need only the DWARF.
-Result<TargetFiles> OpenTargetFiles(const Options& options, std::ostream& err, bool need_symbols = true);
+// The set-up the commands share (setup.cc): the target the options name
+// (its progress line on `err` while an index is built), how resolution is
+// asked, what -v reports.
+Result<Target> OpenTargetOf(const Options& options, std::ostream& err, bool need_symbols = true);
+ResolveOptions ResolveOptionsOf(const Options& options);
 // $XDG_CACHE_HOME/kprobectl, else ~/.cache/kprobectl; empty when neither is set.
 std::string DefaultCacheDir();
-// How the debuginfo of a command's files looks names up (see Options).
 IndexOptions MakeIndexOptions(const Options& options, std::ostream& err, const std::string& path);
 // With -v: how the debuginfo's names were looked up (cache read, built, scan).
-void ReportIndex(const TargetFiles& files, const Options& options, std::ostream& err);
-// The debuginfo, or the error that says why there is none.
-Result<Debuginfo*> RequireDebuginfo(TargetFiles& files);
-
-// Refuses kernel probes the kernel would refuse (blacklist, notrace), with
-// the reason, and makes targets KASLR-safe against the running kernel's
-// symbols. `running`: the definitions are for this machine's kernel.
-// `origins` gives each definition's spec (see ResolveSpecs): of a spec's
-// several instances, refused ones are left out (noted) if others remain.
-Result<void> CheckKernelProbes(std::vector<TraceEventDef>& defs, const std::vector<size_t>& origins,
-                               const TargetFiles& files, const TracefsDir* tracefs, const Options& options, bool running,
-                               std::vector<std::string>* notes);
-
-// Resolves specs to definitions: through DWARF where the target has it,
-// else through the ELF symbols (or, for the kernel without -k, as symbols).
-Result<std::vector<TraceEventDef>> ResolveSpecs(const std::vector<ProbeSpec>& specs, TargetFiles& files,
-                                                const KernelFeatures& features, const Options& options,
-                                                EventNamer& namer, std::vector<std::string>* notes,
-                                                std::vector<size_t>* origins = nullptr);
-
-// Shared by the commands.
+void ReportIndex(const Target& target, const Options& options, std::ostream& err);
+// The instances left out (unless -q), and with -v the notes.
+void ReportResolution(const Resolution& resolution, const Options& options, std::ostream& err);
 Result<std::unique_ptr<TracefsDir>> OpenTracefs(const Options& options, bool may_mount = true);
-// Where a definition's target is in the source, perf's way
-// ("do_sys_openat2:14@fs/open.c"), or empty when the files do not say.
-std::string SourceOfDefinition(const TraceEventDef& def, const ElfImage* image, Debuginfo* debuginfo);
+// The passes add, -D and trace --probe share: Resolve, NameEvents (what it
+// reports goes to `err`), Synthesize. `origins` receives each definition's.
+Result<std::vector<TraceEventDef>> ResolveToDefinitions(const std::vector<ProbeSpec>& specs, Target& target,
+                                                        const SystemView& system, const Options& options,
+                                                        EventNamer& namer, std::ostream& err,
+                                                        std::vector<ProbeOrigin>* origins = nullptr);
 // "(on compute+4 in /path/demo with a b)" as perf prints it; with `source`
 // (from the DWARF) "(on compute:3@/src/demo.c in /path/demo with a b)".
 std::string DescribeDefinition(const TraceEventDef& def, const ElfImage* image, const std::string& source = "");

@@ -38,27 +38,6 @@ bool Matches(const EventPattern& p, const TraceEventDef& def) {
 
 }  // namespace
 
-// perf's "FUNC@FILE", "FUNC:LINE@FILE", "FUNC%return@FILE", or, for an
-// address inside a line, "SYMBOL+OFF@FILE".
-std::string SourceOf(Debuginfo& debuginfo, const ElfImage& image, uint64_t address, bool retprobe) {
-  auto at = debuginfo.AtAddress(address);
-  if (!at || at->function.empty()) return {};
-  std::string file = at->decl.file.empty() ? at->at.file : at->decl.file;
-  if (at->entry || retprobe) return at->function + (retprobe ? "%return" : "") + "@" + file;
-  if (at->line_start && at->at.file == at->decl.file && at->at.line >= at->decl.line)
-    return at->function + ":" + std::to_string(at->at.line - at->decl.line) + "@" + file;
-  if (const ElfSymbol* f = image.FunctionAt(address))
-    return f->name + "+" + std::to_string(address - f->value) + "@" + file;
-  return at->function + "@" + file;
-}
-
-std::string SourceOfDefinition(const TraceEventDef& def, const ElfImage* image, Debuginfo* debuginfo) {
-  if (!image || !debuginfo) return {};
-  auto address = def.target.kind == ProbeTarget::kFile ? image->VirtualAddress(def.target.offset)
-                                                       : KernelImageAddress(*image, def.target);
-  return address ? SourceOf(*debuginfo, *image, *address, def.retprobe) : std::string();
-}
-
 std::string DescribeDefinition(const TraceEventDef& def, const ElfImage* image, const std::string& source) {
   std::string where;
   const ProbeTarget& t = def.target;
@@ -129,7 +108,7 @@ Result<void> RunList(const Options& options, const std::vector<std::string>& pat
     } else {
       if (!looked_for_kernel) {
         looked_for_kernel = true;
-        auto found = FindKernelDebuginfo(KernelEnv::Running(), options.force);
+        auto found = FindKernelDebuginfo(KernelEnv::Running(), options.force);  // the stage's look-up
         if (found) kernel_image = *found;
       }
       Files& f = open(kernel_image);

@@ -12,14 +12,7 @@ namespace kprobectl::cli {
 
 namespace {
 
-// "compute+4" for an address, from the ELF symbols.
-std::string SymbolOffset(const ElfImage& image, uint64_t address) {
-  const ElfSymbol* f = image.FunctionAt(address);
-  if (!f) return Hex(address);
-  return f->name + "+" + std::to_string(address - f->value);
-}
-
-std::string RangesText(const ElfImage& image, uint64_t function_start, const std::string& function,
+std::string RangesText(uint64_t function_start, const std::string& function,
                        const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
   std::vector<std::string> parts;
   for (const auto& [start, end] : ranges) {
@@ -27,7 +20,6 @@ std::string RangesText(const ElfImage& image, uint64_t function_start, const std
     uint64_t s = start < function_start ? 0 : start - function_start;
     parts.push_back(std::to_string(s) + "-" + std::to_string(end - function_start));
   }
-  (void)image;
   return "@<" + function + "+[" + Join(parts, ",") + "]>";
 }
 
@@ -35,11 +27,10 @@ std::string RangesText(const ElfImage& image, uint64_t function_start, const std
 
 Result<void> RunLine(const Options& options, const std::string& text, Streams io) {
   LineRange range = KP_TRY(ParseLineRange(text));
-  TargetFiles files = KP_TRY(OpenTargetFiles(options, io.err, /*need_symbols=*/false));
-  Debuginfo* debuginfo = KP_TRY(RequireDebuginfo(files));
+  Target target = KP_TRY(OpenTargetOf(options, io.err, /*need_symbols=*/false));
   FindOptions find{!options.no_inlines, options.source_dirs};
-  SourceListing listing = KP_TRY(debuginfo->Listing(range, find));
-  ReportIndex(files, options, io.err);
+  SourceListing listing = KP_TRY(ListSource(range, target, find));
+  ReportIndex(target, options, io.err);
   io.out << listing.header << "\n";
   if (!listing.have_source)
     io.err << "kprobectl: the source of " << listing.path << " was not found (looked at "
@@ -54,24 +45,24 @@ Result<void> RunLine(const Options& options, const std::string& text, Streams io
 
 Result<void> RunVars(const Options& options, const std::string& text, Streams io) {
   ProbeSpec spec = KP_TRY(ParseProbeSpec(text));
-  TargetFiles files = KP_TRY(OpenTargetFiles(options, io.err));
-  Debuginfo* debuginfo = KP_TRY(RequireDebuginfo(files));
-  FindOptions find{!options.no_inlines, options.source_dirs};
-  std::vector<DwarfAddress> addresses;
-  if (spec.point.address) addresses.push_back(KP_TRY(debuginfo->AtAddress(*spec.point.address)));
-  else addresses = KP_TRY(debuginfo->Resolve(spec.point, find));
-  ReportIndex(files, options, io.err);
-  // Where add would put a probe that fetches variables (after the
-  // prologue of unoptimized code).
-  if (!spec.point.line && !spec.point.lazy_pattern && !spec.point.offset && !spec.point.retprobe && !spec.point.address)
-    for (DwarfAddress& at : addresses) at = debuginfo->AfterPrologue(at);
+  Target target = KP_TRY(OpenTargetOf(options, io.err));
+  KP_TRY(target.RequireDebuginfo());
+  SystemView system = ReadSystemView(nullptr, KernelEnv::Running(), target, false);
+  ResolveOptions resolve = ResolveOptionsOf(options);
+  resolve.for_variables = true;
+  Resolution resolution = KP_TRY(Resolve({spec}, target, system, resolve));
+  ReportResolution(resolution, options, io.err);
+  ReportIndex(target, options, io.err);
   io.out << "Available variables at " << DescribePoint(spec.point) << "\n";
-  for (const DwarfAddress& at : addresses) {
-    io.out << "\t@<" << SymbolOffset(*files.image, at.address) << ">";
+  for (const ResolvedLocation& loc : resolution.probes.front().locations) {
+    const DwarfAddress& at = *loc.dwarf;
+    io.out << "\t@<" << (loc.origin.symbol.empty() ? Hex(at.address)
+                                                   : loc.origin.symbol + "+" + std::to_string(loc.origin.symbol_offset))
+           << ">";
     if (at.inlined) io.out << " (" << at.function << " inlined)";
     io.out << "\n";
-    auto vars = KP_TRY(debuginfo->Variables(at, options.externs));
-    const ElfSymbol* f = files.image->FunctionAt(at.address);
+    auto vars = KP_TRY(target.debuginfo->Variables(at, options.externs));
+    const ElfSymbol* f = target.image->FunctionAt(at.address);
     bool any = false;
     for (const VariableInfo& v : vars) {
       if (!v.available && !options.ranges) continue;
@@ -80,7 +71,7 @@ Result<void> RunVars(const Options& options, const std::string& text, Streams io
       if (options.ranges) io.out << (v.available ? "[VAL]\t" : "[INV]\t");
       if (v.external) io.out << "(extern) ";
       io.out << v.c_type << "\t" << v.name;
-      if (options.ranges && f && !v.external) io.out << "\t" << RangesText(*files.image, f->value, f->name, v.ranges);
+      if (options.ranges && f && !v.external) io.out << "\t" << RangesText(f->value, f->name, v.ranges);
       io.out << "\n";
     }
     if (!any) io.out << "\t\t(No matched variables)\n";

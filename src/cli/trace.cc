@@ -81,18 +81,20 @@ Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, cons
   if (trace.probes.empty()) return std::vector<TraceEventDef>{};
   std::vector<ProbeSpec> specs;
   for (const std::string& text : trace.probes) specs.push_back(KP_TRY(ParseProbeSpec(text)));
-  KP_TRY_VOID(RequireProbeKind(features, options.exec.empty() ? ProbeKind::kKernel : ProbeKind::kUser));
-  TargetFiles files = KP_TRY(OpenTargetFiles(options, io.err));
-  std::vector<std::string> notes;
-  std::vector<size_t> origins;
-  auto defs = KP_TRY(ResolveSpecs(specs, files, features, options, namer, &notes, &origins));
-  std::vector<std::string> left_out;
-  if (options.exec.empty()) KP_TRY_VOID(CheckKernelProbes(defs, origins, files, &dir, options, true, &left_out));
-  if (!options.quiet)
-    for (const std::string& line : left_out) io.err << "kprobectl: " << line << "\n";
-  if (options.verbose)
-    for (const std::string& note : notes) io.err << "note: " << note << "\n";
-  return defs;
+  if (!options.dry_run)
+    KP_TRY_VOID(RequireProbeKind(features, options.exec.empty() ? ProbeKind::kKernel : ProbeKind::kUser));
+  Target target = KP_TRY(OpenTargetOf(options, io.err));
+  SystemView system = ReadSystemView(&dir, KernelEnv::Running(), target, true);
+  return ResolveToDefinitions(specs, target, system, options, namer, io.err);
+}
+
+// -n: what would be added (temporary probes, hidden entries) and traced.
+void PrintPlan(const TracePlan& plan, std::ostream& out) {
+  for (const TraceEventDef& def : plan.add) out << FormatDefinition(def) << "\n";
+  std::vector<std::string> traced;
+  for (const TraceEventDef& def : plan.events)
+    traced.push_back(def.FullName() + (plan.hidden.contains(def.group + "/" + def.event) ? " (hidden)" : ""));
+  out << "# traced: " << Join(traced, " ") << "\n";
 }
 
 // Prints until the command ends, the time is up, a stop signal comes, or
@@ -159,7 +161,7 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   auto log = [&](std::string_view line) {
     if (options.verbose) io.err << line << "\n";
   };
-  KP_TRY_VOID(CleanLeftovers(*dir, options, io));
+  if (!options.dry_run) KP_TRY_VOID(CleanLeftovers(*dir, options, io));
   ProbeEvents events(*dir, log);
   KernelFeatures features = ReadFeatures(*dir);
   KernelEnv env = KernelEnv::Running();
@@ -169,6 +171,10 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   std::vector<TraceEventDef> temporary = KP_TRY(ResolveTemporary(options, trace, features, *dir, namer, io));
   std::vector<TraceEventDef> existing = KP_TRY(events.List());
   TracePlan plan = KP_TRY(PlanTrace({trace.events, trace.latency}, existing, temporary, namer));
+  if (options.dry_run) {
+    PrintPlan(plan, io.out);
+    return 0;
+  }
 
   // 3. Recorded, then added, all or none.
   TemporaryRecord record = KP_TRY(TemporaryRecord::Create(

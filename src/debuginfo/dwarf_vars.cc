@@ -427,13 +427,13 @@ Result<std::vector<VariableFetch>> DwarfInfo::FetchAll(const DwarfAddress& at, b
   return out;
 }
 
-std::string DwarfInfo::ReturnType(const DwarfAddress& at) {
+std::optional<FetchType> DwarfInfo::ReturnType(const DwarfAddress& at) {
   Ready();
   Dwarf_Die fn = Die(at.die_offset);
   Dwarf_Die type;
-  if (!TypeOf(&fn, &type)) return {};
+  if (!TypeOf(&fn, &type)) return std::nullopt;
   auto fetch_type = ScalarFetchType(&type, "the return value");
-  return fetch_type ? FormatFetchType(*fetch_type) : std::string();
+  return fetch_type ? std::optional<FetchType>(*fetch_type) : std::nullopt;
 }
 
 const std::vector<Dwarf_Die>& DwarfInfo::ScopeChain(Dwarf_Die* cu, uint64_t address) {

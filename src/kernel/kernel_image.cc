@@ -84,12 +84,12 @@ std::vector<std::string> DebuginfoCandidates(const KernelEnv& env, std::string_v
   return out;
 }
 
-namespace {
-
 std::string RunningBuildId(const KernelEnv& env) {
   auto notes = ReadAll(env.root + env.notes);
   return notes ? BuildIdFromNotes(*notes) : std::string();
 }
+
+namespace {
 
 // libdebuginfod is loaded only when a server is configured, as libdwfl does:
 // linking it pulls libcurl and its TLS stack into every run, which costs
@@ -121,10 +121,13 @@ Result<std::string> FromDebuginfod(std::string_view build_id) {
 }  // namespace
 
 Result<void> CheckBuildId(const KernelEnv& env, const ElfImage& image, bool force) {
-  std::string running = RunningBuildId(env);
+  return CheckBuildId(RunningBuildId(env), env, image, force);
+}
+
+Result<void> CheckBuildId(std::string_view running, const KernelEnv& env, const ElfImage& image, bool force) {
   if (running.empty() || image.build_id().empty() || running == image.build_id() || force) return {};
   return Fail("'" + image.path() + "' is not the running kernel's image: its build-id is " + image.build_id() +
-                  ", the running kernel's (" + env.notes + ") is " + running,
+                  ", the running kernel's (" + env.notes + ") is " + std::string(running),
               "install the debuginfo of kernel " + env.release + ", or add -f to use this file anyway");
 }
 
@@ -286,8 +289,18 @@ KallsymsNames KallsymsNames::Parse(std::string_view kallsyms) {
     if (words.size() < 3) continue;
     char type = static_cast<char>(std::tolower(static_cast<unsigned char>(words[1][0])));
     if (type == 't' || type == 'w') ++out.counts_[words[2]];
+    if (words[2] == "_text" && words.size() == 3) {
+      auto address = ParseUnsigned("0x" + words[0]);
+      if (address && *address != 0) out.text_ = address;
+    }
   }
   return out;
+}
+
+std::optional<int64_t> KallsymsNames::Slide(const ElfImage& image) const {
+  const ElfSymbol* text = image.Find("_text");
+  if (!text || !text_) return std::nullopt;
+  return static_cast<int64_t>(*text_ - text->value);
 }
 
 size_t KallsymsNames::Count(const std::string& name) const {

@@ -29,18 +29,23 @@ uint64_t SymbolOffset(const ElfImage& image, const std::string& name, size_t nth
   return 0;
 }
 
-// Definitions for specs on a fixture, as lines, with the fixture's path
-// replaced by BIN so expectations read well.
+// Definitions for specs on a fixture through the symbol table, as lines,
+// with the fixture's path replaced by BIN so expectations read well.
 Result<std::vector<std::string>> Define(const std::string& fixture, std::vector<std::string> texts,
                                         std::set<std::string> existing = {}, bool force = false) {
   const ElfImage& image = Fixture(fixture);
-  std::vector<ResolvedProbe> probes;
-  for (const std::string& text : texts) {
-    ProbeSpec spec = KP_TRY(ParseProbeSpec(text));
-    probes.push_back(KP_TRY(ResolveUserProbe(spec, image)));
-  }
+  std::vector<ProbeSpec> specs;
+  for (const std::string& text : texts) specs.push_back(KP_TRY(ParseProbeSpec(text)));
+  Target target;
+  target.kind = Target::kUserBinary;
+  target.path = image.path();
+  target.image = std::make_unique<ElfImage>(image);
+  SystemView system;
+  system.features = AllFeatures();
+  Resolution resolution = KP_TRY(Resolve(specs, target, system, {}));
   EventNamer namer(std::move(existing), force);
-  auto defs = KP_TRY(BuildUserDefinitions(probes, image, AllFeatures(), namer));
+  KP_TRY_VOID(NameEvents(resolution, namer));
+  auto defs = KP_TRY(Synthesize(resolution, target));
   std::vector<std::string> lines;
   for (const TraceEventDef& def : defs) {
     std::string line = FormatDefinition(def);
@@ -232,9 +237,15 @@ TEST_CASE("kernel probes without debuginfo: SYM+OFF targets") {
                            "vfs_read+16 %di", "0xffffffff81000000", "grp:ev=do_sys_open @jiffies:u64"})
     specs.push_back(*ParseProbeSpec(text));
   EventNamer namer({}, false);
-  DefinitionOptions options;
+  Target kernel;  // the running kernel, its image not found
+  SystemView system;
+  system.features = AllFeatures();
+  ResolveOptions options;
   options.maxactive = 8;
-  auto defs = BuildKernelDefinitions(specs, AllFeatures(), options, namer);
+  auto resolution = Resolve(specs, kernel, system, options);
+  REQUIRE(resolution);
+  REQUIRE(NameEvents(*resolution, namer));
+  auto defs = Synthesize(*resolution, kernel);
   REQUIRE(defs);
   std::vector<std::string> lines;
   for (const TraceEventDef& def : *defs) lines.push_back(FormatDefinition(def));

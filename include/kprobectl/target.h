@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// What a command works on, decided once: a user binary (-x), the running
+// kernel, a kernel image (-k VMLINUX) or a kernel module (-m). In: what the
+// options name, where to look (KernelEnv, the search paths). Out: the
+// target's kind and files: its ELF symbols and its DWARF, or why there is
+// none. Every later stage asks the Target, never the options again.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "kprobectl/debuginfo.h"
+#include "kprobectl/elf_image.h"
+#include "kprobectl/find_binary.h"
+#include "kprobectl/kernel_image.h"
+#include "kprobectl/result.h"
+#include "kprobectl/trace_event_def.h"
+
+namespace kprobectl {
+
+struct TargetRequest {
+  std::string exec;     // -x: a path, or a name found in PATH or the linker's directories
+  std::string vmlinux;  // -k
+  std::string module;   // -m: a loaded module's name, or a .ko path
+  bool force = false;   // accept a kernel image whose build-id is not the running kernel's
+  bool need_symbols = true;  // false: the DWARF alone (line listings)
+  IndexOptions index;   // how the DWARF's names are looked up
+};
+
+struct Target {
+  enum Kind {
+    kUserBinary,     // -x
+    kRunningKernel,  // nothing named: this machine's kernel (its image found, or not)
+    kKernelImage,    // -k: an image, maybe not the running kernel's
+    kModule,         // -m
+  } kind = kRunningKernel;
+  std::string path;    // the file; empty for the running kernel when its image was not found
+  std::string module;  // kModule: its name, as the kernel knows it
+  std::unique_ptr<ElfImage> image;      // null without a file (or without need_symbols)
+  std::unique_ptr<Debuginfo> debuginfo; // null when there is no DWARF
+  Error debuginfo_error;                // why it is null
+
+  ProbeKind probe_kind() const { return kind == kUserBinary ? ProbeKind::kUser : ProbeKind::kKernel; }
+  bool kernel() const { return kind != kUserBinary; }
+  // The DWARF, or the error that says why there is none.
+  Result<Debuginfo*> RequireDebuginfo() const;
+};
+
+Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, const SearchPaths& search);
+
+}  // namespace kprobectl

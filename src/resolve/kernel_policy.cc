@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// What the kernel would refuse, refused first with the reason: targets on
+// the kprobe blacklist, functions ftrace cannot trace (kprobe_events then
+// says only "Failed to register probe event"), names kallsyms cannot tell
+// apart, modules that are not loaded, an image that is not the running
+// kernel's. Also makes targets KASLR-safe against the running kernel's
+// symbols. The running kernel's lists come from the SystemView; without
+// them (definitions printed for an image), what the image itself says.
+#include "kprobectl/strings.h"
+#include "resolve_internal.h"
+
+namespace kprobectl::resolve {
+
+namespace {
+
+struct Lists {
+  KprobeBlacklist blacklist;
+  TraceableFunctions traceable;           // the running kernel's (by name), or unknown
+  TraceableFunctions traceable_in_image;  // the image's __fentry__ sites (by address)
+};
+
+Result<Lists> ListsFor(const ElfImage* image, const SystemView& system) {
+  Lists lists;
+  if (system.running) {
+    std::optional<int64_t> slide = image ? system.kallsyms.Slide(*image) : std::nullopt;
+    if (!system.blacklist.empty() && (slide || !image))
+      lists.blacklist = KprobeBlacklist::FromDebugfs(system.blacklist, slide.value_or(0));
+    if (system.available_functions) lists.traceable = TraceableFunctions::FromAvailable(*system.available_functions);
+  }
+  if (image && lists.blacklist.empty()) lists.blacklist = KP_TRY(KprobeBlacklist::FromImage(*image));
+  // available_filter_functions has names only (Linux 6.1): one traceable
+  // t_start lets all pass. The image's __fentry__ sites tell instances apart.
+  if (image) lists.traceable_in_image = KP_TRY(TraceableFunctions::FromImage(*image));
+  return lists;
+}
+
+// Why the kernel would refuse a probe at `loc`, or nothing; rewrites its
+// target to _text+OFF when kallsyms holds its name twice.
+std::optional<Error> Refusal(ResolvedLocation& loc, const ElfImage* image, const Lists& lists,
+                             const SystemView& system, const Error& no_debuginfo) {
+  bool has_address = image && loc.address != 0;
+  const ElfSymbol* function = has_address ? image->FunctionAt(loc.address) : nullptr;
+  std::string name = function ? function->name : loc.target.symbol;
+  if (const BlacklistRange* listed = has_address ? lists.blacklist.Find(loc.address) : nullptr)
+    return Error{"'" + name + "' is on the kernel's kprobe blacklist (" + listed->name +
+                     "): the kernel refuses probes there, which could recurse or break its entry code",
+                 "probe a function that calls it, or one it calls"};
+  ElfSymbol by_name;
+  by_name.name = name;
+  if (!lists.traceable.KprobeAllowed(function ? *function : by_name, image) ||
+      (function && !lists.traceable_in_image.KprobeAllowed(*function, image)))
+    return Error{"'" + name + "' cannot be kprobed: ftrace cannot trace it (a notrace function, as all of "
+                 "kernel/trace/ is), and kprobe_events refuses those; the kernel would only say \"Failed to "
+                 "register probe event\"",
+                 "probe a function that calls it; 'kprobectl funcs' lists what can be probed"};
+  // KASLR-safe against the running kernel: a name kallsyms holds twice
+  // (a module may reuse it) is resolved to its first, so count from _text.
+  ProbeTarget& t = loc.target;
+  if (system.running && !system.kallsyms.empty() && t.kind == ProbeTarget::kSymbol && t.symbol != "_text" &&
+      t.module.empty() && system.kallsyms.Count(t.symbol) > 1) {
+    const ElfSymbol* text = image ? image->Find("_text") : nullptr;
+    if (!has_address || !text)
+      return Error{"'" + t.symbol + "' names " + std::to_string(system.kallsyms.Count(t.symbol)) +
+                       " functions in the running kernel; telling them apart needs its debuginfo",
+                   no_debuginfo.hint.empty() ? "name the image with -k VMLINUX" : no_debuginfo.hint};
+    t.symbol = "_text";
+    t.offset = loc.address - text->value;
+  }
+  return std::nullopt;
+}
+
+// "s_show of kernel/trace/trace_events.c", "getname inlined in user_path_create".
+std::string PlaceOf(const ResolvedProbe& probe, const ResolvedLocation& loc) {
+  const ProbeOrigin& o = loc.origin;
+  std::string what = o.function.empty() ? DescribePoint(probe.spec.point) : o.function;
+  if (o.inlined && !o.symbol.empty()) return what + " inlined in " + o.symbol;
+  if (!o.decl.file.empty()) return what + " of " + o.decl.file;
+  return what + " at " + FormatTarget(loc.target);
+}
+
+// A module's functions are checked by name: its image's addresses are not
+// the kernel's.
+Result<void> CheckModule(const std::vector<ResolvedProbe>& probes, const Target& target, const SystemView& system) {
+  if (!system.running) return {};
+  if (!system.loaded_modules.contains(target.module))
+    return Fail("module " + target.module + " is not loaded", "load it first: modprobe " + target.module);
+  if (!system.available_functions) return {};
+  auto traceable = TraceableFunctions::FromAvailable(*system.available_functions);
+  for (const ResolvedProbe& probe : probes)
+    for (const ResolvedLocation& loc : probe.locations) {
+      ElfSymbol by_name;
+      by_name.name = loc.target.symbol;
+      if (!traceable.Traceable(by_name))
+        return Fail("'" + loc.target.symbol + "' of module " + target.module +
+                        " cannot be kprobed: ftrace cannot trace it (a notrace function)",
+                    "probe a function that calls it");
+    }
+  return {};
+}
+
+}  // namespace
+
+Result<void> ApplyKernelPolicy(std::vector<ResolvedProbe>& probes, const Target& target, const SystemView& system,
+                               const ResolveOptions& options, std::vector<std::string>* left_out) {
+  if (target.kind == Target::kModule) return CheckModule(probes, target, system);
+  const ElfImage* image = target.image.get();
+  if (system.running && image && target.kind == Target::kKernelImage)
+    KP_TRY_VOID(CheckBuildId(system.build_id, system.env, *image, options.force));
+  Lists lists = KP_TRY(ListsFor(image, system));
+  // A point with several instances (static functions of one name) keeps
+  // those the kernel takes and says which it left out; one whose every
+  // instance is refused is an error.
+  for (ResolvedProbe& probe : probes) {
+    std::vector<ResolvedLocation> kept;
+    std::optional<Error> first;
+    for (ResolvedLocation& loc : probe.locations) {
+      auto refused = Refusal(loc, image, lists, system, target.debuginfo_error);
+      if (!refused) {
+        kept.push_back(std::move(loc));
+        continue;
+      }
+      if (!first) first = refused;
+      if (left_out) left_out->push_back("left out " + PlaceOf(probe, loc) + ": " + refused->message);
+    }
+    if (kept.empty() && first) return std::unexpected(*first);
+    probe.locations = std::move(kept);
+  }
+  return {};
+}
+
+}  // namespace kprobectl::resolve

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// The order of sources, for each spec. DWARF first where the target has it:
+// it knows inlined copies, clones and variables. A plain symbol the DWARF
+// lacks (assembly, another language) or a versioned one falls back to the
+// symbol table; a spec that needs what only DWARF knows gets the DWARF's
+// error, or, without DWARF, the reason there is none. The running kernel
+// whose image was not found is asked by name.
+#include <map>
+
+#include "kprobectl/strings.h"
+#include "resolve_internal.h"
+
+namespace kprobectl {
+
+namespace {
+
+using resolve::LocateByName;
+using resolve::LocateWithDwarf;
+using resolve::LocateWithSymbols;
+
+// "clamp.constprop.0:3" reads as SRC:ALN (a '.' before the ':'); when no
+// path is given and the name is a function of the image, it is FUNC:RLN.
+ProbeSpec AsWritten(const ProbeSpec& spec, const Target& target) {
+  const ProbePoint& p = spec.point;
+  if (p.file.empty() || !p.function.empty() || p.file.find('/') != std::string::npos || !target.image) return spec;
+  const ElfSymbol* s = target.image->Find(p.file);
+  if (!s || s->type != ElfSymbol::kFunction) return spec;
+  ProbeSpec out = spec;
+  out.point.function = p.file;
+  out.point.file.clear();
+  return out;
+}
+
+Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& target, const SystemView& system,
+                                             const ResolveOptions& options, std::vector<std::string>* notes) {
+  ProbeSpec spec = AsWritten(written, target);
+  // Variables, lines, files: only the DWARF knows them.
+  bool needs_dwarf = NeedsDebuginfo(spec) || options.for_variables;
+  if (!target.image) {
+    if (needs_dwarf && !target.debuginfo_error.message.empty())
+      return Fail("'" + DescribePoint(spec.point) + "' needs debuginfo: " + target.debuginfo_error.message,
+                  target.debuginfo_error.hint);
+    return LocateByName(spec, system);
+  }
+  if (target.debuginfo && spec.point.version.empty()) {
+    auto dwarf = LocateWithDwarf(spec, target, system, options);
+    if (dwarf || needs_dwarf) return dwarf;
+    auto symbols = LocateWithSymbols(spec, target, system);
+    if (!symbols) return std::unexpected(dwarf.error());
+    if (notes) notes->push_back("'" + DescribePoint(spec.point) + "' from the symbol table: " + dwarf.error().message);
+    return symbols;
+  }
+  // Without DWARF, the reason there is none; when nobody said (a target
+  // made without looking), the symbol table's own explanation.
+  if (needs_dwarf && !target.debuginfo_error.message.empty())
+    return Fail("'" + DescribePoint(spec.point) + "' needs debuginfo: " + target.debuginfo_error.message,
+                target.debuginfo_error.hint);
+  return LocateWithSymbols(spec, target, system);
+}
+
+Result<void> CheckMaxactive(const Target& target, const SystemView& system, const ResolveOptions& options) {
+  if (!options.maxactive) return {};
+  if (!target.kernel()) return Fail("--maxactive is for kernel return probes", "user return probes have no such limit");
+  if (!system.features.kprobe_maxactive) return Fail("this kernel does not take --maxactive for return probes");
+  return {};
+}
+
+// The second and later places with one name base are EV_1, EV_2... as perf
+// numbers them; counted after the kernel's policy left some out.
+void MarkExtras(ResolvedProbe& probe) {
+  std::map<std::string, int> seen;
+  for (ResolvedLocation& loc : probe.locations) loc.extra = seen[loc.event_base]++ > 0;
+}
+
+}  // namespace
+
+Result<Resolution> Resolve(const std::vector<ProbeSpec>& specs, Target& target, const SystemView& system,
+                           const ResolveOptions& options) {
+  KP_TRY_VOID(CheckMaxactive(target, system, options));
+  Resolution out;
+  for (const ProbeSpec& spec : specs) {
+    ResolvedProbe probe;
+    probe.spec = spec;
+    probe.kind = target.probe_kind();
+    probe.retprobe = spec.point.retprobe;
+    probe.maxactive = spec.point.retprobe && target.kernel() ? options.maxactive : 0;
+    probe.group = !spec.group.empty() ? spec.group
+                  : target.kernel()   ? std::string(kKernelGroup)
+                                      : UserGroupName(target.path);
+    probe.locations = KP_TRY(Locate(spec, target, system, options, &out.notes));
+    out.probes.push_back(std::move(probe));
+  }
+  if (target.kernel()) KP_TRY_VOID(resolve::ApplyKernelPolicy(out.probes, target, system, options, &out.left_out));
+  for (ResolvedProbe& probe : out.probes) MarkExtras(probe);
+  return out;
+}
+
+}  // namespace kprobectl

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// Shared by the files of the resolve stage: the arguments every source
+// resolves the same way, and the sources themselves.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kprobectl/resolve.h"
+
+namespace kprobectl::resolve {
+
+// Where an argument is fetched: what kind of probe, at which place.
+struct ArgContext {
+  ProbeKind kind = ProbeKind::kUser;
+  bool retprobe = false;
+  bool at_entry = false;             // a function's first instruction
+  const KernelFeatures* features = nullptr;
+  const ElfImage* image = nullptr;   // resolves @SYMBOL of user probes
+  uint64_t address = 0;              // the probe's address in the image
+};
+
+// "invalid argument: WHAT" with the spec and a caret under `pos`.
+std::unexpected<Error> ArgError(const ProbeSpec& spec, size_t pos, std::string what, std::string hint = {});
+// The :TYPE of an argument, checked against what this kernel takes.
+Result<FetchType> CheckArgType(const ProbeSpec& spec, const ProbeArg& arg, const ArgContext& context);
+// An argument that needs no debuginfo ($argN, %REG, @SYM, +OFF(...)...).
+Result<TypedFetch> RawArg(const ProbeSpec& spec, size_t index, const ArgContext& context);
+// Every argument of a spec without debuginfo.
+Result<std::vector<TypedFetch>> RawArgs(const ProbeSpec& spec, const ArgContext& context);
+// The whole list made valid: count, name lengths and characters, unique
+// names. `from` gives the argument each came from (null for $vars).
+Result<void> FinishArgs(const ProbeSpec& spec, std::vector<TypedFetch>& args, const std::vector<const ProbeArg*>& from);
+// The kernel runs at most kMaxFetchInstructions per argument.
+Result<void> CheckDepth(const ProbeSpec& spec, const ProbeArg& arg, const TypedFetch& fetch);
+// Refuses specs that cannot be resolved without DWARF, saying why.
+Result<void> RequireNoDebuginfo(const ProbeSpec& spec);
+
+// The sources, in the order Resolve() asks them. Each gives the probe's
+// places with their arguments, or says why it cannot.
+Result<std::vector<ResolvedLocation>> LocateWithDwarf(const ProbeSpec& spec, Target& target, const SystemView& system,
+                                                      const ResolveOptions& options);
+Result<std::vector<ResolvedLocation>> LocateWithSymbols(const ProbeSpec& spec, const Target& target,
+                                                        const SystemView& system);
+Result<std::vector<ResolvedLocation>> LocateByName(const ProbeSpec& spec, const SystemView& system);
+
+// The kernel's policy over kernel probes; refused instances of a point
+// with others go to `left_out`, a point with none left is an error.
+Result<void> ApplyKernelPolicy(std::vector<ResolvedProbe>& probes, const Target& target, const SystemView& system,
+                               const ResolveOptions& options, std::vector<std::string>* left_out);
+
+}  // namespace kprobectl::resolve

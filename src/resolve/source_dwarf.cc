@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// The DWARF source: every kind of probe point (lines, patterns, files,
+// inlined copies, clones) and variables, from the debuginfo stage's
+// DwarfAddress and VariableFetch, for a user binary or a kernel image.
+// Kernel targets are KASLR-safe: SYMBOL+OFF when the symbol's name is
+// unique in the image, _text+OFF when several functions share it.
+#include "kprobectl/glob.h"
+#include "kprobectl/strings.h"
+#include "kprobectl/x86_64_abi.h"
+#include "resolve_internal.h"
+
+namespace kprobectl::resolve {
+
+namespace {
+
+// Instances of a clone symbol (foo.isra.0): DWARF knows them by the
+// original name; keep the addresses inside the symbol.
+Result<std::vector<DwarfAddress>> ResolveClone(const ProbePoint& point, Debuginfo& debuginfo, const ElfImage& image,
+                                               const FindOptions& find) {
+  std::vector<const ElfSymbol*> symbols;
+  for (const ElfSymbol& s : image.symbols())
+    if (s.type == ElfSymbol::kFunction && s.name == point.function) symbols.push_back(&s);
+  if (symbols.empty()) return std::vector<DwarfAddress>{};
+  ProbePoint base = point;
+  base.function = EventBaseFromSymbol(point.function);
+  auto all = KP_TRY(debuginfo.Resolve(base, find));
+  std::vector<DwarfAddress> out;
+  for (const DwarfAddress& a : all)
+    for (const ElfSymbol* s : symbols)
+      if (a.address >= s->value && a.address < s->value + std::max<uint64_t>(s->size, 1)) out.push_back(a);
+  return out;
+}
+
+Result<std::vector<DwarfAddress>> Addresses(const ProbeSpec& spec, Debuginfo& debuginfo, const ElfImage& image,
+                                            const FindOptions& find) {
+  const ProbePoint& p = spec.point;
+  if (!p.version.empty()) return Fail("'" + DescribePoint(p) + "': symbol versions need the ELF path, not DWARF");
+  if (p.address) return std::vector<DwarfAddress>{KP_TRY(debuginfo.AtAddress(*p.address + p.offset.value_or(0)))};
+  if (!p.function.empty() && p.function.find('.') != std::string::npos && !IsGlob(p.function)) {
+    auto clones = KP_TRY(ResolveClone(p, debuginfo, image, find));
+    if (clones.empty())
+      return Fail("no function '" + p.function + "' in " + image.path(), "list functions with 'kprobectl funcs'");
+    return clones;
+  }
+  return debuginfo.Resolve(p, find);
+}
+
+std::string EventBaseFor(const ProbeSpec& spec, const DwarfAddress& at) {
+  if (!spec.event.empty()) return spec.event;
+  const ProbePoint& p = spec.point;
+  std::string base = EventBaseFromSymbol(at.function.empty() ? p.function : at.function);
+  if (p.address && at.function.empty()) return EventBase(p, "");
+  if (p.line && !p.function.empty()) return base + "_L" + std::to_string(*p.line);
+  if (p.line || p.lazy_pattern)
+    return base + "_L" + std::to_string(at.at.line >= at.decl.line ? at.at.line - at.decl.line : at.at.line);
+  return base;
+}
+
+Result<ProbeTarget> TargetOf(ProbeKind kind, const ElfImage& image, uint64_t address) {
+  if (kind == ProbeKind::kUser) {
+    ProbeTarget t;
+    t.kind = ProbeTarget::kFile;
+    t.path = image.path();
+    t.offset = KP_TRY(image.CodeFileOffset(address));
+    return t;
+  }
+  return KernelTarget(image, address);
+}
+
+ProbeOrigin OriginOf(const DwarfAddress& at, const ElfImage& image) {
+  ProbeOrigin o;
+  o.function = at.function;
+  o.decl = at.decl;
+  o.at = at.at;
+  o.entry = at.entry;
+  o.inlined = at.inlined;
+  o.line_start = at.line_start;
+  o.source = "DWARF";
+  if (const ElfSymbol* f = image.FunctionAt(at.address)) {
+    o.symbol = f->name;
+    o.symbol_offset = at.address - f->value;
+  }
+  return o;
+}
+
+// A variable from the debuginfo as a typed fetch; the register must be one
+// the kernel can read.
+Result<TypedFetch> FromVariable(const VariableFetch& v, const KernelFeatures& features) {
+  TypedFetch out;
+  out.name = v.name;
+  out.c_type = v.c_type;
+  out.type = v.type;
+  switch (v.root) {
+    case VariableFetch::kRegister:
+      if (!x86_64::DwarfRegisterName(v.dwarf_register))
+        return Fail("'" + v.name + "' is in DWARF register " + std::to_string(v.dwarf_register) +
+                    " (a vector or floating-point register), which the kernel cannot fetch");
+      out.root = FetchRoot::Of(FetchRoot::kDwarfRegister, v.dwarf_register);
+      break;
+    case VariableFetch::kStatic:
+      if (v.derefs.empty()) return Fail("'" + v.name + "' is an address, not a value the kernel can fetch");
+      out.root = FetchRoot::Of(FetchRoot::kStatic, v.address);
+      break;
+    case VariableFetch::kConstant:
+      if (!features.immediates)
+        return Fail("'" + v.name + "' is the constant " + std::to_string(v.constant) +
+                    " here, and this kernel has no immediate values (\\IMM, Linux 6.1)");
+      out.root = FetchRoot::Value(FetchRoot::kConstant, v.constant);
+      return out;  // a constant has nothing to dereference
+  }
+  for (int64_t d : v.derefs) out.derefs.push_back({d, false});
+  return out;
+}
+
+// One variable argument (var->member.field[N]) at `at`.
+Result<TypedFetch> VariableArg(const ProbeSpec& spec, const ProbeArg& arg, Debuginfo& debuginfo,
+                               const DwarfAddress& at, const ArgContext& ctx) {
+  const ArgExpr& e = arg.expr;
+  std::optional<FetchType> type;
+  if (!arg.type.empty()) type = KP_TRY(CheckArgType(spec, arg, ctx));
+  bool want_string = type && type->IsString() && e.derefs.empty();
+  auto variable = debuginfo.Fetch(at, e, want_string);
+  if (!variable) return ArgError(spec, e.pos, variable.error().message, variable.error().hint);
+  auto fetch = FromVariable(*variable, *ctx.features);
+  if (!fetch) return ArgError(spec, e.pos, fetch.error().message, fetch.error().hint);
+  // An array type on a pointer reads what it points to.
+  if (type && type->array_len && variable->c_type.ends_with("*")) fetch->derefs.push_back({0, false});
+  for (const ArgDeref& d : e.derefs) fetch->derefs.push_back(d);
+  if (type) fetch->type = type;
+  if (!arg.name.empty()) fetch->name = arg.name;
+  KP_TRY_VOID(CheckDepth(spec, arg, *fetch));
+  return *fetch;
+}
+
+// The arguments at one place: variables through the DWARF, $vars/$params
+// expanded, the rest as raw arguments.
+Result<std::vector<TypedFetch>> ArgsAt(const ProbeSpec& spec, Debuginfo& debuginfo, const DwarfAddress& at,
+                                       const ArgContext& ctx, std::vector<std::string>* skipped) {
+  std::vector<TypedFetch> args;
+  std::vector<const ProbeArg*> from;
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    const ProbeArg& arg = spec.args[i];
+    const ArgExpr& e = arg.expr;
+    if (e.kind == ArgKind::kVars || e.kind == ArgKind::kParams) {
+      for (const VariableFetch& v : KP_TRY(debuginfo.FetchAll(at, e.kind == ArgKind::kParams, skipped))) {
+        auto fetch = FromVariable(v, *ctx.features);
+        if (!fetch) {
+          skipped->push_back(v.name + ": " + fetch.error().message);
+          continue;
+        }
+        args.push_back(std::move(*fetch));
+        from.push_back(nullptr);
+      }
+      continue;
+    }
+    if (e.kind != ArgKind::kVariable) {
+      TypedFetch fetch = KP_TRY(RawArg(spec, i, ctx));
+      if (e.kind == ArgKind::kRetval && arg.type.empty() && e.derefs.empty()) fetch.type = debuginfo.ReturnType(at);
+      args.push_back(std::move(fetch));
+      from.push_back(&arg);
+      continue;
+    }
+    args.push_back(KP_TRY(VariableArg(spec, arg, debuginfo, at, ctx)));
+    from.push_back(&arg);
+  }
+  KP_TRY_VOID(FinishArgs(spec, args, from));
+  return args;
+}
+
+}  // namespace
+
+Result<std::vector<ResolvedLocation>> LocateWithDwarf(const ProbeSpec& spec, Target& target, const SystemView& system,
+                                                      const ResolveOptions& options) {
+  Debuginfo& debuginfo = *target.debuginfo;
+  const ElfImage& image = *target.image;
+  ProbeKind kind = target.probe_kind();
+  if (kind == ProbeKind::kUser && image.path().find_first_of(" \t\n") != std::string::npos)
+    return Fail("the path '" + image.path() + "' has a blank, which uprobe_events cannot take",
+                "probe it through a symbolic link whose path has no blanks");
+  const ProbePoint& p = spec.point;
+  FindOptions find{options.inlines, options.source_dirs};
+  std::vector<DwarfAddress> addresses = KP_TRY(Addresses(spec, debuginfo, image, find));
+  // Unoptimized code fills its variables' stack slots in the prologue.
+  bool has_variables = options.for_variables;
+  for (const ProbeArg& arg : spec.args) has_variables |= NeedsDebuginfo(arg.expr);
+  if (has_variables && !p.line && !p.lazy_pattern && !p.offset && !p.retprobe && !p.address)
+    for (DwarfAddress& at : addresses) at = debuginfo.AfterPrologue(at);
+  std::vector<ResolvedLocation> out;
+  for (const DwarfAddress& at : addresses) {
+    ResolvedLocation loc;
+    loc.address = at.address;
+    loc.target = KP_TRY(TargetOf(kind, image, at.address));
+    loc.origin = OriginOf(at, image);
+    loc.dwarf = at;
+    loc.event_base = EventBaseFor(spec, at);
+    ArgContext ctx{kind, p.retprobe, at.entry && !at.inlined, &system.features, &image, at.address};
+    loc.args = KP_TRY(ArgsAt(spec, debuginfo, at, ctx, &loc.skipped));
+    out.push_back(std::move(loc));
+  }
+  return out;
+}
+
+}  // namespace kprobectl::resolve

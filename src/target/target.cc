@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "kprobectl/target.h"
+
+namespace kprobectl {
+
+Result<Debuginfo*> Target::RequireDebuginfo() const {
+  if (!debuginfo) return std::unexpected(debuginfo_error);
+  return debuginfo.get();
+}
+
+namespace {
+
+Result<Target> OpenModule(const TargetRequest& request, const KernelEnv& env) {
+  // A module: its file, its symbols where libdwfl lays it out, its DWARF.
+  Target t;
+  t.kind = Target::kModule;
+  t.path = request.module;
+  if (t.path.find('/') == std::string::npos && t.path.find(".ko") == std::string::npos)
+    t.path = KP_TRY(FindKernelModule(env, request.module));
+  t.module = ModuleName(t.path);
+  auto module = KP_TRY(Debuginfo::OpenModule(t.path));
+  t.image = std::make_unique<ElfImage>(ElfImage::FromModule(t.path, t.module, std::move(module.symbols)));
+  if (module.debuginfo) t.debuginfo = std::move(module.debuginfo);
+  else t.debuginfo_error = {module.dwarf_error, "install the kernel's debug package for its modules' DWARF"};
+  return t;
+}
+
+}  // namespace
+
+Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, const SearchPaths& search) {
+  if (!request.exec.empty() && (!request.vmlinux.empty() || !request.module.empty()))
+    return Fail("-x does not go with -k or -m", "-x probes a program, -k and -m the kernel");
+  if (!request.module.empty()) return OpenModule(request, env);
+  Target t;
+  if (!request.exec.empty()) {
+    t.kind = Target::kUserBinary;
+    t.path = KP_TRY(FindBinary(request.exec, search));
+  } else if (!request.vmlinux.empty()) {
+    t.kind = Target::kKernelImage;
+    t.path = request.vmlinux;
+  } else {
+    // The running kernel's image, found where distributions put it.
+    auto found = FindKernelDebuginfo(env, request.force);
+    if (!found) {
+      t.debuginfo_error = found.error();
+      return t;
+    }
+    t.path = *found;
+  }
+  // The debuginfo first: it reads its unit headers and cache file on a
+  // thread of its own while the symbols are read here.
+  auto debuginfo = Debuginfo::Open(t.path, request.index);
+  if (request.need_symbols) t.image = std::make_unique<ElfImage>(KP_TRY(ElfImage::Open(t.path, request.index.cache_dir)));
+  if (debuginfo) t.debuginfo = std::move(*debuginfo);
+  else t.debuginfo_error = debuginfo.error();
+  return t;
+}
+
+}  // namespace kprobectl

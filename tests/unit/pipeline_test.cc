@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// Every command resolves a probe point the same way: the places -D would
+// probe, trace --probe would probe (its dry run), and vars lists are the
+// same, clones, inlined copies, static duplicates, split parts and
+// unoptimized prologues included; and every line `line` numbers is one -D
+// can probe.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <set>
+
+#include "kprobectl/elf_image.h"
+#include "kprobectl/strings.h"
+#include "test_support.h"
+
+using namespace kprobectl;
+using namespace kprobectl::test;
+
+namespace {
+
+struct FakeTracefs {
+  TempDir dir;
+  FakeTracefs() {
+    WriteFile(dir / "README", ReadFile(DataPath("readme-linux-6.18-no-kprobes.txt")));
+    WriteFile(dir / "uprobe_events", "");
+  }
+};
+
+// A definition's target as FUNC+OFF (decimal), from the fixture's symbols.
+std::string PlaceOf(const ElfImage& image, const std::string& definition) {
+  std::string target = SplitWords(definition)[1];
+  std::optional<uint64_t> address;
+  if (size_t colon = target.rfind(":0x"); colon != std::string::npos) {
+    address = image.VirtualAddress(*ParseUnsigned(target.substr(colon + 1)));
+  } else {
+    size_t plus = target.find('+');
+    const ElfSymbol* base = image.Find(target.substr(0, plus));
+    if (base) address = base->value + *ParseUnsigned(target.substr(plus + 1));
+  }
+  REQUIRE(address);
+  const ElfSymbol* f = image.FunctionAt(*address);
+  REQUIRE(f);
+  return f->name + "+" + std::to_string(*address - f->value);
+}
+
+struct Case {
+  std::string fixture, spec;
+};
+
+std::vector<std::string> Args(const Case& c, std::vector<std::string> rest) {
+  std::vector<std::string> args = {c.fixture.starts_with("kernel") ? "-k" : "-x", FixturePath(c.fixture)};
+  args.insert(args.end(), rest.begin(), rest.end());
+  return args;
+}
+
+}  // namespace
+
+TEST_CASE("pipeline: -D, trace --probe and vars find the same places") {
+  FakeTracefs tracefs;
+  const Case cases[] = {
+      {"records_O2", "process req->id"},     {"records_O2", "scale value"},
+      {"records_O2", "clamp.constprop.0 x"}, {"records_O2", "tally x"},
+      {"records_O2", "process:3 local"},     {"records_O2", "records.c:59 req->id"},
+      {"records_O0", "process req->id"},     {"records_O0", "scale value"},
+      {"split", "split_work code"},          {"split", "release b"},
+      {"split", "clampi v"},                 {"split", "split_work:4 it"},
+      {"kernel_like", "process req->id"},    {"kernel_like", "tally x"},
+      {"kernel_like", "clamp.constprop.0 x"}, {"kernel_split", "split_work:4 it"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.fixture << ": " << c.spec);
+    auto image = ElfImage::Open(FixturePath(c.fixture));
+    REQUIRE(image);
+    auto defined = RunKprobectl(Args(c, {"--tracefs", tracefs.dir.path(), "-D", c.spec}));
+    INFO(defined.err);
+    REQUIRE(defined.status == 0);
+    auto traced = RunKprobectl(Args(c, {"--tracefs", tracefs.dir.path(), "trace", "-n", "--probe", c.spec}));
+    REQUIRE(traced.status == 0);
+    // The same definitions, names and all: one resolver.
+    CHECK(traced.out.starts_with(defined.out));
+    std::set<std::string> places;
+    for (const std::string& line : SplitLines(defined.out)) places.insert(PlaceOf(*image, line));
+    std::string point = c.spec.substr(0, c.spec.find(' '));
+    auto vars = RunKprobectl(Args(c, {"vars", point}));
+    REQUIRE(vars.status == 0);
+    std::set<std::string> listed;
+    for (const std::string& line : SplitLines(vars.out))
+      if (line.starts_with("\t@<")) listed.insert(line.substr(3, line.find('>') - 3));
+    CHECK(listed == places);
+  }
+}
+
+TEST_CASE("pipeline: every line that line numbers, -D can probe") {
+  for (const Case& c : {Case{"records_O2", "process"}, Case{"records_O0", "process"}, Case{"split", "split_work"},
+                       Case{"split", "release"}, Case{"records_O2", "clamp.constprop.0"}, Case{"kernel_like", "process"}}) {
+    INFO(c.fixture << ": line " << c.spec);
+    auto listing = RunKprobectl(Args(c, {"line", c.spec}));
+    REQUIRE(listing.status == 0);
+    size_t numbered = 0;
+    for (const std::string& line : SplitLines(listing.out)) {
+      auto words = SplitWords(line);
+      if (line.starts_with("<") || words.empty() || !ParseUnsigned(words[0]) || line[0] != ' ' || line[6] == ' ')
+        continue;
+      ++numbered;
+      auto defined = RunKprobectl(Args(c, {"-D", c.spec + ":" + words[0]}));
+      INFO(c.spec + ":" + words[0] << " " << defined.err);
+      CHECK(defined.status == 0);
+    }
+    CHECK(numbered >= 2);
+  }
+}
