@@ -88,6 +88,9 @@ Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, cons
   return ResolveToDefinitions(specs, target, system, options, namer, io.err);
 }
 
+// This run, as the records of temporary probes name it.
+TraceRun Self(const KernelEnv& env) { return ProcessRun(env.proc, getpid()).value_or(TraceRun{getpid(), {}}); }
+
 // -n: what would be added (temporary probes, hidden entries) and traced.
 void PrintPlan(const TracePlan& plan, std::ostream& out) {
   for (const TraceEventDef& def : plan.add) out << FormatDefinition(def) << "\n";
@@ -152,6 +155,67 @@ std::string Summary(const Printer& printer, const Tracer& tracer, const TraceSes
   return summary;
 }
 
+// The events' formats, decoded, and how each prints.
+struct Decoding {
+  std::unique_ptr<EventDecoder> decoder;
+  std::vector<EventPlan> plans;
+};
+
+Result<Decoding> DecodingFor(const TracefsDir& dir, const TracePlan& plan, const TraceOptions& trace,
+                             EventLocations& locations) {
+  std::vector<std::pair<std::string, std::string>> formats;
+  for (const TraceEventDef& def : plan.events)
+    formats.emplace_back(def.group, KP_TRY(dir.Read("events/" + def.group + "/" + def.event + "/format")));
+  Decoding out{KP_TRY(EventDecoder::FromFormats(formats)), {}};
+  for (size_t i = 0; i < plan.events.size(); ++i) {
+    const TraceEventDef& def = plan.events[i];
+    EventPlan p = KP_TRY(PlanEvent(out.decoder->formats()[i]));
+    p.kernel = def.kind == ProbeKind::kKernel;
+    p.hidden = plan.hidden.contains(def.group + "/" + def.event);
+    p.latency_key = trace.latency ? FormatTarget(def.target) : std::string();
+    locations.Locate(def, p);
+    out.plans.push_back(std::move(p));
+  }
+  return out;
+}
+
+// The session's filters, then its events on: after the command's pid is in.
+Result<void> EnableAll(TraceSession& session, const TracePlan& plan, const TraceOptions& trace) {
+  for (const TraceEventDef& def : plan.events) {
+    std::string name = def.group + "/" + def.event;
+    if (!trace.filter.empty() && !plan.hidden.contains(name)) KP_TRY_VOID(session.SetFilter(name, trace.filter));
+    KP_TRY_VOID(session.Enable(name));
+  }
+  return {};
+}
+
+// Where the trace goes: standard output, or -o FILE.
+struct Output {
+  std::ofstream file;
+  std::ostream* stream = nullptr;
+  std::string name;
+};
+
+Result<void> OpenOutput(const TraceOptions& trace, Streams io, Output& out) {
+  out.stream = &io.out;
+  out.name = "standard output";
+  if (trace.output.empty()) return {};
+  out.file.open(trace.output, std::ios::out | std::ios::trunc | std::ios::binary);
+  if (!out.file) return Fail("cannot write '" + trace.output + "': " + std::strerror(errno));
+  out.stream = &out.file;
+  out.name = trace.output;
+  return {};
+}
+
+// Temporary probes resolved, then the plan.
+Result<TracePlan> PlanFor(const Options& options, const TraceOptions& trace, const TracefsDir& dir,
+                          const ProbeEvents& events, Streams io) {
+  EventNamer namer(KP_TRY(events.Names()), true);
+  auto temporary = KP_TRY(ResolveTemporary(options, trace, ReadFeatures(dir), dir, namer, io));
+  std::vector<TraceEventDef> existing = KP_TRY(events.List());
+  return PlanTrace({trace.events, trace.latency}, existing, temporary, namer);
+}
+
 }  // namespace
 
 Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams io) {
@@ -163,80 +227,50 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   };
   if (!options.dry_run) KP_TRY_VOID(CleanLeftovers(*dir, options, io));
   ProbeEvents events(*dir, log);
-  KernelFeatures features = ReadFeatures(*dir);
   KernelEnv env = KernelEnv::Running();
-
-  // 1-2. Temporary probes resolved; the plan.
-  EventNamer namer(KP_TRY(events.Names()), true);
-  std::vector<TraceEventDef> temporary = KP_TRY(ResolveTemporary(options, trace, features, *dir, namer, io));
-  std::vector<TraceEventDef> existing = KP_TRY(events.List());
-  TracePlan plan = KP_TRY(PlanTrace({trace.events, trace.latency}, existing, temporary, namer));
+  TracePlan plan = KP_TRY(PlanFor(options, trace, *dir, events, io));  // 1-2
   if (options.dry_run) {
     PrintPlan(plan, io.out);
     return 0;
   }
 
   // 3. Recorded, then added, all or none.
-  TemporaryRecord record = KP_TRY(TemporaryRecord::Create(
-      options.runtime_dir, dir->root(), ProcessRun(env.proc, getpid()).value_or(TraceRun{getpid(), {}})));
-  TemporaryProbes probes(events, std::move(record), signals, io);
+  TemporaryProbes probes(events, KP_TRY(TemporaryRecord::Create(options.runtime_dir, dir->root(), Self(env))), signals,
+                         io);
   KP_TRY_VOID(probes.Add(plan.add));
 
-  // 4. A private instance, the events enabled there.
+  // 4. A private instance; the command, held before exec, is filtered in
+  // before any event is on.
   auto session = KP_TRY(TraceSession::Create(*dir, "kprobectl-" + std::to_string(getpid()), log));
   if (trace.buffer_kb) KP_TRY_VOID(session->SetBufferSizeKb(trace.buffer_kb));
   if (trace.pid) KP_TRY_VOID(session->SetPid(trace.pid));
   session->ExcludePid(getpid());  // not our own reads of tracefs and /proc
-  std::vector<std::pair<std::string, std::string>> formats;
-  for (const TraceEventDef& def : plan.events)
-    formats.emplace_back(def.group, KP_TRY(dir->Read("events/" + def.group + "/" + def.event + "/format")));
-  auto decoder = KP_TRY(EventDecoder::FromFormats(formats));
   EventLocations locations(env.proc);
-  std::vector<EventPlan> plans;
-  for (size_t i = 0; i < plan.events.size(); ++i) {
-    const TraceEventDef& def = plan.events[i];
-    EventPlan p = KP_TRY(PlanEvent(decoder->formats()[i]));
-    p.kernel = def.kind == ProbeKind::kKernel;
-    p.hidden = plan.hidden.contains(def.group + "/" + def.event);
-    p.latency_key = trace.latency ? FormatTarget(def.target) : std::string();
-    locations.Locate(def, p);
-    plans.push_back(std::move(p));
-  }
-  // The command, held before exec, is filtered in before any event is on.
+  Decoding decoding = KP_TRY(DecodingFor(*dir, plan, trace, locations));
   std::optional<TracedCommand> command;
-  if (!trace.command.empty()) {
-    command.emplace(KP_TRY(TracedCommand::Start(trace.command, signals.saved())));
-    if (!trace.pid && !trace.all) KP_TRY_VOID(session->FollowPid(command->pid()));
-  }
-  for (const TraceEventDef& def : plan.events) {
-    std::string name = def.group + "/" + def.event;
-    if (!trace.filter.empty() && !plan.hidden.contains(name)) KP_TRY_VOID(session->SetFilter(name, trace.filter));
-    KP_TRY_VOID(session->Enable(name));
-  }
-  // Declared after the session, so that it closes first: an instance with
-  // open pipes cannot be removed.
+  if (!trace.command.empty()) command.emplace(KP_TRY(TracedCommand::Start(trace.command, signals.saved())));
+  if (command && !trace.pid && !trace.all) KP_TRY_VOID(session->FollowPid(command->pid()));
+  KP_TRY_VOID(EnableAll(*session, plan, trace));
+  // After the session, so that it closes first: an instance with open
+  // pipes cannot be removed.
   auto reader = KP_TRY(RingReader::Open(dir->root(), session->name()));
 
-  KernelSymbols kallsyms;
-  if (std::any_of(plans.begin(), plans.end(), [](const EventPlan& p) { return p.kernel; }))
-    if (auto text = TracefsDir("/").Read(env.kallsyms.substr(1))) kallsyms = KernelSymbols::Parse(*text);
+  // 5. The command runs; print until it stops.
+  KernelSymbols kallsyms = KernelSymbols::FromFile(
+      std::any_of(decoding.plans.begin(), decoding.plans.end(), [](const EventPlan& p) { return p.kernel; })
+          ? env.kallsyms
+          : std::string());
   CommCache comms(*dir, env.proc);
   Printer printer({trace.json, trace.latency}, [&](int pid) { return comms.Lookup(pid); },
                   [&](uint64_t address) { return kallsyms.Lookup(address); });
-  std::ofstream file;
-  if (!trace.output.empty()) {
-    file.open(trace.output, std::ios::out | std::ios::trunc | std::ios::binary);
-    if (!file) return Fail("cannot write '" + trace.output + "': " + std::strerror(errno));
-  }
-  Tracer tracer(*decoder, std::move(plans), printer, trace.output.empty() ? io.out : file,
-                trace.output.empty() ? "standard output" : trace.output);
-
-  // 5. The command runs; print until it stops.
+  Output output;
+  KP_TRY_VOID(OpenOutput(trace, io, output));
+  Tracer tracer(*decoding.decoder, std::move(decoding.plans), printer, *output.stream, output.name);
   if (command) KP_TRY_VOID(command->Release());
   Result<void> failure = TraceLoop(trace, signals, command ? &*command : nullptr, tracer, *reader, comms);
   // A command that was passed a signal gets a moment to end on its own.
   int exit_status = command ? command->Stop(SIGTERM, 2000) : 0;
-  if (!failure) (void)tracer.Drain(*reader);  // what arrived while we stopped
+  if (failure) (void)tracer.Drain(*reader);  // what arrived while we stopped
 
   // 6. The summary; the destructors then take everything down.
   if (trace.latency) io.err << printer.Histograms();

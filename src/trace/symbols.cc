@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 
 #include "kprobectl/strings.h"
 #include "kprobectl/trace_symbols.h"
@@ -21,6 +22,14 @@ KernelSymbols KernelSymbols::Parse(const std::string& kallsyms) {
   }
   std::sort(out.symbols_.begin(), out.symbols_.end());
   return out;
+}
+
+KernelSymbols KernelSymbols::FromFile(const std::string& path) {
+  if (path.empty()) return {};
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return Parse(text.str());
 }
 
 std::string KernelSymbols::Lookup(uint64_t address) const {
