@@ -48,7 +48,7 @@ void Release(void* map, size_t map_size, uint64_t begin, uint64_t end) {
   if (end > begin) madvise(static_cast<char*>(map) + begin, end - begin, MADV_DONTNEED);
 }
 
-constexpr uint64_t kReleaseBatch = 8 << 20;
+constexpr uint64_t kReleaseBatch = 8 << 20;  // as the unit reader releases
 
 }  // namespace
 
@@ -71,10 +71,7 @@ std::optional<RawSection> FindRawSection(Elf* elf, std::string_view name) {
 
 NameIndex& DwarfInfo::Index() {
   Settle();
-  if (!index_) {
-    if (!cached_) Ready();  // a scan or a walk needs every unit
-    index_ = ChooseIndex();
-  }
+  if (!index_) index_ = ChooseIndex();  // a scan or a walk waits for every unit
   return *index_;
 }
 
@@ -84,30 +81,33 @@ void DwarfInfo::Settle() {
   CheckCache();
 }
 
-void DwarfInfo::Ready() {
+ReadyDwarf DwarfInfo::Ready() {
   Settle();
-  if (prepare_.joinable()) prepare_.join();
+  return units_.Wait();
 }
 
-void DwarfInfo::ReadyFor(Dwarf_Off last_die) {
+ReadyDwarf DwarfInfo::ReadyFor(Dwarf_Off last_die) {
   Settle();
-  if (!prepare_.joinable()) return;
-  unit_limit_.store(last_die);
-  prepare_.join();
+  return units_.WaitThrough(last_die);
 }
 
-std::vector<FunctionInstance> DwarfInfo::Instances(const std::string& name, size_t max_units) {
+DwarfInfo::Found DwarfInfo::Instances(const std::string& name, size_t max_units) {
   auto found = Index().Functions(name, max_units);
   Dwarf_Off last = 0;
   for (const FunctionInstance& fn : found) last = std::max(last, fn.die);
-  ReadyFor(last);
-  return found;
+  return Found{ReadyFor(last), std::move(found)};
 }
 
 std::vector<Dwarf_Off> DwarfInfo::Globals(const std::string& name) {
   auto found = Index().Globals(name);
-  ReadyFor(found.empty() ? 0 : *std::max_element(found.begin(), found.end()));
+  (void)ReadyFor(found.empty() ? 0 : *std::max_element(found.begin(), found.end()));
   return found;
+}
+
+std::optional<Dwarf_Die> DwarfInfo::Global(const std::string& name) {
+  auto found = Index().Globals(name);
+  if (found.empty()) return std::nullopt;
+  return ReadyFor(*std::max_element(found.begin(), found.end())).Die(found.front());
 }
 
 std::vector<Dwarf_Off> DwarfInfo::UnitsWithFile(std::string_view path) {
@@ -115,16 +115,16 @@ std::vector<Dwarf_Off> DwarfInfo::UnitsWithFile(std::string_view path) {
   NameIndex& index = Index();
   if (index.KnowsFiles()) {
     auto units = index.UnitsWithFile(base);
-    ReadyFor(units.empty() ? 0 : *std::max_element(units.begin(), units.end()));
+    (void)ReadyFor(units.empty() ? 0 : *std::max_element(units.begin(), units.end()));
     return units;
   }
   // No index of files: each CU's line program header says (a few hundred
   // bytes each, where libdw would decode every row).
-  Ready();
+  ReadyDwarf dwarf = Ready();
   std::vector<Dwarf_Off> out;
   uint64_t released = 0;
   for (Dwarf_Off unit : index.Units()) {
-    Dwarf_Die cu = Die(unit);
+    Dwarf_Die cu = dwarf.Die(unit);
     auto files = UnitFiles(&cu, line_sections_ ? &*line_sections_ : nullptr);
     if (std::binary_search(files.begin(), files.end(), base)) out.push_back(unit);
     // Each CU DIE read maps the pages around it: let them go as we pass.
@@ -144,7 +144,7 @@ void DwarfInfo::ReleaseInfo(uint64_t begin, uint64_t end) {
 }
 
 std::vector<Dwarf_Off> DwarfInfo::Units() {
-  Ready();
+  (void)Ready();
   return Index().Units();
 }
 
@@ -174,39 +174,11 @@ void DwarfInfo::CheckCache() {
   else status_.problem = status_.file + ": " + view.error().message + "; rebuilt";
 }
 
-void DwarfInfo::ReadUnits() {
-  if (units_read_) return;
-  Dwarf_Off next;
-  size_t header_size;
-  uint8_t offset_size = 4;
-  bool stopped = false;
-  while (dwarf_nextcu(dwarf_, next_unit_, &next, &header_size, nullptr, nullptr, &offset_size) == 0) {
-    if (next_unit_ > unit_limit_.load(std::memory_order_relaxed)) {
-      stopped = true;
-      break;
-    }
-    Dwarf_Die cu;
-    // dwarf_offdie makes libdw intern the unit now, in order.
-    if (dwarf_offdie(dwarf_, next_unit_ + header_size, &cu)) units_.push_back({next_unit_, dwarf_dieoffset(&cu)});
-    if (offset_size != 4) dwarf64_ = true;
-    if (next_unit_ - released_ >= kReleaseBatch) {
-      ReleaseInfo(released_, next_unit_);
-      released_ = next_unit_;
-    }
-    next_unit_ = next;
-  }
-  ReleaseInfo(released_, next_unit_);
-  released_ = next_unit_;
-  units_read_ = !stopped;
-}
-
 IndexContents DwarfInfo::WalkAll() {
-  Ready();
-  unit_limit_.store(~Dwarf_Off{0});
-  ReadUnits();
+  ReadyDwarf dwarf = Ready();
   std::vector<Dwarf_Off> units;
-  for (const UnitSpan& unit : units_) units.push_back(unit.die);
-  std::vector<Dwarf*> handles{dwarf_};
+  for (const UnitSpan& unit : units_.All(dwarf)) units.push_back(unit.die);
+  std::vector<Dwarf*> handles{dwarf.get()};
   // A second handle over the same mapping, for a second thread.
   Elf* elf2 = nullptr;
   Dwarf* dwarf2 = nullptr;
@@ -244,17 +216,17 @@ std::optional<ScanInput> DwarfInfo::ScanInputs() {
   auto str = FindSection(elf_, ".debug_str");
   auto abbrev = FindSection(elf_, ".debug_abbrev");
   if (!info || !str || !abbrev || info->compressed || str->compressed || abbrev->compressed) return std::nullopt;
-  Ready();
-  unit_limit_.store(~Dwarf_Off{0});
-  ReadUnits();
-  if (dwarf64_) return std::nullopt;
+  ready_ = Ready();
+  const std::vector<UnitSpan>& units = units_.All(*ready_);
+  if (units_.dwarf64(*ready_)) return std::nullopt;
   auto allowed = AbbrevsAllowScan(fd_, abbrev->raw);
   if (!allowed || !*allowed) return std::nullopt;
   ScanInput input;
+  input.dwarf = &*ready_;
   input.fd = fd_;
   input.info = info->raw;
   input.str = str->raw;
-  input.units = units_;
+  input.units = units;
   input.full_walk = [this] { return InMemory(WalkAll()); };
   return input;
 }

@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "dwarf_units.h"
 #include "index_file.h"
 #include "kprobectl/debuginfo.h"
 
@@ -131,11 +132,8 @@ std::unique_ptr<MiniCfi> MakeMiniCfi(Elf* elf, uint64_t fde_offset);
 struct RawSection {
   uint64_t offset = 0, size = 0;
 };
-struct UnitSpan {
-  uint64_t start;  // the unit header's offset in .debug_info
-  Dwarf_Off die;   // its CU DIE
-};
 struct ScanInput {
+  const ReadyDwarf* dwarf = nullptr;  // the handle, for walking the units a scan finds
   int fd = -1;
   RawSection info, str;
   std::vector<UnitSpan> units;  // in file order
@@ -165,7 +163,7 @@ class DwarfInfo : public Debuginfo {
 
   const std::string& path() const override { return path_; }
   IndexStatus index_status() override {
-    Ready();
+    (void)Ready();
     return status_;
   }
   Result<std::vector<DwarfAddress>> Resolve(const ProbePoint& point, const FindOptions& options) override;
@@ -178,18 +176,22 @@ class DwarfInfo : public Debuginfo {
   Result<std::vector<VariableInfo>> Variables(const DwarfAddress& at, bool externs) override;
   Result<SourceListing> Listing(const LineRange& range, const FindOptions& options) override;
 
-  // Shared by the implementation files.
-  Dwarf* dwarf() const { return dwarf_; }
-  Dwarf_Die Die(Dwarf_Off offset) const;
-  Dwarf_Die CuOf(Dwarf_Die* die) const;
-  std::vector<FunctionInstance> Instances(const std::string& name, size_t max_units = SIZE_MAX);
+  // Shared by the implementation files. Every use of the Dwarf handle goes
+  // through a ReadyDwarf (dwarf_units.h): Ready() waits for every unit;
+  // the look-ups by name wait only for the units their answer is in.
+  ReadyDwarf Ready();
+  struct Found {
+    ReadyDwarf dwarf;
+    std::vector<FunctionInstance> instances;
+  };
+  Found Instances(const std::string& name, size_t max_units = SIZE_MAX);
   std::vector<std::string> FunctionNames() { return Index().FunctionNames(); }
   bool InlineOnly(const std::string& name) { return Index().InlineOnly(name); }
   std::vector<Dwarf_Off> Globals(const std::string& name);
   std::vector<Dwarf_Off> Units();
   // The CUs that can hold a source file given as a path or a suffix of one.
   std::vector<Dwarf_Off> UnitsWithFile(std::string_view path);
-  DwarfAddress Describe(const FunctionInstance& fn, uint64_t address);
+  DwarfAddress Describe(const ReadyDwarf& dwarf, const FunctionInstance& fn, uint64_t address);
 
   // Lines (dwarf_lines.cc).
   struct LineHit {
@@ -209,6 +211,8 @@ class DwarfInfo : public Debuginfo {
   // The scopes that hold `address`, innermost first, then the CU; kept per
   // address (dwarf_vars.cc).
   const std::vector<Dwarf_Die>& ScopeChain(Dwarf_Die* cu, uint64_t address);
+  // A global's definition by name, from any CU.
+  std::optional<Dwarf_Die> Global(const std::string& name);
 
   // Fetch, with the hint that says where else the variable has a location
   // only when `explain` (it reads the function's line table).
@@ -218,16 +222,12 @@ class DwarfInfo : public Debuginfo {
   Result<std::pair<unsigned, int64_t>> CanonicalFrameAddress(uint64_t address);
 
  private:
-  // Reading the unit headers (ReadUnits) runs on a thread the constructor
-  // starts, while the caller reads the ELF symbols. Entry points call
-  // Ready() before they touch the Dwarf handle: it checks the cache file on
-  // the caller's thread (Settle), then joins. With a valid cache, a name's
-  // look-up needs no DWARF: ReadyFor() then lets the thread stop after the
-  // last unit the answer lies in, since libdw reaches a unit only through
-  // all those before it; later units are left to libdw, if ever needed.
+  // The cache file is checked on the caller's thread, once, before the
+  // first look-up (Settle): with a valid cache, a name's look-up needs no
+  // DWARF, and ReadyFor() lets the unit reader stop after the last unit
+  // the answer lies in.
   void Settle();
-  void Ready();
-  void ReadyFor(Dwarf_Off last_die);
+  ReadyDwarf ReadyFor(Dwarf_Off last_die);
   void CheckCache();
   bool CacheWritable();
   // Drops our view of .debug_info's pages in [begin, end) (offsets in the
@@ -235,7 +235,6 @@ class DwarfInfo : public Debuginfo {
   void ReleaseInfo(uint64_t begin, uint64_t end);
   NameIndex& Index();
   std::unique_ptr<NameIndex> ChooseIndex();
-  void ReadUnits();
   IndexContents WalkAll();
   std::optional<ScanInput> ScanInputs();
   Result<std::vector<DwarfAddress>> ResolveFunction(const ProbePoint& point, const FindOptions& options);
@@ -246,7 +245,6 @@ class DwarfInfo : public Debuginfo {
   void* map_ = nullptr;
   size_t map_size_ = 0;
   Elf* elf_ = nullptr;
-  Dwarf* dwarf_;
   IndexOptions options_;
   IndexKey key_;
   IndexStatus status_;
@@ -257,13 +255,8 @@ class DwarfInfo : public Debuginfo {
   bool settled_ = false;
   std::optional<RawSection> info_section_;  // .debug_info in the file
   std::optional<LineSections> line_sections_;  // for file names without libdw's line tables
-  std::thread prepare_;
-  std::vector<UnitSpan> units_;
-  Dwarf_Off next_unit_ = 0;        // where ReadUnits goes on
-  uint64_t released_ = 0;          // .debug_info below this is released
-  bool units_read_ = false;        // all of them
-  std::atomic<Dwarf_Off> unit_limit_{~Dwarf_Off{0}};  // ReadUnits stops past the unit holding this
-  bool dwarf64_ = false;
+  UnitReader units_;  // declared after what its thread's release callback uses
+  std::optional<ReadyDwarf> ready_;  // the scan's permission, held while it lives
   Dwfl* dwfl_ = nullptr;
   char* memory_ = nullptr;
   Dwarf_CFI* cfi_debug_ = nullptr;  // .debug_frame

@@ -169,7 +169,6 @@ Result<std::vector<std::string>> DwarfInfo::ReadSource(Dwarf_Die* cu, const std:
 }
 
 Result<SourceListing> DwarfInfo::Listing(const LineRange& range, const FindOptions& options) {
-  Settle();  // Instances() and UnitsWithFile() wait for the units they need
   SourceListing listing;
   std::set<uint64_t> code;
   uint64_t base = 0, first = 0, last = 0;
@@ -178,10 +177,10 @@ Result<SourceListing> DwarfInfo::Listing(const LineRange& range, const FindOptio
     // A header's inline can have copies in thousands of CUs: the listing
     // shows the function as the first CU that holds it has it, as perf's
     // does (all CUs when a file is named, to find the one it is in).
-    const auto instances = Instances(range.function, range.file.empty() ? 1 : SIZE_MAX);
+    const auto [dwarf, instances] = Instances(range.function, range.file.empty() ? 1 : SIZE_MAX);
     const FunctionInstance* chosen = nullptr;
     for (const FunctionInstance& fn : instances) {
-      Dwarf_Die die = Die(fn.die);
+      Dwarf_Die die = dwarf.Die(fn.die);
       const char* decl = dwarf_decl_file(&die);
       if (!range.file.empty() && !(decl && PathMatches(decl, range.file))) continue;
       if (!chosen || (chosen->inlined && !fn.inlined)) chosen = &fn;
@@ -189,27 +188,29 @@ Result<SourceListing> DwarfInfo::Listing(const LineRange& range, const FindOptio
     if (!chosen)
       return Fail("no function '" + range.function + "' in the debuginfo of " + path_,
                   "list functions with 'kprobectl funcs'");
-    DwarfAddress where = Describe(*chosen, 0);
+    DwarfAddress where = Describe(dwarf, *chosen, 0);
     listing.path = where.decl.file;
     base = where.decl.line;
     // Every instance of the function contributes the lines it has code for.
     for (const FunctionInstance& fn : instances) {
-      Dwarf_Die die = Die(fn.die);
+      Dwarf_Die die = dwarf.Die(fn.die);
       const char* decl = dwarf_decl_file(&die);
       if (!decl || std::string_view(decl) != listing.path) continue;
       auto ranges = Ranges(&die);
-      Dwarf_Die fn_cu = CuOf(&die);
+      Dwarf_Die fn_cu = dwarf.CuOf(&die);
       for (uint64_t l : CodeLines(&fn_cu, listing.path, &ranges)) code.insert(l);
     }
-    Dwarf_Die die = Die(chosen->die);
-    cu = CuOf(&die);
+    Dwarf_Die die = dwarf.Die(chosen->die);
+    cu = dwarf.CuOf(&die);
     first = base + range.start;
     last = range.end ? base + *range.end : (code.empty() ? base : std::max(base, *code.rbegin()));
     listing.header = "<" + range.function + "@" + listing.path + ":" + std::to_string(range.start) + ">";
   } else {
     bool found = false;
-    for (Dwarf_Off cu_offset : UnitsWithFile(range.file)) {
-      Dwarf_Die candidate = Die(cu_offset);
+    std::vector<Dwarf_Off> units = UnitsWithFile(range.file);
+    ReadyDwarf dwarf = Ready();
+    for (Dwarf_Off cu_offset : units) {
+      Dwarf_Die candidate = dwarf.Die(cu_offset);
       Dwarf_Files* files = nullptr;
       size_t nfiles = 0;
       if (dwarf_getsrcfiles(&candidate, &files, &nfiles) != 0) continue;

@@ -223,9 +223,9 @@ bool PathMatches(std::string_view full, std::string_view suffix) {
 
 DwarfInfo::DwarfInfo(std::string path, int fd, void* map, size_t map_size, Elf* elf, Dwarf* dwarf,
                      IndexOptions options)
-    : path_(std::move(path)), fd_(fd), map_(map), map_size_(map_size), elf_(elf), dwarf_(dwarf),
-      options_(std::move(options)) {
-  cfi_debug_ = dwarf_getcfi(dwarf_);
+    : path_(std::move(path)), fd_(fd), map_(map), map_size_(map_size), elf_(elf), options_(std::move(options)),
+      units_(dwarf, [this](uint64_t begin, uint64_t end) { ReleaseInfo(begin, end); }) {
+  cfi_debug_ = dwarf_getcfi(dwarf);
   cfi_eh_ = dwarf_getcfi_elf(elf_);
   struct stat st;
   if (fstat(fd_, &st) == 0) {
@@ -245,42 +245,30 @@ DwarfInfo::DwarfInfo(std::string path, int fd, void* map, size_t map_size, Elf* 
     line_sections_ = LineSections{span(line), span(FindRawSection(elf_, ".debug_line_str")),
                                   span(FindRawSection(elf_, ".debug_str"))};
   }
-  prepare_ = std::thread([this] { ReadUnits(); });
+  units_.Start();
 }
 
 DwarfInfo::DwarfInfo(std::string path, Dwfl* dwfl, Dwarf* dwarf, char* memory)
-    : path_(std::move(path)), dwarf_(dwarf), dwfl_(dwfl), memory_(memory) {
-  cfi_debug_ = dwarf_getcfi(dwarf_);
+    : path_(std::move(path)), units_(dwarf, nullptr), dwfl_(dwfl), memory_(memory) {
+  cfi_debug_ = dwarf_getcfi(dwarf);
 }
 
 DwarfInfo::~DwarfInfo() {
-  if (prepare_.joinable()) prepare_.join();
+  (void)units_.Wait();
   if (cfi_eh_) dwarf_cfi_end(cfi_eh_);
   if (dwfl_) {
     dwfl_end(dwfl_);  // it owns the Dwarf
     free(memory_);
     return;
   }
-  dwarf_end(dwarf_);
+  dwarf_end(units_.handle_unread());
   elf_end(elf_);
   munmap(map_, map_size_);
   close(fd_);
 }
 
-Dwarf_Die DwarfInfo::Die(Dwarf_Off offset) const {
-  Dwarf_Die die;
-  dwarf_offdie(dwarf_, offset, &die);
-  return die;
-}
-
-Dwarf_Die DwarfInfo::CuOf(Dwarf_Die* die) const {
-  Dwarf_Die cu;
-  dwarf_diecu(die, &cu, nullptr, nullptr);
-  return cu;
-}
-
-DwarfAddress DwarfInfo::Describe(const FunctionInstance& fn, uint64_t address) {
-  Dwarf_Die die = Die(fn.die);
+DwarfAddress DwarfInfo::Describe(const ReadyDwarf& dwarf, const FunctionInstance& fn, uint64_t address) {
+  Dwarf_Die die = dwarf.Die(fn.die);
   DwarfAddress out;
   out.address = address;
   out.function = DieName(&die);
@@ -292,7 +280,7 @@ DwarfAddress DwarfInfo::Describe(const FunctionInstance& fn, uint64_t address) {
   if (dwarf_decl_line(&die, &decl_line) == 0) out.decl.line = static_cast<uint64_t>(decl_line);
   uint64_t entry = 0;
   out.entry = EntryAddress(&die, &entry) && entry == address;
-  Dwarf_Die cu = CuOf(&die);
+  Dwarf_Die cu = dwarf.CuOf(&die);
   if (Dwarf_Line* line = dwarf_getsrc_die(&cu, address)) {
     const char* file = dwarf_linesrc(line, nullptr, nullptr);
     int lineno = 0;

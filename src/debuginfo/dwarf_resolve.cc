@@ -19,12 +19,12 @@ namespace kprobectl::dwarf {
 
 namespace {
 
-bool FileMatches(DwarfInfo& info, const FunctionInstance& fn, const std::string& file) {
+bool FileMatches(const ReadyDwarf& dwarf, const FunctionInstance& fn, const std::string& file) {
   if (file.empty()) return true;
-  Dwarf_Die die = info.Die(fn.die);
+  Dwarf_Die die = dwarf.Die(fn.die);
   const char* decl = dwarf_decl_file(&die);
   if (decl && PathMatches(decl, file)) return true;
-  Dwarf_Die cu = info.CuOf(&die);
+  Dwarf_Die cu = dwarf.CuOf(&die);
   const char* cu_name = dwarf_diename(&cu);
   return cu_name && PathMatches(cu_name, file);
 }
@@ -63,7 +63,6 @@ bool LazyMatch(std::string_view pattern, std::string_view line) {
 
 Result<std::vector<DwarfAddress>> DwarfInfo::Resolve(const ProbePoint& point, const FindOptions& options) {
   // A look-up waits for the units it needs (Instances, UnitsWithFile).
-  Settle();
   if (!point.function.empty()) return ResolveFunction(point, options);
   return ResolveSourceLine(point, options);
 }
@@ -84,10 +83,10 @@ bool Optimized(Dwarf_Die* cu) {
 }  // namespace
 
 DwarfAddress DwarfInfo::AfterPrologue(const DwarfAddress& at) {
-  Ready();
+  ReadyDwarf dwarf = Ready();
   if (!at.entry || at.inlined) return at;
-  Dwarf_Die fn = Die(at.die_offset);
-  Dwarf_Die cu = CuOf(&fn);
+  Dwarf_Die fn = dwarf.Die(at.die_offset);
+  Dwarf_Die cu = dwarf.CuOf(&fn);
   if (Optimized(&cu)) return at;
   // The prologue ends where the function's next line-table row starts,
   // as perf takes it.
@@ -104,22 +103,22 @@ DwarfAddress DwarfInfo::AfterPrologue(const DwarfAddress& at) {
       if (in_fn && addr > at.address && (!next || addr < *next)) next = addr;
     }
   if (!next) return at;
-  DwarfAddress out = Describe({at.die_offset, false}, *next);
+  DwarfAddress out = Describe(dwarf, {at.die_offset, false}, *next);
   out.entry = false;
   return out;
 }
 
 Result<DwarfAddress> DwarfInfo::AtAddress(uint64_t address) {
-  Ready();
+  ReadyDwarf dwarf = Ready();
   Dwarf_Die cu;
-  if (!dwarf_addrdie(dwarf_, address, &cu))
+  if (!dwarf_addrdie(dwarf.get(), address, &cu))
     return Fail("no debuginfo describes the code at " + Hex(address) + " in " + path_);
   Dwarf_Die* scopes = nullptr;
   int n = dwarf_getscopes(&cu, address, &scopes);
   for (int i = 0; i < n; ++i) {
     int tag = dwarf_tag(&scopes[i]);
     if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
-    DwarfAddress out = Describe({dwarf_dieoffset(&scopes[i]), tag == DW_TAG_inlined_subroutine}, address);
+    DwarfAddress out = Describe(dwarf, {dwarf_dieoffset(&scopes[i]), tag == DW_TAG_inlined_subroutine}, address);
     free(scopes);
     return out;
   }
@@ -140,23 +139,24 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveFunction(const ProbePoint& p
   bool found_any = false, skipped_inline = false;
   std::string no_code_error;
   for (const std::string& name : names) {
-    for (const FunctionInstance& fn : Instances(name)) {
-      if (!FileMatches(*this, fn, point.file)) continue;
+    auto [dwarf, instances] = Instances(name);
+    for (const FunctionInstance& fn : instances) {
+      if (!FileMatches(dwarf, fn, point.file)) continue;
       found_any = true;
       if (fn.inlined && (!options.inlines || point.retprobe || point.offset)) {
         skipped_inline = true;
         continue;
       }
-      Dwarf_Die die = Die(fn.die);
+      Dwarf_Die die = dwarf.Die(fn.die);
       uint64_t entry = 0;
       if (!EntryAddress(&die, &entry)) continue;
       if (!point.line && !point.lazy_pattern) {
-        out.push_back(Describe(fn, entry + point.offset.value_or(0)));
+        out.push_back(Describe(dwarf, fn, entry + point.offset.value_or(0)));
         continue;
       }
-      DwarfAddress where = Describe(fn, entry);
+      DwarfAddress where = Describe(dwarf, fn, entry);
       auto ranges = Ranges(&die);
-      Dwarf_Die cu = CuOf(&die);
+      Dwarf_Die cu = dwarf.CuOf(&die);
       if (point.line) {
         uint64_t line = where.decl.line + *point.line;
         auto hits = LineAddresses(&cu, where.decl.file, line, &ranges);
@@ -168,7 +168,7 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveFunction(const ProbePoint& p
           if (!nearest.empty()) no_code_error += "; " + nearest;
           continue;
         }
-        for (const LineHit& hit : hits) out.push_back(AtLine(Describe(fn, hit.address), hit));
+        for (const LineHit& hit : hits) out.push_back(AtLine(Describe(dwarf, fn, hit.address), hit));
         continue;
       }
       // FUNC;PATTERN: the function's own lines whose text matches.
@@ -177,7 +177,7 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveFunction(const ProbePoint& p
       for (uint64_t line : CodeLines(&cu, where.decl.file, &ranges)) {
         if (line == 0 || line > text.size() || !LazyMatch(*point.lazy_pattern, text[line - 1])) continue;
         for (const LineHit& hit : LineAddresses(&cu, where.decl.file, line, &ranges))
-          out.push_back(AtLine(Describe(fn, hit.address), hit));
+          out.push_back(AtLine(Describe(dwarf, fn, hit.address), hit));
       }
     }
   }
@@ -217,8 +217,10 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveSourceLine(const ProbePoint&
   bool file_found = false;
   std::vector<uint64_t> code_lines;
   std::string matched_file;
-  for (Dwarf_Off cu_offset : UnitsWithFile(point.file)) {
-    Dwarf_Die cu = Die(cu_offset);
+  std::vector<Dwarf_Off> units = UnitsWithFile(point.file);
+  ReadyDwarf dwarf = Ready();
+  for (Dwarf_Off cu_offset : units) {
+    Dwarf_Die cu = dwarf.Die(cu_offset);
     Dwarf_Files* files = nullptr;
     size_t nfiles = 0;
     if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0) continue;
@@ -263,7 +265,7 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveSourceLine(const ProbePoint&
           if (chosen) {
             bool inlined = dwarf_tag(&scopes[*chosen]) == DW_TAG_inlined_subroutine;
             if (!inlined || options.inlines)
-              out.push_back(AtLine(Describe({dwarf_dieoffset(&scopes[*chosen]), inlined}, hit.address), hit));
+              out.push_back(AtLine(Describe(dwarf, {dwarf_dieoffset(&scopes[*chosen]), inlined}, hit.address), hit));
           }
         }
       }

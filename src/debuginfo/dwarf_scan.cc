@@ -150,7 +150,7 @@ class ScanIndex : public NameIndex {
       return found;
     }
     UnitNames names;
-    for (size_t unit : *units) WalkUnit(info_.dwarf(), input_.units[unit].die, &name, &names);
+    for (size_t unit : *units) WalkUnit(input_.dwarf->get(), input_.units[unit].die, &name, &names);
     found.functions = SortedInstances(names);
     for (auto& [n, posting] : names.globals) found.globals.push_back(posting);
     std::sort(found.globals.begin(), found.globals.end());
@@ -215,7 +215,7 @@ class ScanIndex : public NameIndex {
         if (walked && unit <= *walked) continue;  // a unit that spans chunks
         walked = unit;
         UnitNames names;
-        WalkUnit(info_.dwarf(), input_.units[unit].die, &name, &names);
+        WalkUnit(input_.dwarf->get(), input_.units[unit].die, &name, &names);
         auto instances = WithCode(SortedInstances(names));
         if (instances.empty()) continue;
         out.insert(out.end(), instances.begin(), instances.end());

@@ -62,8 +62,9 @@ std::string VarsHint(const DwarfAddress& at) {
 
 // Lines of the function where `attr`'s location list has an entry: "compute:3 compute:4".
 std::string WhereAvailable(DwarfInfo& info, const DwarfAddress& at, Dwarf_Attribute* attr) {
-  Dwarf_Die fn = info.Die(at.die_offset);
-  Dwarf_Die cu = info.CuOf(&fn);
+  ReadyDwarf dwarf = info.Ready();
+  Dwarf_Die fn = dwarf.Die(at.die_offset);
+  Dwarf_Die cu = dwarf.CuOf(&fn);
   auto fn_ranges = Ranges(&fn);
   std::vector<AddressRange> have;
   Dwarf_Addr base, start, end;
@@ -201,7 +202,7 @@ Result<Dwarf_Die> FindVariable(DwarfInfo& info, Scopes& scopes, const DwarfAddre
   if (found >= 0 && (dwarf_hasattr_integrate(&var, DW_AT_const_value) ||
                      (dwarf_tag(&scopes.dies[found]) != DW_TAG_compile_unit)))
     return var;
-  if (auto globals = info.Globals(name); !globals.empty()) return info.Die(globals.front());
+  if (auto global = info.Global(name)) return *global;
   if (found >= 0) return var;
   return Fail("no variable '" + name + "' at " + Where(at), VarsHint(at));
 }
@@ -209,14 +210,14 @@ Result<Dwarf_Die> FindVariable(DwarfInfo& info, Scopes& scopes, const DwarfAddre
 }  // namespace
 
 Result<VariableFetch> DwarfInfo::Fetch(const DwarfAddress& at, const ArgExpr& expr, bool want_string) {
-  Ready();
   return FetchVariable(at, expr, want_string, true);
 }
 
 Result<VariableFetch> DwarfInfo::FetchVariable(const DwarfAddress& at, const ArgExpr& expr, bool want_string,
                                                bool explain) {
-  Dwarf_Die fn = Die(at.die_offset);
-  Dwarf_Die cu = CuOf(&fn);
+  ReadyDwarf dwarf = Ready();
+  Dwarf_Die fn = dwarf.Die(at.die_offset);
+  Dwarf_Die cu = dwarf.CuOf(&fn);
   Scopes scopes(*this, &cu, at.address);
   if (scopes.count <= 1) return Fail("no function contains " + Hex(at.address) + " in the debuginfo");
   Dwarf_Die var = KP_TRY(FindVariable(*this, scopes, at, expr.name));
@@ -411,9 +412,9 @@ std::vector<Dwarf_Die> VisibleVariables(Scopes& scopes, bool params_only, Dwarf_
 
 Result<std::vector<VariableFetch>> DwarfInfo::FetchAll(const DwarfAddress& at, bool params_only,
                                                        std::vector<std::string>* skipped) {
-  Ready();
-  Dwarf_Die fn = Die(at.die_offset);
-  Dwarf_Die cu = CuOf(&fn);
+  ReadyDwarf dwarf = Ready();
+  Dwarf_Die fn = dwarf.Die(at.die_offset);
+  Dwarf_Die cu = dwarf.CuOf(&fn);
   Scopes scopes(*this, &cu, at.address);
   std::vector<VariableFetch> out;
   for (Dwarf_Die& var : VisibleVariables(scopes, params_only, at.die_offset)) {
@@ -428,8 +429,7 @@ Result<std::vector<VariableFetch>> DwarfInfo::FetchAll(const DwarfAddress& at, b
 }
 
 std::optional<FetchType> DwarfInfo::ReturnType(const DwarfAddress& at) {
-  Ready();
-  Dwarf_Die fn = Die(at.die_offset);
+  Dwarf_Die fn = Ready().Die(at.die_offset);
   Dwarf_Die type;
   if (!TypeOf(&fn, &type)) return std::nullopt;
   auto fetch_type = ScalarFetchType(&type, "the return value");
@@ -470,9 +470,9 @@ const std::vector<Dwarf_Die>& DwarfInfo::ScopeChain(Dwarf_Die* cu, uint64_t addr
 }
 
 Result<std::vector<VariableInfo>> DwarfInfo::Variables(const DwarfAddress& at, bool externs) {
-  Ready();
-  Dwarf_Die fn = Die(at.die_offset);
-  Dwarf_Die cu = CuOf(&fn);
+  ReadyDwarf dwarf = Ready();
+  Dwarf_Die fn = dwarf.Die(at.die_offset);
+  Dwarf_Die cu = dwarf.CuOf(&fn);
   Scopes scopes(*this, &cu, at.address);
   std::vector<Dwarf_Die> vars = VisibleVariables(scopes, false, at.die_offset);
   size_t locals = vars.size();

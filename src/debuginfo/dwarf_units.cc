@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "dwarf_units.h"
+
+namespace kprobectl::dwarf {
+
+namespace {
+
+constexpr uint64_t kReleaseBatch = 8 << 20;
+
+}  // namespace
+
+Dwarf_Die ReadyDwarf::Die(Dwarf_Off offset) const {
+  Dwarf_Die die;
+  dwarf_offdie(dwarf_, offset, &die);
+  return die;
+}
+
+Dwarf_Die ReadyDwarf::CuOf(Dwarf_Die* die) const {
+  Dwarf_Die cu;
+  dwarf_diecu(die, &cu, nullptr, nullptr);
+  return cu;
+}
+
+UnitReader::UnitReader(Dwarf* dwarf, std::function<void(uint64_t, uint64_t)> release)
+    : dwarf_(dwarf), release_(std::move(release)) {}
+
+void UnitReader::Start() { thread_ = std::thread([this] { Read(); }); }
+
+UnitReader::~UnitReader() {
+  if (thread_.joinable()) thread_.join();
+}
+
+ReadyDwarf UnitReader::Wait() {
+  if (thread_.joinable()) thread_.join();
+  return ReadyDwarf(dwarf_);
+}
+
+ReadyDwarf UnitReader::WaitThrough(Dwarf_Off last_die) {
+  if (thread_.joinable()) {
+    limit_.store(last_die);
+    thread_.join();
+  }
+  return ReadyDwarf(dwarf_);
+}
+
+const std::vector<UnitSpan>& UnitReader::All(const ReadyDwarf&) {
+  limit_.store(~Dwarf_Off{0});
+  Read();
+  return units_;
+}
+
+void UnitReader::Read() {
+  if (done_) return;
+  Dwarf_Off next;
+  size_t header_size;
+  uint8_t offset_size = 4;
+  bool stopped = false;
+  while (dwarf_nextcu(dwarf_, next_unit_, &next, &header_size, nullptr, nullptr, &offset_size) == 0) {
+    if (next_unit_ > limit_.load(std::memory_order_relaxed)) {
+      stopped = true;
+      break;
+    }
+    Dwarf_Die cu;
+    // dwarf_offdie makes libdw intern the unit now, in order.
+    if (dwarf_offdie(dwarf_, next_unit_ + header_size, &cu)) units_.push_back({next_unit_, dwarf_dieoffset(&cu)});
+    if (offset_size != 4) dwarf64_ = true;
+    if (release_ && next_unit_ - released_ >= kReleaseBatch) {
+      release_(released_, next_unit_);
+      released_ = next_unit_;
+    }
+    next_unit_ = next;
+  }
+  if (release_) release_(released_, next_unit_);
+  released_ = next_unit_;
+  done_ = !stopped;
+}
+
+}  // namespace kprobectl::dwarf
