@@ -8,7 +8,6 @@
 // the FDE's CIE pointer set to 0, and libdw reads that: the same code that
 // interprets the full section interprets these two entries.
 #include <elf.h>
-#include <gelf.h>
 
 #include <cstring>
 
@@ -18,21 +17,10 @@
 
 namespace kprobectl::dwarf {
 
-namespace {
-
-Elf_Data* DebugFrame(Elf* elf) {
-  GElf_Shdr shdr;
-  Elf_Scn* scn = SectionNamed(elf, ".debug_frame", &shdr);
-  if (!scn || shdr.sh_type == SHT_NOBITS || (shdr.sh_flags & SHF_COMPRESSED)) return nullptr;
-  return elf_getdata(scn, nullptr);
-}
-
-}  // namespace
-
 std::vector<FrameEntry> ReadFrameTable(Elf* elf) {
   std::vector<FrameEntry> out;
-  Elf_Data* data = DebugFrame(elf);
-  const auto* ident = reinterpret_cast<const unsigned char*>(elf_getident(elf, nullptr));
+  Elf_Data* data = SectionData(elf, ".debug_frame");
+  const unsigned char* ident = ElfIdent(elf);
   if (!data || !ident || ident[EI_CLASS] != ELFCLASS64) return out;
   Dwarf_Off offset = 0, next = 0;
   Dwarf_CFI_Entry entry;
@@ -53,12 +41,12 @@ std::vector<FrameEntry> ReadFrameTable(Elf* elf) {
 
 MiniCfi::~MiniCfi() {
   if (dwarf) dwarf_end(dwarf);
-  if (elf) elf_end(elf);
+  CloseElf(elf);
 }
 
 std::unique_ptr<MiniCfi> MakeMiniCfi(Elf* elf, uint64_t fde_offset) {
-  Elf_Data* data = DebugFrame(elf);
-  const auto* ident = reinterpret_cast<const unsigned char*>(elf_getident(elf, nullptr));
+  Elf_Data* data = SectionData(elf, ".debug_frame");
+  const unsigned char* ident = ElfIdent(elf);
   if (!data || !ident || fde_offset >= data->d_size) return nullptr;
   Dwarf_Off fde_end = 0, cie_end = 0;
   Dwarf_CFI_Entry fde, cie;
@@ -107,7 +95,7 @@ std::unique_ptr<MiniCfi> MakeMiniCfi(Elf* elf, uint64_t fde_offset) {
   sections[2].sh_size = sizeof kNames;
   sections[2].sh_addralign = 1;
   std::memcpy(base + headers_at, sections, sizeof sections);
-  mini->elf = elf_memory(reinterpret_cast<char*>(base), mini->image.size() * 8);
+  mini->elf = OpenElf(base, mini->image.size() * 8);
   if (mini->elf) mini->dwarf = dwarf_begin_elf(mini->elf, DWARF_C_READ, nullptr);
   if (mini->dwarf) mini->cfi = dwarf_getcfi(mini->dwarf);
   if (!mini->cfi) return nullptr;

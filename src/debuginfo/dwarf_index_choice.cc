@@ -8,8 +8,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <gelf.h>
-
 #include <cstring>
 #include <filesystem>
 #include <thread>
@@ -20,17 +18,6 @@
 namespace kprobectl::dwarf {
 
 namespace {
-
-struct SectionInfo {
-  RawSection raw;
-  bool compressed = false;
-};
-
-std::optional<SectionInfo> FindSection(Elf* elf, std::string_view wanted) {
-  GElf_Shdr shdr;
-  if (!SectionNamed(elf, wanted, &shdr) || shdr.sh_type == SHT_NOBITS) return std::nullopt;
-  return SectionInfo{{shdr.sh_offset, shdr.sh_size}, (shdr.sh_flags & SHF_COMPRESSED) != 0};
-}
 
 // An index of what was just walked, for this run only. Serialized and read
 // back with an empty key, which always matches: the view cannot refuse it.
@@ -51,23 +38,6 @@ void Release(void* map, size_t map_size, uint64_t begin, uint64_t end) {
 constexpr uint64_t kReleaseBatch = 8 << 20;  // as the unit reader releases
 
 }  // namespace
-
-Elf_Scn* SectionNamed(Elf* elf, std::string_view wanted, GElf_Shdr* shdr) {
-  size_t strndx = 0;
-  if (elf_getshdrstrndx(elf, &strndx) != 0) return nullptr;
-  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
-    if (!gelf_getshdr(scn, shdr)) continue;
-    const char* name = elf_strptr(elf, strndx, shdr->sh_name);
-    if (name && wanted == name) return scn;
-  }
-  return nullptr;
-}
-
-std::optional<RawSection> FindRawSection(Elf* elf, std::string_view name) {
-  auto found = FindSection(elf, name);
-  if (!found || found->compressed) return std::nullopt;
-  return found->raw;
-}
 
 NameIndex& DwarfInfo::Index() {
   Settle();
@@ -184,7 +154,7 @@ IndexContents DwarfInfo::WalkAll() {
   Dwarf* dwarf2 = nullptr;
   unsigned cores = std::thread::hardware_concurrency();
   if (map_ && units.size() >= 64 && cores > 1) {
-    elf2 = elf_memory(static_cast<char*>(map_), map_size_);
+    elf2 = OpenElf(map_, map_size_);
     if (elf2) dwarf2 = dwarf_begin_elf(elf2, DWARF_C_READ, nullptr);
     if (dwarf2) handles.push_back(dwarf2);
   }
@@ -204,14 +174,13 @@ IndexContents DwarfInfo::WalkAll() {
       WalkUnits(handles, units, options_.progress, line_sections_ ? &*line_sections_ : nullptr, done_below);
   if (elf_) contents.frames = ReadFrameTable(elf_);
   if (dwarf2) dwarf_end(dwarf2);
-  if (elf2) elf_end(elf2);
+  CloseElf(elf2);
   return contents;
 }
 
 std::optional<ScanInput> DwarfInfo::ScanInputs() {
   if (!map_ || !elf_) return std::nullopt;
-  GElf_Ehdr ehdr;
-  if (!gelf_getehdr(elf_, &ehdr) || ehdr.e_type == ET_REL) return std::nullopt;  // strp values live in relocations
+  if (IsRelocatable(elf_)) return std::nullopt;  // strp values live in relocations
   auto info = FindSection(elf_, ".debug_info");
   auto str = FindSection(elf_, ".debug_str");
   auto abbrev = FindSection(elf_, ".debug_abbrev");

@@ -8,7 +8,6 @@
 
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
-#include <gelf.h>
 
 #include <atomic>
 #include <cstdint>
@@ -139,10 +138,22 @@ struct ScanInput {
   std::vector<UnitSpan> units;  // in file order
   std::function<std::unique_ptr<NameIndex>()> full_walk;  // for what a scan cannot answer
 };
-// The section called `name`, its header in `shdr`; null if there is none.
-Elf_Scn* SectionNamed(Elf* elf, std::string_view name, GElf_Shdr* shdr);
+// libelf, for this stage (dwarf_elf.cc).
+Elf* OpenElf(void* map, size_t size);  // null on failure: ElfError() says why
+void CloseElf(Elf* elf);
+std::string ElfError();
+struct SectionInfo {
+  RawSection raw;
+  bool compressed = false;
+};
+// A section with bytes in the file, if there is one.
+std::optional<SectionInfo> FindSection(Elf* elf, std::string_view name);
 // A section's place in the file, unless it is absent, empty or compressed.
 std::optional<RawSection> FindRawSection(Elf* elf, std::string_view name);
+// A section's bytes as libelf hands them to libdw (dwarf_next_cfi), if it has any.
+Elf_Data* SectionData(Elf* elf, std::string_view name);
+const unsigned char* ElfIdent(Elf* elf);
+bool IsRelocatable(Elf* elf);  // ET_REL (or unreadable)
 class DwarfInfo;
 std::unique_ptr<NameIndex> MakeScanIndex(DwarfInfo& info, ScanInput input);
 // False when a form in .debug_abbrev could name a DIE from outside its CU

@@ -20,7 +20,6 @@
 #include <cstring>
 
 #include <elfutils/libdwelf.h>
-#include <gelf.h>
 #include <zstd.h>
 
 #include <vector>
@@ -44,12 +43,11 @@ Result<std::unique_ptr<Debuginfo>> Debuginfo::Open(const std::string& path, cons
     close(fd);
     return Fail("cannot map '" + path + "': " + std::strerror(errno));
   }
-  elf_version(EV_CURRENT);
-  Elf* elf = elf_memory(static_cast<char*>(map), size);
+  Elf* elf = dwarf::OpenElf(map, size);
   Dwarf* dbg = elf ? dwarf_begin_elf(elf, DWARF_C_READ, nullptr) : nullptr;
   if (!dbg) {
-    std::string why = elf ? dwarf::LastError() : elf_errmsg(-1);
-    if (elf) elf_end(elf);
+    std::string why = elf ? dwarf::LastError() : dwarf::ElfError();
+    dwarf::CloseElf(elf);
     munmap(map, size);
     close(fd);
     return Fail("'" + path + "' has no DWARF debuginfo (" + why + ")",
@@ -262,7 +260,7 @@ DwarfInfo::~DwarfInfo() {
     return;
   }
   dwarf_end(units_.handle_unread());
-  elf_end(elf_);
+  CloseElf(elf_);
   munmap(map_, map_size_);
   close(fd_);
 }
