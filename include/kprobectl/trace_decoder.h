@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
 // Reading the ring buffer: event formats and raw per-CPU pages turned into
-// records, through libtracefs and libtraceevent (which stay in decoder.cc).
-// In: the text of the events' format files, and a tracefs root and
-// instance to read pages from (or captured pages, in tests and benchmarks). Out: EventFormat descriptions and Records that
-// point into the decoder's page buffers until the next read.
+// records, through libtraceevent (which stays in decoder.cc) and libtracefs
+// (in tracefs_shim.c). In: the text of the events' format files, and a
+// tracefs root and instance to read pages from (or captured pages, in tests
+// and benchmarks). Out: EventFormat descriptions and Records that point
+// into the pages they were decoded from.
 #pragma once
 
 #include <cstdint>
