@@ -2,8 +2,8 @@
 //
 // Variables at a probe address: found through the scopes that contain it
 // (lexical blocks, inlined copies, the function, the CU, then globals of
-// other CUs), located with location lists, and walked through members,
-// array elements and pointers to a kernel fetch.
+// other CUs), located with location lists, then walked through members,
+// array elements and pointers to a kernel fetch (dwarf_members.cc).
 #include <dwarf.h>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 
 #include "dwarf_internal.h"
 #include "dwarf_location.h"
+#include "dwarf_members.h"
 #include "dwarf_types.h"
 #include "kprobectl/strings.h"
 
@@ -111,88 +112,6 @@ int LocationAt(Dwarf_Attribute* attr, uint64_t address, Dwarf_Op** ops, size_t* 
   return dwarf_getlocation_addr(attr, address, ops, len, 1);
 }
 
-struct Member {
-  Dwarf_Die die;
-  int64_t offset = 0;  // bytes from the start of the enclosing object
-};
-
-int64_t MemberLocation(Dwarf_Die* member) {
-  Dwarf_Attribute attr;
-  if (!dwarf_attr(member, DW_AT_data_member_location, &attr)) return 0;
-  Dwarf_Word value;
-  if (dwarf_formudata(&attr, &value) == 0) return static_cast<int64_t>(value);
-  Dwarf_Op* ops;
-  size_t len;
-  if (dwarf_getlocation(&attr, &ops, &len) == 0 && len == 1 && ops[0].atom == DW_OP_plus_uconst)
-    return static_cast<int64_t>(ops[0].number);
-  return 0;
-}
-
-// A member by name, looking inside anonymous structs and unions too.
-std::optional<Member> FindMember(Dwarf_Die* aggregate, const std::string& name) {
-  Dwarf_Die child;
-  if (dwarf_child(aggregate, &child) != 0) return std::nullopt;
-  do {
-    if (dwarf_tag(&child) != DW_TAG_member) continue;
-    std::string member_name = DieName(&child);
-    if (member_name == name) return Member{child, MemberLocation(&child)};
-    if (member_name.empty()) {
-      Dwarf_Die type;
-      if (!TypeOf(&child, &type)) continue;
-      Dwarf_Die peeled = PeelType(type);
-      int tag = dwarf_tag(&peeled);
-      if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type) continue;
-      if (auto inner = FindMember(&peeled, name)) {
-        inner->offset += MemberLocation(&child);
-        return inner;
-      }
-    }
-  } while (dwarf_siblingof(&child, &child) == 0);
-  return std::nullopt;
-}
-
-std::vector<std::string> MemberNames(Dwarf_Die* aggregate) {
-  std::vector<std::string> names;
-  Dwarf_Die child;
-  if (dwarf_child(aggregate, &child) != 0) return names;
-  do {
-    if (dwarf_tag(&child) == DW_TAG_member && !DieName(&child).empty()) names.push_back(DieName(&child));
-  } while (dwarf_siblingof(&child, &child) == 0 && names.size() < 12);
-  return names;
-}
-
-// The kernel's b<width>@<offset>/<container> for a bitfield member, and the
-// byte offset of its container from the member's enclosing object.
-Result<std::pair<FetchType, int64_t>> Bitfield(Dwarf_Die* member, int64_t member_offset, uint64_t type_size) {
-  Dwarf_Attribute attr;
-  Dwarf_Word bit_size = 0, value = 0;
-  dwarf_formudata(dwarf_attr(member, DW_AT_bit_size, &attr), &bit_size);
-  uint64_t bit_start;  // from the start of the enclosing object, little-endian
-  if (dwarf_attr(member, DW_AT_data_bit_offset, &attr) && dwarf_formudata(&attr, &value) == 0) {
-    bit_start = value;
-  } else {
-    // DWARF 2/3: DW_AT_bit_offset counts from the most significant bit of
-    // a storage unit of DW_AT_byte_size at DW_AT_data_member_location.
-    Dwarf_Word byte_size = type_size, bit_offset = 0;
-    if (dwarf_attr(member, DW_AT_byte_size, &attr)) dwarf_formudata(&attr, &byte_size);
-    dwarf_formudata(dwarf_attr(member, DW_AT_bit_offset, &attr), &bit_offset);
-    bit_start = static_cast<uint64_t>(member_offset) * 8 + byte_size * 8 - bit_offset - bit_size;
-    member_offset = 0;
-  }
-  bit_start += static_cast<uint64_t>(member_offset) * 8;
-  for (uint64_t container : {type_size * 8, uint64_t{64}}) {
-    if (container != 8 && container != 16 && container != 32 && container != 64) continue;
-    uint64_t container_byte = (bit_start / container) * (container / 8);
-    uint64_t offset = bit_start - container_byte * 8;
-    if (offset + bit_size <= container)
-      return std::pair<FetchType, int64_t>{
-          FetchType::Bitfield(static_cast<unsigned>(bit_size), static_cast<unsigned>(offset),
-                              static_cast<unsigned>(container)),
-          static_cast<int64_t>(container_byte)};
-  }
-  return Fail("a bitfield of " + std::to_string(bit_size) + " bits that no 64-bit container holds");
-}
-
 // Looks up a variable by name at an address: scopes first, then the
 // definitions of globals in other CUs.
 Result<Dwarf_Die> FindVariable(DwarfInfo& info, Scopes& scopes, const DwarfAddress& at, const std::string& name) {
@@ -213,6 +132,50 @@ Result<VariableFetch> DwarfInfo::Fetch(const DwarfAddress& at, const ArgExpr& ex
   return FetchVariable(at, expr, want_string, true);
 }
 
+namespace {
+
+// A variable's place at `at`: from its location (list), or its constant
+// value. `explain` adds where else it has one when it has none here.
+Result<Place> VariablePlace(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at,
+                            const std::string& what, uint64_t size, bool explain) {
+  LocationContext ctx;
+  ctx.what = what;
+  ctx.address = at.address;
+  ctx.function_entry = at.entry;
+  Dwarf_Attribute frame_base_storage;
+  ctx.frame_base = FrameBase(scopes, &frame_base_storage);
+  ctx.size = size;
+  Dwarf_Attribute loc;
+  if (dwarf_attr(var, DW_AT_location, &loc)) {
+    Dwarf_Op* ops = nullptr;
+    size_t len = 0;
+    int n = LocationAt(&loc, at.address, &ops, &len);
+    if (n < 0) return Fail("cannot read the location of " + what + ": " + LastError());
+    if (n == 0) {
+      // Where else it could be fetched: a scan of the function's lines,
+      // worth it only for a message someone reads.
+      std::string elsewhere = explain ? WhereAvailable(info, at, &loc) : std::string();
+      return Fail("variable " + what + " has no location at " + Where(at) + " (optimized out there)",
+                  elsewhere.empty() ? "it has no location anywhere in " + at.function
+                                    : "it can be fetched at " + elsewhere);
+    }
+    return LocationToPlace(info, &loc, ops, len, ctx);
+  }
+  if (Dwarf_Attribute cv; dwarf_attr_integrate(var, DW_AT_const_value, &cv)) {
+    Dwarf_Sword value = 0;
+    Dwarf_Word uvalue = 0;
+    if (dwarf_formsdata(&cv, &value) != 0 && dwarf_formudata(&cv, &uvalue) == 0) value = static_cast<Dwarf_Sword>(uvalue);
+    Place place;
+    place.base.root = VariableFetch::kConstant;
+    place.base.constant = value;
+    return place;
+  }
+  return Fail("variable " + what + " is optimized out (no location in the debuginfo)",
+              "fetch it where it is computed, or from what it is computed from");
+}
+
+}  // namespace
+
 Result<VariableFetch> DwarfInfo::FetchVariable(const DwarfAddress& at, const ArgExpr& expr, bool want_string,
                                                bool explain) {
   ReadyDwarf dwarf = Ready();
@@ -221,148 +184,14 @@ Result<VariableFetch> DwarfInfo::FetchVariable(const DwarfAddress& at, const Arg
   Scopes scopes(*this, &cu, at.address);
   if (scopes.count <= 1) return Fail("no function contains " + Hex(at.address) + " in the debuginfo");
   Dwarf_Die var = KP_TRY(FindVariable(*this, scopes, at, expr.name));
-  std::string what = "'" + expr.name + "'";
-
-  Dwarf_Die type;
-  if (!TypeOf(&var, &type)) return Fail(what + " has no type in the debuginfo");
-  LocationContext ctx;
-  ctx.what = what;
-  ctx.address = at.address;
-  ctx.function_entry = at.entry;
-  Dwarf_Attribute frame_base_storage;
-  ctx.frame_base = FrameBase(scopes, &frame_base_storage);
-  ctx.size = ByteSize(&type);
-
-  Place place;
-  Dwarf_Attribute loc;
-  if (dwarf_attr(&var, DW_AT_location, &loc)) {
-    Dwarf_Op* ops = nullptr;
-    size_t len = 0;
-    int n = LocationAt(&loc, at.address, &ops, &len);
-    if (n < 0) return Fail("cannot read the location of " + what + ": " + LastError());
-    if (n == 0) {
-      // Where else it could be fetched: a scan of the function's lines,
-      // worth it only for a message someone reads.
-      std::string elsewhere = explain ? WhereAvailable(*this, at, &loc) : std::string();
-      return Fail("variable " + what + " has no location at " + Where(at) + " (optimized out there)",
-                  elsewhere.empty() ? "it has no location anywhere in " + at.function
-                                    : "it can be fetched at " + elsewhere);
-    }
-    place = KP_TRY(LocationToPlace(*this, &loc, ops, len, ctx));
-  } else if (Dwarf_Attribute cv; dwarf_attr_integrate(&var, DW_AT_const_value, &cv)) {
-    Dwarf_Sword value = 0;
-    Dwarf_Word uvalue = 0;
-    if (dwarf_formsdata(&cv, &value) != 0 && dwarf_formudata(&cv, &uvalue) == 0) value = static_cast<Dwarf_Sword>(uvalue);
-    place.base.root = VariableFetch::kConstant;
-    place.base.constant = value;
-  } else {
-    return Fail("variable " + what + " is optimized out (no location in the debuginfo)",
-                "fetch it where it is computed, or from what it is computed from");
-  }
-
-  std::string name = expr.name;
-  std::optional<std::pair<FetchType, int64_t>> bitfield;
-  for (const ArgAccessor& acc : expr.accessors) {
-    Dwarf_Die t = PeelType(type);
-    int tag = dwarf_tag(&t);
-    if (acc.kind == ArgAccessor::kIndex) {
-      Dwarf_Die elem;
-      if (tag == DW_TAG_array_type && TypeOf(&t, &elem)) {
-        if (place.kind != Place::kMemory) return Fail(what + " is an array the kernel cannot index here");
-        place.offset += acc.index * static_cast<int64_t>(ByteSize(&elem));
-      } else if (tag == DW_TAG_pointer_type && TypeOf(&t, &elem)) {
-        place = KP_TRY(Pointee(place, acc.index * static_cast<int64_t>(ByteSize(&elem)), what));
-      } else {
-        return Fail(what + " (" + TypeName(&type) + ") is neither an array nor a pointer, so [" +
-                    std::to_string(acc.index) + "] means nothing");
-      }
-      type = elem;
-      what = what.substr(0, what.size() - 1) + "[" + std::to_string(acc.index) + "]'";
-      continue;
-    }
-    Dwarf_Die aggregate = t;
-    bool arrow = acc.kind == ArgAccessor::kArrow;
-    if (arrow) {
-      if (tag != DW_TAG_pointer_type)
-        return Fail(what + " (" + TypeName(&type) + ") is not a pointer", "use '.' for its members: " +
-                                                                              what.substr(1, what.size() - 2) + "." + acc.member);
-      Dwarf_Die pointee;
-      if (!TypeOf(&t, &pointee)) return Fail(what + " is a void pointer; it has no members");
-      aggregate = PeelType(pointee);
-    } else if (tag == DW_TAG_pointer_type) {
-      return Fail(what + " is a pointer (" + TypeName(&type) + ")",
-                  "use '->' for what it points to: " + what.substr(1, what.size() - 2) + "->" + acc.member);
-    }
-    int agg_tag = dwarf_tag(&aggregate);
-    if (agg_tag != DW_TAG_structure_type && agg_tag != DW_TAG_union_type && agg_tag != DW_TAG_class_type)
-      return Fail(what + " points to a " + TypeName(&aggregate) + ", which has no members");
-    if (!dwarf_hasattr(&aggregate, DW_AT_byte_size))
-      return Fail(TypeName(&aggregate) + " is declared but not defined in this debuginfo, so its members are unknown");
-    auto member = FindMember(&aggregate, acc.member);
-    if (!member) {
-      auto names = MemberNames(&aggregate);
-      return Fail(TypeName(&aggregate) + " has no member '" + acc.member + "'",
-                  names.empty() ? "" : "its members: " + Join(names, ", "));
-    }
-    if (bitfield) return Fail(what + " is a bitfield; it has no members");
-    if (arrow) {
-      place = KP_TRY(Pointee(place, member->offset, what));
-    } else {
-      if (place.kind != Place::kMemory) return Fail(what + " is kept in registers here; its members cannot be read");
-      place.offset += member->offset;
-    }
-    if (!TypeOf(&member->die, &type)) return Fail("member '" + acc.member + "' has no type");
-    if (dwarf_hasattr(&member->die, DW_AT_bit_size)) {
-      auto bits = KP_TRY(Bitfield(&member->die, 0, ByteSize(&type)));
-      place.offset += bits.second;
-      bitfield = bits;
-    }
-    name = acc.member;
-    what = "'" + what.substr(1, what.size() - 2) + (arrow ? "->" : ".") + acc.member + "'";
-  }
-
-  VariableFetch fetch;
-  Dwarf_Die t = PeelType(type);
-  int tag = dwarf_tag(&t);
-  Dwarf_Die elem;
-  bool has_elem = TypeOf(&t, &elem);
-  if (bitfield) {
-    fetch = KP_TRY(ReadPlace(place, what));
-    fetch.type = bitfield->first;
-  } else if (want_string) {
-    if (tag == DW_TAG_array_type && has_elem && IsCharType(&elem) && place.kind == Place::kMemory) {
-      fetch = place.base;  // the string starts at the array's own address
-      fetch.derefs.push_back(place.offset);
-    } else if (tag == DW_TAG_pointer_type && (!has_elem || IsCharType(&elem))) {
-      fetch = KP_TRY(ReadPlace(place, what));
-      fetch.derefs.push_back(0);
-    } else {
-      return Fail(what + " (" + TypeName(&type) + ") cannot be read as a string: only char arrays and char "
-                  "pointers can");
-    }
-    fetch.type = FetchType::Of(FetchType::kString);
-  } else if (tag == DW_TAG_array_type && has_elem) {
-    Dwarf_Die child;
-    uint64_t count = 0;
-    if (dwarf_child(&t, &child) == 0 && dwarf_tag(&child) == DW_TAG_subrange_type) count = ArrayCount(&child).value_or(0);
-    if (place.kind != Place::kMemory) return Fail(what + " is an array the kernel cannot read here");
-    fetch = place.base;
-    fetch.derefs.push_back(place.offset);
-    if (IsCharType(&elem)) {
-      fetch.type = FetchType::Of(FetchType::kString);
-    } else {
-      if (count == 0 || count > 64)
-        return Fail(what + " is an array of " + std::to_string(count) + " elements; the kernel reads 1 to 64",
-                    "fetch elements, " + what.substr(1, what.size() - 2) + "[0]");
-      fetch.type = KP_TRY(ScalarFetchType(&elem, what + "'s elements")).ArrayOf(static_cast<unsigned>(count));
-    }
-  } else {
-    fetch = KP_TRY(ReadPlace(place, what));
-    fetch.type = KP_TRY(ScalarFetchType(&type, what));
-  }
-  fetch.name = name;
-  fetch.c_type = TypeName(&type);
-  return fetch;
+  Walked w;
+  w.name = expr.name;
+  w.what = "'" + expr.name + "'";
+  if (!TypeOf(&var, &w.type)) return Fail(w.what + " has no type in the debuginfo");
+  w.place = KP_TRY(VariablePlace(*this, scopes, &var, at, w.what, ByteSize(&w.type), explain));
+  for (const ArgAccessor& acc : expr.accessors)
+    KP_TRY_VOID(acc.kind == ArgAccessor::kIndex ? WalkIndex(w, acc) : WalkMember(w, acc));
+  return Read(w, want_string);
 }
 
 namespace {

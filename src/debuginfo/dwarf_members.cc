@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "dwarf_members.h"
+
+#include <dwarf.h>
+
+#include <vector>
+
+#include "dwarf_internal.h"
+#include "dwarf_types.h"
+#include "kprobectl/strings.h"
+
+namespace kprobectl::dwarf {
+
+namespace {
+
+struct Member {
+  Dwarf_Die die;
+  int64_t offset = 0;  // bytes from the start of the enclosing object
+};
+
+int64_t MemberLocation(Dwarf_Die* member) {
+  Dwarf_Attribute attr;
+  if (!dwarf_attr(member, DW_AT_data_member_location, &attr)) return 0;
+  Dwarf_Word value;
+  if (dwarf_formudata(&attr, &value) == 0) return static_cast<int64_t>(value);
+  Dwarf_Op* ops;
+  size_t len;
+  if (dwarf_getlocation(&attr, &ops, &len) == 0 && len == 1 && ops[0].atom == DW_OP_plus_uconst)
+    return static_cast<int64_t>(ops[0].number);
+  return 0;
+}
+
+// A member by name, looking inside anonymous structs and unions too.
+std::optional<Member> FindMember(Dwarf_Die* aggregate, const std::string& name) {
+  Dwarf_Die child;
+  if (dwarf_child(aggregate, &child) != 0) return std::nullopt;
+  do {
+    if (dwarf_tag(&child) != DW_TAG_member) continue;
+    std::string member_name = DieName(&child);
+    if (member_name == name) return Member{child, MemberLocation(&child)};
+    if (member_name.empty()) {
+      Dwarf_Die type;
+      if (!TypeOf(&child, &type)) continue;
+      Dwarf_Die peeled = PeelType(type);
+      int tag = dwarf_tag(&peeled);
+      if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type) continue;
+      if (auto inner = FindMember(&peeled, name)) {
+        inner->offset += MemberLocation(&child);
+        return inner;
+      }
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+  return std::nullopt;
+}
+
+std::vector<std::string> MemberNames(Dwarf_Die* aggregate) {
+  std::vector<std::string> names;
+  Dwarf_Die child;
+  if (dwarf_child(aggregate, &child) != 0) return names;
+  do {
+    if (dwarf_tag(&child) == DW_TAG_member && !DieName(&child).empty()) names.push_back(DieName(&child));
+  } while (dwarf_siblingof(&child, &child) == 0 && names.size() < 12);
+  return names;
+}
+
+// The kernel's b<width>@<offset>/<container> for a bitfield member, and the
+// byte offset of its container from the member's enclosing object.
+Result<std::pair<FetchType, int64_t>> Bitfield(Dwarf_Die* member, int64_t member_offset, uint64_t type_size) {
+  Dwarf_Attribute attr;
+  Dwarf_Word bit_size = 0, value = 0;
+  dwarf_formudata(dwarf_attr(member, DW_AT_bit_size, &attr), &bit_size);
+  uint64_t bit_start;  // from the start of the enclosing object, little-endian
+  if (dwarf_attr(member, DW_AT_data_bit_offset, &attr) && dwarf_formudata(&attr, &value) == 0) {
+    bit_start = value;
+  } else {
+    // DWARF 2/3: DW_AT_bit_offset counts from the most significant bit of
+    // a storage unit of DW_AT_byte_size at DW_AT_data_member_location.
+    Dwarf_Word byte_size = type_size, bit_offset = 0;
+    if (dwarf_attr(member, DW_AT_byte_size, &attr)) dwarf_formudata(&attr, &byte_size);
+    dwarf_formudata(dwarf_attr(member, DW_AT_bit_offset, &attr), &bit_offset);
+    bit_start = static_cast<uint64_t>(member_offset) * 8 + byte_size * 8 - bit_offset - bit_size;
+    member_offset = 0;
+  }
+  bit_start += static_cast<uint64_t>(member_offset) * 8;
+  for (uint64_t container : {type_size * 8, uint64_t{64}}) {
+    if (container != 8 && container != 16 && container != 32 && container != 64) continue;
+    uint64_t container_byte = (bit_start / container) * (container / 8);
+    uint64_t offset = bit_start - container_byte * 8;
+    if (offset + bit_size <= container)
+      return std::pair<FetchType, int64_t>{
+          FetchType::Bitfield(static_cast<unsigned>(bit_size), static_cast<unsigned>(offset),
+                              static_cast<unsigned>(container)),
+          static_cast<int64_t>(container_byte)};
+  }
+  return Fail("a bitfield of " + std::to_string(bit_size) + " bits that no 64-bit container holds");
+}
+
+}  // namespace
+
+// One [N]: an element of an array in memory, or through a pointer.
+Result<void> WalkIndex(Walked& w, const ArgAccessor& acc) {
+  Dwarf_Die t = PeelType(w.type);
+  int tag = dwarf_tag(&t);
+  Dwarf_Die elem;
+  if (tag == DW_TAG_array_type && TypeOf(&t, &elem)) {
+    if (w.place.kind != Place::kMemory) return Fail(w.what + " is an array the kernel cannot index here");
+    w.place.offset += acc.index * static_cast<int64_t>(ByteSize(&elem));
+  } else if (tag == DW_TAG_pointer_type && TypeOf(&t, &elem)) {
+    w.place = KP_TRY(Pointee(w.place, acc.index * static_cast<int64_t>(ByteSize(&elem)), w.what));
+  } else {
+    return Fail(w.what + " (" + TypeName(&w.type) + ") is neither an array nor a pointer, so [" +
+                std::to_string(acc.index) + "] means nothing");
+  }
+  w.type = elem;
+  w.what = w.what.substr(0, w.what.size() - 1) + "[" + std::to_string(acc.index) + "]'";
+  return {};
+}
+
+// One .member or ->member, through anonymous structs and unions.
+Result<void> WalkMember(Walked& w, const ArgAccessor& acc) {
+  Dwarf_Die t = PeelType(w.type);
+  int tag = dwarf_tag(&t);
+  Dwarf_Die aggregate = t;
+  bool arrow = acc.kind == ArgAccessor::kArrow;
+  std::string bare = w.what.substr(1, w.what.size() - 2);
+  if (arrow) {
+    if (tag != DW_TAG_pointer_type)
+      return Fail(w.what + " (" + TypeName(&w.type) + ") is not a pointer", "use '.' for its members: " + bare + "." +
+                                                                               acc.member);
+    Dwarf_Die pointee;
+    if (!TypeOf(&t, &pointee)) return Fail(w.what + " is a void pointer; it has no members");
+    aggregate = PeelType(pointee);
+  } else if (tag == DW_TAG_pointer_type) {
+    return Fail(w.what + " is a pointer (" + TypeName(&w.type) + ")",
+                "use '->' for what it points to: " + bare + "->" + acc.member);
+  }
+  int agg_tag = dwarf_tag(&aggregate);
+  if (agg_tag != DW_TAG_structure_type && agg_tag != DW_TAG_union_type && agg_tag != DW_TAG_class_type)
+    return Fail(w.what + " points to a " + TypeName(&aggregate) + ", which has no members");
+  if (!dwarf_hasattr(&aggregate, DW_AT_byte_size))
+    return Fail(TypeName(&aggregate) + " is declared but not defined in this debuginfo, so its members are unknown");
+  auto member = FindMember(&aggregate, acc.member);
+  if (!member) {
+    auto names = MemberNames(&aggregate);
+    return Fail(TypeName(&aggregate) + " has no member '" + acc.member + "'",
+                names.empty() ? "" : "its members: " + Join(names, ", "));
+  }
+  if (w.bitfield) return Fail(w.what + " is a bitfield; it has no members");
+  if (arrow) {
+    w.place = KP_TRY(Pointee(w.place, member->offset, w.what));
+  } else {
+    if (w.place.kind != Place::kMemory) return Fail(w.what + " is kept in registers here; its members cannot be read");
+    w.place.offset += member->offset;
+  }
+  if (!TypeOf(&member->die, &w.type)) return Fail("member '" + acc.member + "' has no type");
+  if (dwarf_hasattr(&member->die, DW_AT_bit_size)) {
+    auto bits = KP_TRY(Bitfield(&member->die, 0, ByteSize(&w.type)));
+    w.place.offset += bits.second;
+    w.bitfield = bits;
+  }
+  w.name = acc.member;
+  w.what = "'" + bare + (arrow ? "->" : ".") + acc.member + "'";
+  return {};
+}
+
+// The fetch that reads what the path leads to: a scalar, a bitfield, a
+// string (char arrays and pointers), or an array of scalars.
+Result<VariableFetch> Read(const Walked& w, bool want_string) {
+  VariableFetch fetch;
+  Dwarf_Die type = w.type;
+  Dwarf_Die t = PeelType(type);
+  int tag = dwarf_tag(&t);
+  Dwarf_Die elem;
+  bool has_elem = TypeOf(&t, &elem);
+  const Place& place = w.place;
+  if (w.bitfield) {
+    fetch = KP_TRY(ReadPlace(place, w.what));
+    fetch.type = w.bitfield->first;
+  } else if (want_string) {
+    if (tag == DW_TAG_array_type && has_elem && IsCharType(&elem) && place.kind == Place::kMemory) {
+      fetch = place.base;  // the string starts at the array's own address
+      fetch.derefs.push_back(place.offset);
+    } else if (tag == DW_TAG_pointer_type && (!has_elem || IsCharType(&elem))) {
+      fetch = KP_TRY(ReadPlace(place, w.what));
+      fetch.derefs.push_back(0);
+    } else {
+      return Fail(w.what + " (" + TypeName(&type) + ") cannot be read as a string: only char arrays and char "
+                  "pointers can");
+    }
+    fetch.type = FetchType::Of(FetchType::kString);
+  } else if (tag == DW_TAG_array_type && has_elem) {
+    Dwarf_Die child;
+    uint64_t count = 0;
+    if (dwarf_child(&t, &child) == 0 && dwarf_tag(&child) == DW_TAG_subrange_type) count = ArrayCount(&child).value_or(0);
+    if (place.kind != Place::kMemory) return Fail(w.what + " is an array the kernel cannot read here");
+    fetch = place.base;
+    fetch.derefs.push_back(place.offset);
+    if (IsCharType(&elem)) {
+      fetch.type = FetchType::Of(FetchType::kString);
+    } else {
+      if (count == 0 || count > 64)
+        return Fail(w.what + " is an array of " + std::to_string(count) + " elements; the kernel reads 1 to 64",
+                    "fetch elements, " + w.what.substr(1, w.what.size() - 2) + "[0]");
+      fetch.type = KP_TRY(ScalarFetchType(&elem, w.what + "'s elements")).ArrayOf(static_cast<unsigned>(count));
+    }
+  } else {
+    fetch = KP_TRY(ReadPlace(place, w.what));
+    fetch.type = KP_TRY(ScalarFetchType(&type, w.what));
+  }
+  fetch.name = w.name;
+  fetch.c_type = TypeName(&type);
+  return fetch;
+}
+
+}  // namespace kprobectl::dwarf
