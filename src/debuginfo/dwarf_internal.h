@@ -249,6 +249,13 @@ class DwarfInfo : public Debuginfo {
   IndexContents WalkAll();
   std::optional<ScanInput> ScanInputs();
   Result<std::vector<DwarfAddress>> ResolveFunction(const ProbePoint& point, const FindOptions& options);
+  struct FunctionSearch;
+  // One instance's addresses for FUNC, FUNC+OFF, FUNC:RLN or FUNC;PTN.
+  Result<void> ResolveInstance(const ReadyDwarf& dwarf, const FunctionInstance& fn, const std::string& name,
+                               const ProbePoint& point, const FindOptions& options, FunctionSearch& search,
+                               std::vector<DwarfAddress>& out);
+  // Why a look-up found no address, as precisely as the search can say.
+  Error NoAddress(const ProbePoint& point, const FunctionSearch& search);
   Result<std::vector<DwarfAddress>> ResolveSourceLine(const ProbePoint& point, const FindOptions& options);
 
   std::string path_;

@@ -126,6 +126,75 @@ Result<DwarfAddress> DwarfInfo::AtAddress(uint64_t address) {
   return Fail("no function in the debuginfo contains " + Hex(address));
 }
 
+// What a function look-up met on the way, for the error when it finds no address.
+struct DwarfInfo::FunctionSearch {
+  bool found_any = false, skipped_inline = false;
+  std::string no_code_error;
+};
+
+Result<void> DwarfInfo::ResolveInstance(const ReadyDwarf& dwarf, const FunctionInstance& fn, const std::string& name,
+                                        const ProbePoint& point, const FindOptions& options, FunctionSearch& search,
+                                        std::vector<DwarfAddress>& out) {
+  Dwarf_Die die = dwarf.Die(fn.die);
+  uint64_t entry = 0;
+  if (!EntryAddress(&die, &entry)) return {};
+  if (!point.line && !point.lazy_pattern) {
+    out.push_back(Describe(dwarf, fn, entry + point.offset.value_or(0)));
+    return {};
+  }
+  DwarfAddress where = Describe(dwarf, fn, entry);
+  auto ranges = Ranges(&die);
+  Dwarf_Die cu = dwarf.CuOf(&die);
+  if (point.line) {
+    uint64_t line = where.decl.line + *point.line;
+    auto hits = LineAddresses(&cu, where.decl.file, line, &ranges);
+    if (hits.empty()) {
+      auto lines = CodeLines(&cu, where.decl.file, &ranges);
+      search.no_code_error = "line " + std::to_string(*point.line) + " of " + name + " (" + where.decl.file + ":" +
+                             std::to_string(line) + ") has no code";
+      std::string nearest = NearestLines(lines, line, where.decl.line);
+      if (!nearest.empty()) search.no_code_error += "; " + nearest;
+      return {};
+    }
+    for (const LineHit& hit : hits) out.push_back(AtLine(Describe(dwarf, fn, hit.address), hit));
+    return {};
+  }
+  // FUNC;PATTERN: the function's own lines whose text matches.
+  std::vector<std::string> searched;
+  auto text = KP_TRY(ReadSource(&cu, where.decl.file, options, &searched));
+  for (uint64_t line : CodeLines(&cu, where.decl.file, &ranges)) {
+    if (line == 0 || line > text.size() || !LazyMatch(*point.lazy_pattern, text[line - 1])) continue;
+    for (const LineHit& hit : LineAddresses(&cu, where.decl.file, line, &ranges))
+      out.push_back(AtLine(Describe(dwarf, fn, hit.address), hit));
+  }
+  return {};
+}
+
+Error DwarfInfo::NoAddress(const ProbePoint& point, const FunctionSearch& search) {
+  std::string what = DescribePoint(point);
+  if (!search.no_code_error.empty())
+    return {search.no_code_error, "list the lines that have code with 'kprobectl line " + point.function + "'"};
+  if (!search.found_any && !IsGlob(point.function) && InlineOnly(point.function))
+    return {"'" + point.function + "' exists only as inlined code in " + path_ +
+                ": the compiler folded every call of it into its callers and left no address where one begins",
+            "probe the callers, or a line of theirs where it was called ('kprobectl line CALLER')"};
+  if (!search.found_any)
+    return {"no function '" + point.function + "'" + (point.file.empty() ? "" : " in " + point.file) +
+                " in the debuginfo of " + path_,
+            "list functions with 'kprobectl funcs'"};
+  if (search.skipped_inline)
+    return {"'" + what + "': " + point.function + " exists only as inlined copies here, and " +
+                (point.retprobe ? "an inlined copy has no return to probe"
+                 : point.offset ? "an offset into an inlined copy means nothing"
+                                : "--no-inlines leaves them out"),
+            point.retprobe ? "probe the lines after the call in its callers, or the call's line"
+                           : "probe a line of it (FUNC:LINE), or drop --no-inlines"};
+  if (point.lazy_pattern)
+    return {"no line of " + point.function + " matches the pattern '" + *point.lazy_pattern + "'",
+            "see its lines with 'kprobectl line " + point.function + "'"};
+  return {"'" + what + "' has no address in the debuginfo of " + path_, ""};
+}
+
 Result<std::vector<DwarfAddress>> DwarfInfo::ResolveFunction(const ProbePoint& point, const FindOptions& options) {
   std::vector<std::string> names;
   if (IsGlob(point.function)) {
@@ -136,79 +205,25 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveFunction(const ProbePoint& p
     names.push_back(point.function);
   }
   std::vector<DwarfAddress> out;
-  bool found_any = false, skipped_inline = false;
-  std::string no_code_error;
+  FunctionSearch search;
   for (const std::string& name : names) {
     auto [dwarf, instances] = Instances(name);
     for (const FunctionInstance& fn : instances) {
       if (!FileMatches(dwarf, fn, point.file)) continue;
-      found_any = true;
+      search.found_any = true;
       if (fn.inlined && (!options.inlines || point.retprobe || point.offset)) {
-        skipped_inline = true;
+        search.skipped_inline = true;
         continue;
       }
-      Dwarf_Die die = dwarf.Die(fn.die);
-      uint64_t entry = 0;
-      if (!EntryAddress(&die, &entry)) continue;
-      if (!point.line && !point.lazy_pattern) {
-        out.push_back(Describe(dwarf, fn, entry + point.offset.value_or(0)));
-        continue;
-      }
-      DwarfAddress where = Describe(dwarf, fn, entry);
-      auto ranges = Ranges(&die);
-      Dwarf_Die cu = dwarf.CuOf(&die);
-      if (point.line) {
-        uint64_t line = where.decl.line + *point.line;
-        auto hits = LineAddresses(&cu, where.decl.file, line, &ranges);
-        if (hits.empty()) {
-          auto lines = CodeLines(&cu, where.decl.file, &ranges);
-          no_code_error = "line " + std::to_string(*point.line) + " of " + name + " (" + where.decl.file + ":" +
-                          std::to_string(line) + ") has no code";
-          std::string nearest = NearestLines(lines, line, where.decl.line);
-          if (!nearest.empty()) no_code_error += "; " + nearest;
-          continue;
-        }
-        for (const LineHit& hit : hits) out.push_back(AtLine(Describe(dwarf, fn, hit.address), hit));
-        continue;
-      }
-      // FUNC;PATTERN: the function's own lines whose text matches.
-      std::vector<std::string> searched;
-      auto text = KP_TRY(ReadSource(&cu, where.decl.file, options, &searched));
-      for (uint64_t line : CodeLines(&cu, where.decl.file, &ranges)) {
-        if (line == 0 || line > text.size() || !LazyMatch(*point.lazy_pattern, text[line - 1])) continue;
-        for (const LineHit& hit : LineAddresses(&cu, where.decl.file, line, &ranges))
-          out.push_back(AtLine(Describe(dwarf, fn, hit.address), hit));
-      }
+      KP_TRY_VOID(ResolveInstance(dwarf, fn, name, point, options, search, out));
     }
   }
-  if (!out.empty()) {
-    std::sort(out.begin(), out.end(), [](const DwarfAddress& a, const DwarfAddress& b) { return a.address < b.address; });
-    out.erase(std::unique(out.begin(), out.end(),
-                          [](const DwarfAddress& a, const DwarfAddress& b) { return a.address == b.address; }),
-              out.end());
-    return out;
-  }
-  std::string what = DescribePoint(point);
-  if (!no_code_error.empty()) return Fail(no_code_error, "list the lines that have code with 'kprobectl line " + point.function + "'");
-  if (!found_any && !IsGlob(point.function) && InlineOnly(point.function))
-    return Fail("'" + point.function + "' exists only as inlined code in " + path_ +
-                    ": the compiler folded every call of it into its callers and left no address where one begins",
-                "probe the callers, or a line of theirs where it was called ('kprobectl line CALLER')");
-  if (!found_any)
-    return Fail("no function '" + point.function + "'" + (point.file.empty() ? "" : " in " + point.file) +
-                    " in the debuginfo of " + path_,
-                "list functions with 'kprobectl funcs'");
-  if (skipped_inline)
-    return Fail("'" + what + "': " + point.function + " exists only as inlined copies here, and " +
-                    (point.retprobe ? "an inlined copy has no return to probe"
-                     : point.offset ? "an offset into an inlined copy means nothing"
-                                    : "--no-inlines leaves them out"),
-                point.retprobe ? "probe the lines after the call in its callers, or the call's line"
-                               : "probe a line of it (FUNC:LINE), or drop --no-inlines");
-  if (point.lazy_pattern)
-    return Fail("no line of " + point.function + " matches the pattern '" + *point.lazy_pattern + "'",
-                "see its lines with 'kprobectl line " + point.function + "'");
-  return Fail("'" + what + "' has no address in the debuginfo of " + path_);
+  if (out.empty()) return std::unexpected(NoAddress(point, search));
+  std::sort(out.begin(), out.end(), [](const DwarfAddress& a, const DwarfAddress& b) { return a.address < b.address; });
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const DwarfAddress& a, const DwarfAddress& b) { return a.address == b.address; }),
+            out.end());
+  return out;
 }
 
 Result<std::vector<DwarfAddress>> DwarfInfo::ResolveSourceLine(const ProbePoint& point, const FindOptions& options) {
