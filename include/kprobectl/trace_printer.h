@@ -71,6 +71,17 @@ class Printer {
   uint64_t printed() const { return printed_; }
 
  private:
+  // What one event's line says, worked out once for either form.
+  struct Line {
+    const EventPlan& plan;
+    const Record& record;
+    const std::string& where;
+    const std::string& caller;
+    const std::string& comm;
+    std::optional<uint64_t> latency;
+  };
+  void AppendJson(const Line& line, std::string& out);
+  void AppendText(const Line& line, std::string& out);
   void AppendValue(const ArgPlan& arg, const Record& record, std::string& out, bool json);
   std::optional<uint64_t> TrackLatency(const EventPlan& plan, const Record& record);
 

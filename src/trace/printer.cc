@@ -208,6 +208,83 @@ std::optional<uint64_t> Printer::TrackLatency(const EventPlan& plan, const Recor
   return duration;
 }
 
+void Printer::AppendJson(const Line& line, std::string& out) {
+  const Record& record = line.record;
+  out += "{\"time\":";
+  AppendTimestamp(out, record.ts);
+  out += ",\"cpu\":";
+  AppendUnsigned(out, static_cast<uint64_t>(record.cpu));
+  out += ",\"pid\":";
+  AppendSigned(out, record.pid);
+  out += ",\"comm\":";
+  AppendJsonString(out, line.comm);
+  out += ",\"event\":";
+  AppendJsonString(out, line.plan.full_name);
+  out += ",\"probe\":";
+  AppendJsonString(out, line.where);
+  if (line.plan.retprobe) {
+    out += ",\"caller\":";
+    AppendJsonString(out, line.caller);
+  }
+  out += ",\"args\":{";
+  for (size_t i = 0; i < line.plan.args.size(); ++i) {
+    if (i) out += ',';
+    AppendJsonString(out, line.plan.args[i].name);
+    out += ':';
+    AppendValue(line.plan.args[i], record, out, true);
+  }
+  out += '}';
+  if (line.latency) {
+    out += ",\"latency_ns\":";
+    AppendUnsigned(out, *line.latency);
+  }
+  out += "}\n";
+}
+
+// "            demo-6925    [001] 982.997002: probe_demo:compute: (compute+0x0) a=1 b=2"
+void Printer::AppendText(const Line& line, std::string& out) {
+  const Record& record = line.record;
+  if (line.comm.size() < 16) out.append(16 - line.comm.size(), ' ');
+  out += line.comm;
+  out += '-';
+  size_t pid_at = out.size();
+  AppendSigned(out, record.pid);
+  size_t pid_len = out.size() - pid_at;
+  if (pid_len < 7) out.append(7 - pid_len, ' ');
+  out += " [";
+  char cpu[4] = {static_cast<char>('0' + record.cpu / 100 % 10), static_cast<char>('0' + record.cpu / 10 % 10),
+                 static_cast<char>('0' + record.cpu % 10), ']'};
+  out.append(cpu, 4);
+  out += ' ';
+  AppendTimestamp(out, record.ts);
+  out += ": ";
+  out += line.plan.full_name;
+  out += ": (";
+  if (line.plan.retprobe) {
+    out += line.caller;
+    out += " <- ";
+  }
+  out += line.where;
+  out += ')';
+  for (const ArgPlan& arg : line.plan.args) {
+    out += ' ';
+    out += arg.name;
+    out += '=';
+    AppendValue(arg, record, out, false);
+  }
+  if (line.latency) {
+    out += " latency=";
+    AppendUnsigned(out, *line.latency / 1000);
+    out += '.';
+    uint64_t frac = *line.latency % 1000;
+    out += static_cast<char>('0' + frac / 100);
+    out += static_cast<char>('0' + frac / 10 % 10);
+    out += static_cast<char>('0' + frac % 10);
+    out += "us";
+  }
+  out += '\n';
+}
+
 bool Printer::Print(const EventPlan& plan, const Record& record, std::string& out) {
   std::optional<uint64_t> latency;
   if (options_.latency) latency = TrackLatency(plan, record);
@@ -216,7 +293,6 @@ bool Printer::Print(const EventPlan& plan, const Record& record, std::string& ou
   // The plan's location, unless the kernel's symbols name the address (no copy per event).
   std::string symbol;
   if (plan.kernel && kernel_symbol_ && !plan.retprobe) symbol = kernel_symbol_(ip);
-  const std::string& where = symbol.empty() ? plan.location : symbol;
   std::string caller;
   if (plan.retprobe) {
     uint64_t ret_ip = plan.ret_offset + 8 <= record.size ? ReadUnsigned(record.data + plan.ret_offset, 8) : 0;
@@ -226,78 +302,9 @@ bool Printer::Print(const EventPlan& plan, const Record& record, std::string& ou
   }
   std::string comm = comm_ ? comm_(record.pid) : std::string();
   if (comm.empty()) comm = "<...>";
-  if (options_.json) {
-    out += "{\"time\":";
-    AppendTimestamp(out, record.ts);
-    out += ",\"cpu\":";
-    AppendUnsigned(out, static_cast<uint64_t>(record.cpu));
-    out += ",\"pid\":";
-    AppendSigned(out, record.pid);
-    out += ",\"comm\":";
-    AppendJsonString(out, comm);
-    out += ",\"event\":";
-    AppendJsonString(out, plan.full_name);
-    out += ",\"probe\":";
-    AppendJsonString(out, where);
-    if (plan.retprobe) {
-      out += ",\"caller\":";
-      AppendJsonString(out, caller);
-    }
-    out += ",\"args\":{";
-    for (size_t i = 0; i < plan.args.size(); ++i) {
-      if (i) out += ',';
-      AppendJsonString(out, plan.args[i].name);
-      out += ':';
-      AppendValue(plan.args[i], record, out, true);
-    }
-    out += '}';
-    if (latency) {
-      out += ",\"latency_ns\":";
-      AppendUnsigned(out, *latency);
-    }
-    out += "}\n";
-  } else {
-    // "            demo-6925    [001] 982.997002: probe_demo:compute: (compute+0x0) a=1 b=2"
-    if (comm.size() < 16) out.append(16 - comm.size(), ' ');
-    out += comm;
-    out += '-';
-    size_t pid_at = out.size();
-    AppendSigned(out, record.pid);
-    size_t pid_len = out.size() - pid_at;
-    if (pid_len < 7) out.append(7 - pid_len, ' ');
-    out += " [";
-    char cpu[4] = {static_cast<char>('0' + record.cpu / 100 % 10), static_cast<char>('0' + record.cpu / 10 % 10),
-                   static_cast<char>('0' + record.cpu % 10), ']'};
-    out.append(cpu, 4);
-    out += ' ';
-    AppendTimestamp(out, record.ts);
-    out += ": ";
-    out += plan.full_name;
-    out += ": (";
-    if (plan.retprobe) {
-      out += caller;
-      out += " <- ";
-    }
-    out += where;
-    out += ')';
-    for (const ArgPlan& arg : plan.args) {
-      out += ' ';
-      out += arg.name;
-      out += '=';
-      AppendValue(arg, record, out, false);
-    }
-    if (latency) {
-      out += " latency=";
-      AppendUnsigned(out, *latency / 1000);
-      out += '.';
-      uint64_t frac = *latency % 1000;
-      out += static_cast<char>('0' + frac / 100);
-      out += static_cast<char>('0' + frac / 10 % 10);
-      out += static_cast<char>('0' + frac % 10);
-      out += "us";
-    }
-    out += '\n';
-  }
+  Line line{plan, record, symbol.empty() ? plan.location : symbol, caller, comm, latency};
+  if (options_.json) AppendJson(line, out);
+  else AppendText(line, out);
   ++printed_;
   return true;
 }
