@@ -257,6 +257,7 @@ class DwarfInfo : public Debuginfo {
   // Why a look-up found no address, as precisely as the search can say.
   Error NoAddress(const ProbePoint& point, const FunctionSearch& search);
   Result<std::vector<DwarfAddress>> ResolveSourceLine(const ProbePoint& point, const FindOptions& options);
+  std::optional<FunctionInstance> FunctionOfLine(Dwarf_Die* cu, const std::string& file, uint64_t address);
 
   std::string path_;
   int fd_ = -1;

@@ -226,6 +226,30 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveFunction(const ProbePoint& p
   return out;
 }
 
+// The function a line of `file` at `address` belongs to: the innermost
+// scope that is a function declared in that file (a call's line can start
+// the code of the function inlined there, declared elsewhere), else the
+// innermost function. (ScopeChain, not dwarf_getscopes: past an inlined
+// copy libdw's scopes go on with its abstract definition, not its caller.)
+std::optional<FunctionInstance> DwarfInfo::FunctionOfLine(Dwarf_Die* cu, const std::string& file, uint64_t address) {
+  const std::vector<Dwarf_Die>& scopes = ScopeChain(cu, address);
+  std::optional<size_t> chosen;
+  for (size_t i = 0; i < scopes.size(); ++i) {
+    Dwarf_Die scope = scopes[i];
+    int tag = dwarf_tag(&scope);
+    if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
+    if (!chosen) chosen = i;
+    const char* decl = dwarf_decl_file(&scope);
+    if (decl && file == decl) {
+      chosen = i;
+      break;
+    }
+  }
+  if (!chosen) return std::nullopt;
+  Dwarf_Die scope = scopes[*chosen];
+  return FunctionInstance{dwarf_dieoffset(&scope), dwarf_tag(&scope) == DW_TAG_inlined_subroutine};
+}
+
 Result<std::vector<DwarfAddress>> DwarfInfo::ResolveSourceLine(const ProbePoint& point, const FindOptions& options) {
   std::vector<DwarfAddress> out;
   std::set<uint64_t> seen;
@@ -259,29 +283,8 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveSourceLine(const ProbePoint&
       for (uint64_t line : lines) {
         for (const LineHit& hit : LineAddresses(&cu, file, line, nullptr)) {
           if (!seen.insert(hit.address).second) continue;
-          // The function the line belongs to: the innermost scope that is a
-          // function declared in this file (a call's line can start the
-          // code of the function inlined there, declared elsewhere), else
-          // the innermost function.
-          // (ScopeChain, not dwarf_getscopes: past an inlined copy libdw's
-          // scopes go on with its abstract definition, not its caller.)
-          std::vector<Dwarf_Die> scopes = ScopeChain(&cu, hit.address);
-          std::optional<size_t> chosen;
-          for (size_t i = 0; i < scopes.size(); ++i) {
-            int tag = dwarf_tag(&scopes[i]);
-            if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
-            if (!chosen) chosen = i;
-            const char* decl = dwarf_decl_file(&scopes[i]);
-            if (decl && file == decl) {
-              chosen = i;
-              break;
-            }
-          }
-          if (chosen) {
-            bool inlined = dwarf_tag(&scopes[*chosen]) == DW_TAG_inlined_subroutine;
-            if (!inlined || options.inlines)
-              out.push_back(AtLine(Describe(dwarf, {dwarf_dieoffset(&scopes[*chosen]), inlined}, hit.address), hit));
-          }
+          auto fn = FunctionOfLine(&cu, file, hit.address);
+          if (fn && (!fn->inlined || options.inlines)) out.push_back(AtLine(Describe(dwarf, *fn, hit.address), hit));
         }
       }
       auto more = CodeLines(&cu, file, nullptr);
