@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -216,6 +217,15 @@ class DwarfInfo : public Debuginfo {
                                      const std::vector<AddressRange>* ranges);
   // Lines of `file` that have code, within `ranges` when given.
   std::vector<uint64_t> CodeLines(Dwarf_Die* cu, std::string_view file, const std::vector<AddressRange>* ranges);
+  // What a listing shows: a function's lines or a file's, from one CU.
+  struct ListingScope {
+    Dwarf_Die cu;
+    std::string path, header;
+    uint64_t base = 0, first = 0, last = 0;  // lines: numbered from `base`, shown from first to last
+    std::set<uint64_t> code;                 // lines with code
+  };
+  Result<ListingScope> FunctionScope(const LineRange& range);
+  Result<ListingScope> FileScope(const LineRange& range);
   Result<std::vector<std::string>> ReadSource(Dwarf_Die* cu, const std::string& file,
                                               const FindOptions& options, std::vector<std::string>* searched);
 

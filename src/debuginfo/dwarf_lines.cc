@@ -168,71 +168,81 @@ Result<std::vector<std::string>> DwarfInfo::ReadSource(Dwarf_Die* cu, const std:
               "give the source tree's top with -s DIR");
 }
 
-Result<SourceListing> DwarfInfo::Listing(const LineRange& range, const FindOptions& options) {
-  SourceListing listing;
-  std::set<uint64_t> code;
-  uint64_t base = 0, first = 0, last = 0;
-  Dwarf_Die cu;
-  if (!range.function.empty()) {
-    // A header's inline can have copies in thousands of CUs: the listing
-    // shows the function as the first CU that holds it has it, as perf's
-    // does (all CUs when a file is named, to find the one it is in).
-    const auto [dwarf, instances] = Instances(range.function, range.file.empty() ? 1 : SIZE_MAX);
-    const FunctionInstance* chosen = nullptr;
-    for (const FunctionInstance& fn : instances) {
-      Dwarf_Die die = dwarf.Die(fn.die);
-      const char* decl = dwarf_decl_file(&die);
-      if (!range.file.empty() && !(decl && PathMatches(decl, range.file))) continue;
-      if (!chosen || (chosen->inlined && !fn.inlined)) chosen = &fn;
-    }
-    if (!chosen)
-      return Fail("no function '" + range.function + "' in the debuginfo of " + path_,
-                  "list functions with 'kprobectl funcs'");
-    DwarfAddress where = Describe(dwarf, *chosen, 0);
-    listing.path = where.decl.file;
-    base = where.decl.line;
-    // Every instance of the function contributes the lines it has code for.
-    for (const FunctionInstance& fn : instances) {
-      Dwarf_Die die = dwarf.Die(fn.die);
-      const char* decl = dwarf_decl_file(&die);
-      if (!decl || std::string_view(decl) != listing.path) continue;
-      auto ranges = Ranges(&die);
-      Dwarf_Die fn_cu = dwarf.CuOf(&die);
-      for (uint64_t l : CodeLines(&fn_cu, listing.path, &ranges)) code.insert(l);
-    }
-    Dwarf_Die die = dwarf.Die(chosen->die);
-    cu = dwarf.CuOf(&die);
-    first = base + range.start;
-    last = range.end ? base + *range.end : (code.empty() ? base : std::max(base, *code.rbegin()));
-    listing.header = "<" + range.function + "@" + listing.path + ":" + std::to_string(range.start) + ">";
-  } else {
-    bool found = false;
-    std::vector<Dwarf_Off> units = UnitsWithFile(range.file);
-    ReadyDwarf dwarf = Ready();
-    for (Dwarf_Off cu_offset : units) {
-      Dwarf_Die candidate = dwarf.Die(cu_offset);
-      Dwarf_Files* files = nullptr;
-      size_t nfiles = 0;
-      if (dwarf_getsrcfiles(&candidate, &files, &nfiles) != 0) continue;
-      for (size_t i = 0; i < nfiles; ++i) {
-        const char* name = dwarf_filesrc(files, i, nullptr, nullptr);
-        if (!name || !PathMatches(name, range.file)) continue;
-        if (!found) {
-          listing.path = name;
-          cu = candidate;
-          found = true;
-        }
-        if (listing.path == name)
-          for (uint64_t l : CodeLines(&candidate, name, nullptr)) code.insert(l);
-      }
-    }
-    if (!found)
-      return Fail("no source file matching '" + range.file + "' in the debuginfo of " + path_,
-                  "give the path as the build recorded it, or a suffix of it");
-    first = std::max<uint64_t>(range.start, 1);
-    last = range.end ? *range.end : (code.empty() ? first : *code.rbegin());
-    listing.header = "<" + listing.path + ":" + std::to_string(first) + ">";
+Result<DwarfInfo::ListingScope> DwarfInfo::FunctionScope(const LineRange& range) {
+  ListingScope scope;
+  // A header's inline can have copies in thousands of CUs: the listing
+  // shows the function as the first CU that holds it has it, as perf's
+  // does (all CUs when a file is named, to find the one it is in).
+  const auto [dwarf, instances] = Instances(range.function, range.file.empty() ? 1 : SIZE_MAX);
+  const FunctionInstance* chosen = nullptr;
+  for (const FunctionInstance& fn : instances) {
+    Dwarf_Die die = dwarf.Die(fn.die);
+    const char* decl = dwarf_decl_file(&die);
+    if (!range.file.empty() && !(decl && PathMatches(decl, range.file))) continue;
+    if (!chosen || (chosen->inlined && !fn.inlined)) chosen = &fn;
   }
+  if (!chosen)
+    return Fail("no function '" + range.function + "' in the debuginfo of " + path_,
+                "list functions with 'kprobectl funcs'");
+  DwarfAddress where = Describe(dwarf, *chosen, 0);
+  scope.path = where.decl.file;
+  scope.base = where.decl.line;
+  // Every instance of the function contributes the lines it has code for.
+  for (const FunctionInstance& fn : instances) {
+    Dwarf_Die die = dwarf.Die(fn.die);
+    const char* decl = dwarf_decl_file(&die);
+    if (!decl || std::string_view(decl) != scope.path) continue;
+    auto ranges = Ranges(&die);
+    Dwarf_Die fn_cu = dwarf.CuOf(&die);
+    for (uint64_t l : CodeLines(&fn_cu, scope.path, &ranges)) scope.code.insert(l);
+  }
+  Dwarf_Die die = dwarf.Die(chosen->die);
+  scope.cu = dwarf.CuOf(&die);
+  scope.first = scope.base + range.start;
+  scope.last = range.end ? scope.base + *range.end : (scope.code.empty() ? scope.base : std::max(scope.base, *scope.code.rbegin()));
+  scope.header = "<" + range.function + "@" + scope.path + ":" + std::to_string(range.start) + ">";
+  return scope;
+}
+
+Result<DwarfInfo::ListingScope> DwarfInfo::FileScope(const LineRange& range) {
+  ListingScope scope;
+  bool found = false;
+  std::vector<Dwarf_Off> units = UnitsWithFile(range.file);
+  ReadyDwarf dwarf = Ready();
+  for (Dwarf_Off cu_offset : units) {
+    Dwarf_Die candidate = dwarf.Die(cu_offset);
+    Dwarf_Files* files = nullptr;
+    size_t nfiles = 0;
+    if (dwarf_getsrcfiles(&candidate, &files, &nfiles) != 0) continue;
+    for (size_t i = 0; i < nfiles; ++i) {
+      const char* name = dwarf_filesrc(files, i, nullptr, nullptr);
+      if (!name || !PathMatches(name, range.file)) continue;
+      if (!found) {
+        scope.path = name;
+        scope.cu = candidate;
+        found = true;
+      }
+      if (scope.path == name)
+        for (uint64_t l : CodeLines(&candidate, name, nullptr)) scope.code.insert(l);
+    }
+  }
+  if (!found)
+    return Fail("no source file matching '" + range.file + "' in the debuginfo of " + path_,
+                "give the path as the build recorded it, or a suffix of it");
+  scope.first = std::max<uint64_t>(range.start, 1);
+  scope.last = range.end ? *range.end : (scope.code.empty() ? scope.first : *scope.code.rbegin());
+  scope.header = "<" + scope.path + ":" + std::to_string(scope.first) + ">";
+  return scope;
+}
+
+Result<SourceListing> DwarfInfo::Listing(const LineRange& range, const FindOptions& options) {
+  ListingScope scope = KP_TRY(range.function.empty() ? FileScope(range) : FunctionScope(range));
+  SourceListing listing;
+  listing.path = scope.path;
+  listing.header = scope.header;
+  const std::set<uint64_t>& code = scope.code;
+  uint64_t base = scope.base, first = scope.first, last = scope.last;
+  Dwarf_Die cu = scope.cu;
   std::vector<std::string> searched;
   auto text = ReadSource(&cu, listing.path, options, &searched);
   listing.have_source = text.has_value();
