@@ -45,7 +45,8 @@ class ProbeEvents {
   explicit ProbeEvents(const TracefsDir& dir, std::function<void(std::string_view)> log = {})
       : dir_(dir), log_(std::move(log)) {}
 
-  // Every definition in the files that exist (kprobe_events, uprobe_events).
+  // Every definition in the files that exist (kprobe_events, uprobe_events,
+  // and the fprobes and tracepoint probes of dynamic_events).
   Result<std::vector<TraceEventDef>> List() const;
   // "group/event" of every dynamic event, for picking new names.
   Result<std::set<std::string>> Names() const;
@@ -61,7 +62,7 @@ class ProbeEvents {
   Result<std::map<std::string, ProfileEntry>> Profile(ProbeKind kind) const;
 
  private:
-  Result<void> WriteLine(ProbeKind kind, const std::string& line) const;
+  Result<void> WriteLine(std::string_view file, const std::string& line) const;
 
   const TracefsDir& dir_;
   std::function<void(std::string_view)> log_;

@@ -106,6 +106,7 @@ struct ResolvedLocation {
 struct ResolvedProbe {
   ProbeSpec spec;
   ProbeKind kind = ProbeKind::kKernel;
+  ProbeType type = ProbeType::kProbe;
   bool retprobe = false;
   unsigned maxactive = 0;
   std::string group;
@@ -117,6 +118,7 @@ struct ResolveOptions {
   std::vector<std::string> source_dirs;  // -s, for ;PATTERN
   unsigned maxactive = 0;                // kernel return probes
   bool force = false;                    // -f: another kernel's image is fine
+  bool fprobe = false;                   // --fprobe: function entries and exits as fprobe events
   // vars: the places where a probe that fetches variables would go (after
   // the prologue of unoptimized code), whatever the spec fetches; only the
   // DWARF can answer.

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
-// What the kernel gets: one line of kprobe_events or uprobe_events.
+// What the kernel gets: one line of kprobe_events, uprobe_events or
+// dynamic_events.
 //
 //   p[:GRP/EV] SYM[+OFF] | MOD:SYM[+OFF] | 0xADDR      [NAME=FETCHARG[:TYPE] ...]
 //   r[MAXACTIVE][:GRP/EV] ...
 //   p[:GRP/EV] /PATH:0xOFF[(0xREFCTR)]                  (uprobes)
+//   f[:GRP/EV] [MOD:]SYM | f[MAXACTIVE][:GRP/EV] [MOD:]SYM%return   (fprobes, 6.5)
+//   t[:GRP/EV] TRACEPOINT                               (tracepoint probes, 6.5)
 //
 // FormatDefinition() writes the form we send; ParseDefinition() reads that
 // form and also what the kernel prints back when the file is read (offsets in
@@ -22,6 +25,11 @@
 namespace kprobectl {
 
 enum class ProbeKind { kKernel, kUser };
+// How the kernel attaches it: a kprobe or uprobe (p/r), a function-entry or
+// -exit probe on ftrace (f: no offsets, every function of the name), or a
+// probe on a tracepoint (t). fprobes and tracepoint probes are kernel
+// probes, written to dynamic_events.
+enum class ProbeType { kProbe, kFprobe, kTracepoint };
 
 struct FetchArg {
   std::string name;
@@ -43,6 +51,7 @@ struct ProbeTarget {
 
 struct TraceEventDef {
   ProbeKind kind = ProbeKind::kKernel;
+  ProbeType type = ProbeType::kProbe;
   bool retprobe = false;
   unsigned maxactive = 0;  // kretprobes only; 0 = the kernel's default
   std::string group;
@@ -54,12 +63,17 @@ struct TraceEventDef {
   std::string FullName() const { return group + ":" + event; }
 };
 
+// The file a definition is written to and read from: kprobe_events,
+// uprobe_events, or dynamic_events for fprobes and tracepoint probes.
+std::string_view EventsFileOf(const TraceEventDef& def);
+
 std::string FormatTarget(const ProbeTarget& target);
 std::string FormatFetchArg(const FetchArg& arg);
 std::string FormatDefinition(const TraceEventDef& def);
 // The line that removes the event: "-:GRP/EV".
 std::string FormatDeletion(std::string_view group, std::string_view event);
 
+// `kind` says which file the line came from; a kernel line may be p, r, f or t.
 Result<TraceEventDef> ParseDefinition(std::string_view line, ProbeKind kind);
 Result<FetchArg> ParseFetchArg(std::string_view text);
 

@@ -62,6 +62,7 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
   // for another image (-k -D, -m PATH.ko -D).
   bool for_running = (options.vmlinux.empty() && options.module.empty()) || !options.dry_run;
   SystemView system = ReadSystemView(dir.get(), KernelEnv::Running(), target, for_running);
+  if (!for_running) system.features = AllFeatures();  // definitions for another kernel: its features unknown
   EventNamer namer(system.existing_events, options.force);
   std::vector<ProbeOrigin> origins;
   std::vector<TraceEventDef> defs =

@@ -66,7 +66,8 @@ void DeclareGlobalOptions(CLI::App& app, CommandLine& c) {
   app.add_flag("-q,--quiet", o.quiet, "Print only errors");
   app.add_flag("-v,--verbose", o.verbose, "Show every line written to tracefs");
   app.add_flag("-n,--dry-run", o.dry_run, "Print the probe definitions, write nothing");
-  app.add_option("--maxactive", o.maxactive, "Return probes: instances tracked at once (kprobes only)");
+  app.add_option("--maxactive", o.maxactive, "Kernel return probes: instances tracked at once");
+  app.add_flag("--fprobe", o.fprobe, "Kernel function entries and returns as fprobe events (Linux 6.5)");
   app.add_option("-a,--add", c.add_specs, "Add a probe: 'SPEC [ARG...]' (repeatable)");
   app.add_option("-D,--definition", c.definitions, "Print the definition for 'SPEC [ARG...]', write nothing (repeatable)");
   app.add_option("-d,--del", c.del_patterns, "Delete events matching [GROUP:]EVENT globs (repeatable)");

@@ -37,6 +37,7 @@ struct Options {
   bool verbose = false;   // -v
   bool dry_run = false;   // -D / --dry-run
   unsigned maxactive = 0; // --maxactive N
+  bool fprobe = false;    // --fprobe
   std::string cache_dir;  // the debuginfo index cache; empty with --no-cache
   std::string runtime_dir;  // records of trace's temporary probes; empty: none
   bool progress = false;  // stderr is a terminal: show a slow index build's progress

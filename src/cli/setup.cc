@@ -63,6 +63,7 @@ ResolveOptions ResolveOptionsOf(const Options& options) {
   out.source_dirs = options.source_dirs;
   out.maxactive = options.maxactive;
   out.force = options.force;
+  out.fprobe = options.fprobe;
   return out;
 }
 

@@ -91,7 +91,10 @@ Result<Resolution> Resolve(const std::vector<ProbeSpec>& specs, Target& target, 
     probe.locations = KP_TRY(Locate(spec, target, system, options, &out.notes));
     out.probes.push_back(std::move(probe));
   }
+  if (options.fprobe && !target.kernel())
+    return Fail("--fprobe is for kernel functions", "user-space probes are uprobes");
   if (target.kernel()) KP_TRY_VOID(resolve::ApplyKernelPolicy(out.probes, target, system, options, &out.left_out));
+  if (options.fprobe) KP_TRY_VOID(resolve::MakeFprobes(out.probes, system, &out.notes));
   for (ResolvedProbe& probe : out.probes) MarkExtras(probe);
   return out;
 }

@@ -50,4 +50,7 @@ Result<std::vector<ResolvedLocation>> LocateByName(const ProbeSpec& spec, const 
 Result<void> ApplyKernelPolicy(std::vector<ResolvedProbe>& probes, const Target& target, const SystemView& system,
                                const ResolveOptions& options, std::vector<std::string>* left_out);
 
+// --fprobe: the kernel probes as fprobes, one per function name.
+Result<void> MakeFprobes(std::vector<ResolvedProbe>& probes, const SystemView& system, std::vector<std::string>* notes);
+
 }  // namespace kprobectl::resolve

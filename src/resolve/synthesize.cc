@@ -133,6 +133,7 @@ Result<std::vector<TraceEventDef>> Synthesize(const Resolution& resolution, cons
     for (const ResolvedLocation& loc : probe.locations) {
       TraceEventDef def;
       def.kind = probe.kind;
+      def.type = probe.type;
       def.retprobe = probe.retprobe;
       def.maxactive = probe.maxactive;
       def.group = probe.group;

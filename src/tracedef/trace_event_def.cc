@@ -28,10 +28,31 @@ std::string FormatFetchArg(const FetchArg& arg) {
   return out;
 }
 
+std::string_view EventsFileOf(const TraceEventDef& def) {
+  if (def.type != ProbeType::kProbe) return "dynamic_events";
+  return def.kind == ProbeKind::kKernel ? "kprobe_events" : "uprobe_events";
+}
+
+namespace {
+
+// An fprobe's or tracepoint probe's target: a name, never an offset.
+std::string NamedTarget(const TraceEventDef& def) {
+  std::string out = (def.target.module.empty() ? "" : def.target.module + ":") + def.target.symbol;
+  return def.type == ProbeType::kFprobe && def.retprobe ? out + "%return" : out;
+}
+
+}  // namespace
+
 std::string FormatDefinition(const TraceEventDef& def) {
-  std::string out = def.retprobe ? "r" : "p";
-  if (def.maxactive) out += std::to_string(def.maxactive);
-  out += ":" + def.group + "/" + def.event + " " + FormatTarget(def.target);
+  std::string out;
+  switch (def.type) {
+    case ProbeType::kProbe: out = def.retprobe ? "r" : "p"; break;
+    case ProbeType::kFprobe: out = "f"; break;
+    case ProbeType::kTracepoint: out = "t"; break;
+  }
+  if (def.maxactive && def.retprobe) out += std::to_string(def.maxactive);
+  out += ":" + def.group + "/" + def.event + " " +
+         (def.type == ProbeType::kProbe ? FormatTarget(def.target) : NamedTarget(def));
   for (const FetchArg& arg : def.args) out += " " + FormatFetchArg(arg);
   return out;
 }
@@ -122,13 +143,17 @@ Result<TraceEventDef> ParseDefinition(std::string_view line, ProbeKind kind) {
   };
   if (words.size() < 2) return bad("expected a name and a target");
   std::string_view head = words[0];
-  if (head.empty() || (head[0] != 'p' && head[0] != 'r')) return bad("expected 'p' or 'r'");
+  bool kernel_only = !head.empty() && (head[0] == 'f' || head[0] == 't');
+  if (head.empty() || (head[0] != 'p' && head[0] != 'r' && !(kernel_only && kind == ProbeKind::kKernel)))
+    return bad(kind == ProbeKind::kKernel ? "expected 'p', 'r', 'f' or 't'" : "expected 'p' or 'r'");
+  def.type = head[0] == 'f' ? ProbeType::kFprobe : head[0] == 't' ? ProbeType::kTracepoint : ProbeType::kProbe;
   def.retprobe = head[0] == 'r';
   size_t colon = head.find(':');
   if (colon == std::string_view::npos) return bad("expected ':GROUP/EVENT'");
   if (colon > 1) {
     auto maxactive = ParseUnsigned(head.substr(1, colon - 1));
-    if (!maxactive || !def.retprobe) return bad("invalid maxactive");
+    if (!maxactive || def.type == ProbeType::kTracepoint || (def.type == ProbeType::kProbe && !def.retprobe))
+      return bad("invalid maxactive");
     def.maxactive = static_cast<unsigned>(*maxactive);
   }
   std::string_view name = head.substr(colon + 1);
@@ -143,7 +168,19 @@ Result<TraceEventDef> ParseDefinition(std::string_view line, ProbeKind kind) {
     def.retprobe = true;
     target.remove_suffix(7);
   }
-  def.target = KP_TRY(ParseTarget(target, kind));
+  if (def.type == ProbeType::kProbe) {
+    def.target = KP_TRY(ParseTarget(target, kind));
+  } else {
+    if (size_t colon_at = target.find(':'); colon_at != std::string_view::npos) {
+      def.target.module = std::string(target.substr(0, colon_at));
+      target.remove_prefix(colon_at + 1);
+    }
+    if (target.empty()) return bad("expected a function or tracepoint name");
+    if (def.type == ProbeType::kTracepoint && def.retprobe) return bad("a tracepoint has no return");
+    for (char c : target)
+      if (!IsIdentChar(c) && c != '.') return bad("an fprobe or tracepoint probe names a function, not an offset");
+    def.target.symbol = std::string(target);
+  }
   for (size_t i = 2; i < words.size(); ++i) def.args.push_back(KP_TRY(ParseFetchArg(words[i])));
   return def;
 }

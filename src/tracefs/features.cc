@@ -23,6 +23,10 @@ KernelFeatures ParseFeatures(std::string_view readme, bool has_kprobe_events, bo
   f.dentry_types = has("%pd/%pD");
   f.comm = has("$comm");
   f.stack_n = has("$stack<index>");
+  f.fprobe_events = has("f[:[<group>/][<event>]]") || has("f[maxactive][:[<group>/][<event>]]");
+  f.tprobe_events = has("t[:[<group>/][<event>]]");
+  f.btf_args = has("<argname>");
+  f.ref_ctr_offset = has("ref_ctr_offset");
   return f;
 }
 
@@ -35,7 +39,8 @@ KernelFeatures AllFeatures() {
   KernelFeatures f;
   for (bool* flag : {&f.kprobe_events, &f.uprobe_events, &f.kretprobe_suffix, &f.kprobe_maxactive, &f.arg_n,
                      &f.retprobe_args, &f.user_deref, &f.immediates, &f.ustring, &f.symstr, &f.bitfields,
-                     &f.arrays, &f.dentry_types, &f.comm, &f.stack_n})
+                     &f.arrays, &f.dentry_types, &f.comm, &f.stack_n, &f.fprobe_events, &f.tprobe_events,
+                     &f.btf_args, &f.ref_ctr_offset})
     *flag = true;
   return f;
 }

@@ -47,6 +47,15 @@ Result<std::vector<TraceEventDef>> ProbeEvents::List() const {
       defs.push_back(KP_TRY(ParseDefinition(line, kind)));
     }
   }
+  // fprobes and tracepoint probes are only in dynamic_events, which also
+  // repeats the kprobes and uprobes above and holds other kinds (synthetic,
+  // event probes) that are not ours to list.
+  if (dir_.Exists("dynamic_events")) {
+    std::string text = KP_TRY(dir_.Read("dynamic_events"));
+    for (const std::string& line : SplitLines(text))
+      if (line.starts_with("f") || line.starts_with("t:"))
+        defs.push_back(KP_TRY(ParseDefinition(line, ProbeKind::kKernel)));
+  }
   return defs;
 }
 
@@ -56,16 +65,16 @@ Result<std::set<std::string>> ProbeEvents::Names() const {
   return names;
 }
 
-Result<void> ProbeEvents::WriteLine(ProbeKind kind, const std::string& line) const {
-  if (log_) log_(std::string("write ") + dir_.PathOf(EventsFile(kind)) + ": " + line);
-  return dir_.Append(EventsFile(kind), line + "\n");
+Result<void> ProbeEvents::WriteLine(std::string_view file, const std::string& line) const {
+  if (log_) log_(std::string("write ") + dir_.PathOf(file) + ": " + line);
+  return dir_.Append(file, line + "\n");
 }
 
 Result<void> ProbeEvents::Add(const std::vector<TraceEventDef>& defs) const {
   std::vector<const TraceEventDef*> written;
   for (const TraceEventDef& def : defs) {
     std::string line = FormatDefinition(def);
-    auto result = WriteLine(def.kind, line);
+    auto result = WriteLine(EventsFileOf(def), line);
     if (result) {
       written.push_back(&def);
       continue;
@@ -92,7 +101,7 @@ Result<void> ProbeEvents::Add(const std::vector<TraceEventDef>& defs) const {
 }
 
 Result<void> ProbeEvents::Remove(const TraceEventDef& def) const {
-  auto result = WriteLine(def.kind, FormatDeletion(def.group, def.event));
+  auto result = WriteLine(EventsFileOf(def), FormatDeletion(def.group, def.event));
   if (!result) {
     Error error = result.error();
     error.message = "cannot remove " + def.FullName() + ": " + error.message;

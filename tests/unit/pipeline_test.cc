@@ -109,3 +109,29 @@ TEST_CASE("pipeline: every line that line numbers, -D can probe") {
     CHECK(numbered >= 2);
   }
 }
+
+TEST_CASE("pipeline: --fprobe folds a function's places into one fprobe per name") {
+  std::string bin = FixturePath("kernel_like");
+  auto run = [&](const std::string& spec) { return RunKprobectl({"--no-cache", "-k", bin, "--fprobe", "-D", spec}); };
+  auto entry = run("process req->id");
+  CHECK(entry.status == 0);
+  CHECK(entry.out == "f:probe/process process id=+0(%di):s32\n");
+  auto exit = run("process%return $retval");
+  CHECK(exit.out == "f:probe/process__return process%return retval=$retval:s32\n");
+  auto statics = run("tally x");  // two static functions named tally, x in %di in both
+  CHECK(statics.out == "f:probe/tally tally x=%di:s32\n");
+  auto clone = run("clamp.constprop.0 x");
+  CHECK(clone.out == "f:probe/clamp clamp.constprop.0 x=%di:s32\n");
+  auto inlined = run("scale value");
+  CHECK(inlined.status != 0);
+  CHECK(inlined.err ==
+        "kprobectl: error: 'scale' exists only as inlined copies, which fprobes cannot probe\n"
+        "  hint: leave --fprobe out: kprobes probe inlined copies\n");
+  auto line = run("process:3 local");
+  CHECK(line.err ==
+        "kprobectl: error: 'process:3': an fprobe probes a function's entry or return only\n"
+        "  hint: probe FUNC or FUNC%return with --fprobe, or leave --fprobe out for lines and offsets\n");
+  auto user = RunKprobectl({"--no-cache", "-x", FixturePath("target_O2"), "--fprobe", "-D", "compute"});
+  CHECK(user.err ==
+        "kprobectl: error: --fprobe is for kernel functions\n  hint: user-space probes are uprobes\n");
+}

@@ -96,3 +96,35 @@ TEST_CASE("malformed definitions are errors") {
                                                                                           : ProbeKind::kKernel));
   }
 }
+
+TEST_CASE("fprobe and tracepoint probe lines (dynamic_events, Linux 6.5)") {
+  struct Row {
+    const char* line;
+    ProbeType type;
+    bool retprobe;
+  } rows[] = {
+      {"f:probe/vfs_read vfs_read count=%dx:u64", ProbeType::kFprobe, false},
+      {"f:probe/vfs_read__return vfs_read%return ret=$retval:s64", ProbeType::kFprobe, true},
+      {"f:probe/ext4_sync ext4:ext4_sync_file", ProbeType::kFprobe, false},
+      {"t:probe/sched_switch sched_switch prev=prev:x64", ProbeType::kTracepoint, false},
+  };
+  for (const Row& row : rows) {
+    INFO(row.line);
+    auto def = ParseDefinition(row.line, ProbeKind::kKernel);
+    REQUIRE(def);
+    CHECK(def->type == row.type);
+    CHECK(def->retprobe == row.retprobe);
+    CHECK(def->target.offset == 0);
+    CHECK(EventsFileOf(*def) == "dynamic_events");
+    CHECK(FormatDefinition(*def) == row.line);
+  }
+  auto kprobe = ParseDefinition("p:probe/f f+0", ProbeKind::kKernel);
+  REQUIRE(kprobe);
+  CHECK(EventsFileOf(*kprobe) == "kprobe_events");
+  auto uprobe = ParseDefinition("p:probe_x/f /bin/x:0x10", ProbeKind::kUser);
+  REQUIRE(uprobe);
+  CHECK(EventsFileOf(*uprobe) == "uprobe_events");
+  // An fprobe names a function: an offset is not one.
+  CHECK_FALSE(ParseDefinition("f:probe/f f+4", ProbeKind::kKernel));
+  CHECK_FALSE(ParseDefinition("t:probe/t", ProbeKind::kKernel));
+}

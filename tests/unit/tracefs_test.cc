@@ -248,3 +248,39 @@ TEST_CASE("listing, names, enabled state and removal") {
   REQUIRE_FALSE(gone);
   CHECK(gone.error().message.starts_with("cannot remove kpt:one: "));
 }
+
+TEST_CASE("features of Debian 13's 6.12 kernel: fprobes, tracepoint probes, BTF arguments") {
+  std::string readme = ReadFile(DataPath("readme-linux-6.12.txt"));
+  REQUIRE_FALSE(readme.empty());
+  KernelFeatures f = ParseFeatures(readme, true, true);
+  CHECK(f.fprobe_events);
+  CHECK(f.tprobe_events);
+  CHECK(f.btf_args);
+  CHECK(f.ref_ctr_offset);
+  CHECK(f.dentry_types);
+  CHECK(f.symstr);
+  KernelFeatures old = ParseFeatures(ReadFile(DataPath("readme-linux-6.18-no-kprobes.txt")), false, true);
+  CHECK_FALSE(old.fprobe_events);  // no kprobes: the kprobe/fprobe place lines are absent
+}
+
+TEST_CASE("fprobes and tracepoint probes are written to and listed from dynamic_events") {
+  TempDir dir;
+  TracefsDir fs(dir.path());
+  // dynamic_events repeats kprobes and holds kinds that are not ours.
+  WriteFile(dir / "kprobe_events", "p:kpt/k vfs_read+0\n");
+  WriteFile(dir / "dynamic_events",
+            "p:kpt/k vfs_read+0\ns:synthetic/wakeup pid_t pid\nt:kpt/t sched_switch prev=prev\n");
+  ProbeEvents events(fs);
+  auto fprobe = ParseDefinition("f:kpt/f vfs_read%return ret=$retval", ProbeKind::kKernel);
+  REQUIRE(fprobe);
+  REQUIRE(events.Add({*fprobe}));
+  CHECK(ReadFile(dir / "dynamic_events").ends_with("f:kpt/f vfs_read%return ret=$retval\n"));
+  CHECK(ReadFile(dir / "kprobe_events") == "p:kpt/k vfs_read+0\n");
+  auto listed = events.List();
+  REQUIRE(listed);
+  std::vector<std::string> names;
+  for (const TraceEventDef& def : *listed) names.push_back(def.FullName() + " " + EventsFileOf(def).data());
+  CHECK(names == std::vector<std::string>{"kpt:k kprobe_events", "kpt:t dynamic_events", "kpt:f dynamic_events"});
+  REQUIRE(events.Remove(*fprobe));
+  CHECK(ReadFile(dir / "dynamic_events").ends_with("-:kpt/f\n"));
+}

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// --fprobe: function entries and exits as fprobe events (f: in
+// dynamic_events, Linux 6.5), on ftrace rather than kprobes. An fprobe
+// names a function and attaches to every function of that name (ftrace's
+// filter matches names), never to an offset or an inlined copy: so the
+// places Resolve() found are folded into one probe per name, their
+// arguments required to agree, and inlined copies left out with a note.
+#include <map>
+
+#include "kprobectl/strings.h"
+#include "resolve_internal.h"
+
+namespace kprobectl::resolve {
+
+namespace {
+
+bool SameArgs(const std::vector<TypedFetch>& a, const std::vector<TypedFetch>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const TypedFetch& x = a[i];
+    const TypedFetch& y = b[i];
+    if (x.name != y.name || x.root.kind != y.root.kind || x.root.number != y.root.number ||
+        x.root.value != y.root.value || x.root.name != y.root.name || x.derefs.size() != y.derefs.size() ||
+        x.type != y.type)
+      return false;
+    for (size_t j = 0; j < x.derefs.size(); ++j)
+      if (x.derefs[j].offset != y.derefs[j].offset || x.derefs[j].user != y.derefs[j].user) return false;
+  }
+  return true;
+}
+
+Result<void> Eligible(const ProbeSpec& spec, const SystemView& system) {
+  const ProbePoint& p = spec.point;
+  if (!system.features.fprobe_events)
+    return Fail("this kernel has no fprobe events (CONFIG_FPROBE_EVENTS, Linux 6.5)",
+                "leave out --fprobe: kprobes probe the same entries and returns");
+  if (p.function.empty() || p.address || p.line || p.lazy_pattern || p.offset.value_or(0) != 0)
+    return Fail("'" + DescribePoint(p) + "': an fprobe probes a function's entry or return only",
+                "probe FUNC or FUNC%return with --fprobe, or leave --fprobe out for lines and offsets");
+  return {};
+}
+
+}  // namespace
+
+Result<void> MakeFprobes(std::vector<ResolvedProbe>& probes, const SystemView& system,
+                         std::vector<std::string>* notes) {
+  for (ResolvedProbe& probe : probes) {
+    KP_TRY_VOID(Eligible(probe.spec, system));
+    probe.type = ProbeType::kFprobe;
+    std::vector<ResolvedLocation> kept;
+    std::map<std::string, size_t> by_name;
+    size_t inlined = 0;
+    for (ResolvedLocation& loc : probe.locations) {
+      if (loc.origin.inlined) {
+        ++inlined;
+        continue;
+      }
+      std::string name = loc.target.kind == ProbeTarget::kSymbol && loc.target.symbol != "_text"
+                             ? loc.target.symbol
+                             : loc.origin.symbol;
+      if (name.empty()) return Fail("'" + DescribePoint(probe.spec.point) + "' has no function name for an fprobe");
+      auto [it, fresh] = by_name.try_emplace(name, kept.size());
+      if (!fresh) {
+        if (!SameArgs(kept[it->second].args, loc.args))
+          return Fail("the functions named '" + name + "' fetch their arguments differently, and an fprobe on the "
+                      "name fires for all of them",
+                      "probe them one by one without --fprobe");
+        continue;
+      }
+      loc.target.kind = ProbeTarget::kSymbol;
+      loc.target.symbol = name;
+      loc.target.offset = 0;
+      kept.push_back(std::move(loc));
+    }
+    if (kept.empty())
+      return Fail("'" + DescribePoint(probe.spec.point) + "' exists only as inlined copies, which fprobes cannot probe",
+                  "leave --fprobe out: kprobes probe inlined copies");
+    if (notes && inlined)
+      notes->push_back(DescribePoint(probe.spec.point) + ": " + std::to_string(inlined) +
+                       " inlined copies left out (fprobes probe out-of-line functions)");
+    if (notes && by_name.size() < probe.locations.size() - inlined)
+      notes->push_back(DescribePoint(probe.spec.point) + ": one fprobe fires for every function of the name");
+    probe.locations = std::move(kept);
+  }
+  return {};
+}
+
+}  // namespace kprobectl::resolve
