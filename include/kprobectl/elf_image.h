@@ -41,6 +41,9 @@ class ElfImage {
   // With a cache directory, a large image's symbol index (names hashed,
   // symbols by address) is read from there, or built and written there.
   static Result<ElfImage> Open(const std::string& path, const std::string& cache_dir = "");
+  // The checks Open() makes of the ELF header alone (an x86-64 executable or
+  // shared library), for commands that read only the debuginfo.
+  static Result<void> CheckHeader(const std::string& path);
   // A kernel module's image: its symbols at the addresses its sections were
   // given (see Debuginfo::OpenModule), under the module's name.
   static ElfImage FromModule(std::string path, std::string module, std::vector<ElfSymbol> symbols);

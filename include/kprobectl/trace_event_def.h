@@ -60,6 +60,10 @@ struct TraceEventDef {
   std::vector<FetchArg> args;
   bool operator==(const TraceEventDef&) const = default;
 
+  // A line read back from the kernel that kprobectl could not read whole
+  // (a newer kernel's syntax): the line as it is, with only its group and
+  // event known. Such a definition is listed and deleted, never rewritten.
+  std::string unread;
   std::string FullName() const { return group + ":" + event; }
 };
 

@@ -46,6 +46,7 @@ struct CommandLine {
   std::string funcs_words, line_words, vars_words;
   CLI::Option* list_flag = nullptr;
   CLI::Option* funcs_flag = nullptr;
+  std::vector<CLI::Option*> paths;  // -x, -k, -m: never empty when given
   CLI::App *add = nullptr, *del = nullptr, *list = nullptr, *funcs = nullptr, *line = nullptr, *vars = nullptr,
            *trace_command = nullptr, *clean = nullptr;
 };
@@ -53,9 +54,10 @@ struct CommandLine {
 // The options before any command, and perf's one-letter commands.
 void DeclareGlobalOptions(CLI::App& app, CommandLine& c) {
   cli::Options& o = c.options;
-  app.add_option("-x,--exec", o.exec, "Probe user space: an executable or shared library (path, or a name)");
-  app.add_option("-k,--vmlinux", o.vmlinux, "Kernel image with debuginfo, for kernel probes");
-  app.add_option("-m,--module", o.module, "Kernel module: a loaded module's name, or PATH.ko");
+  c.paths = {
+      app.add_option("-x,--exec", o.exec, "Probe user space: an executable or shared library (path, or a name)"),
+      app.add_option("-k,--vmlinux", o.vmlinux, "Kernel image with debuginfo, for kernel probes"),
+      app.add_option("-m,--module", o.module, "Kernel module: a loaded module's name, or PATH.ko")};
   app.add_option("-s,--source", o.source_dirs, "Directory to find source files in (repeatable)");
   app.add_flag("--no-inlines", o.no_inlines, "Leave out inlined copies of functions");
   app.add_flag("--no-cache", c.no_cache, "Neither read nor write the debuginfo index cache");
@@ -114,6 +116,24 @@ void DeclareTrace(CLI::App& app, CommandLine& c) {
   trace->add_option("--buffer-size", t.buffer_kb, "Ring buffer per CPU, in KB");
   trace->fallthrough();
   c.trace_command = trace;
+}
+
+// The actions the command line asks for (perf-style options and
+// subcommands); more than one is a mistake, never a guess.
+std::vector<std::string> Actions(const CommandLine& c) {
+  std::vector<std::string> out;
+  for (CLI::App* sub : {c.add, c.del, c.list, c.funcs, c.line, c.vars, c.clean, c.trace_command})
+    if (*sub) out.push_back("'" + sub->get_name() + "'");
+  bool add_sub = c.add->parsed();
+  if (!c.add_specs.empty() && !add_sub) out.push_back("-a");
+  if (!c.definitions.empty()) out.push_back("-D");
+  if (!c.del_patterns.empty()) out.push_back("-d");
+  if (c.list_flag->count()) out.push_back("-l");
+  if (c.funcs_flag->count()) out.push_back("-F");
+  if (!c.line_range.empty()) out.push_back("-L");
+  if (!c.vars_spec.empty()) out.push_back("-V");
+  if (!c.words.empty()) out.push_back("a probe ('" + Join(c.words, " ") + "')");
+  return out;
 }
 
 // What the command line asks for, run; its exit status.
@@ -209,6 +229,18 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   const char* runtime_dir = std::getenv("KPROBECTL_RUNTIME_DIR");
   c.options.runtime_dir = runtime_dir ? runtime_dir : KernelEnv::Running().runtime_dir;
   c.options.progress = &err == &std::cerr && isatty(STDERR_FILENO);
+  if (auto actions = Actions(c); actions.size() > 1) {
+    PrintError({"one action at a time: " + Join(actions, " and ") + " were both given",
+                "run kprobectl once for each (several probes go in one -a/-D each, or one 'add -a ... -a ...')"},
+               err);
+    return 2;
+  }
+  for (CLI::Option* path : c.paths)
+    if (path->count() && path->as<std::string>().empty()) {
+      PrintError({path->get_name() + " was given an empty name", "give the file to probe (or leave the option out)"},
+                 err);
+      return 2;
+    }
   cli::Streams io{out, err};
   if (*c.trace_command) return DispatchTrace(c, io);
   if (!c.trace.command.empty()) {

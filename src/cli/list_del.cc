@@ -99,6 +99,10 @@ Result<void> RunList(const Options& options, const std::vector<std::string>& pat
     bool selected = parsed.empty();
     for (const EventPattern& p : parsed) selected |= Matches(p, def);
     if (!selected) continue;
+    if (!def.unread.empty()) {
+      io.out << "  " << def.FullName() << "\t(kprobectl cannot read this definition: " << def.unread << ")\n";
+      continue;
+    }
     const ElfImage* image = nullptr;
     std::string source;
     if (def.target.kind == ProbeTarget::kFile) {

@@ -69,10 +69,15 @@ std::string HexOf(std::string_view bytes) {
 }
 
 Result<MappedFile> MappedFile::Open(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO put in a cache file's place must not hang us.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Fail("cannot open '" + path + "': " + std::strerror(errno));
   struct stat st;
-  if (fstat(fd, &st) != 0 || st.st_size == 0) {
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return Fail("'" + path + "' is not a regular file");
+  }
+  if (st.st_size == 0) {
     close(fd);
     return Fail("'" + path + "' is empty");
   }

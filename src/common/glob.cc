@@ -144,8 +144,34 @@ class FilterParser {
     }
     return node;
   }
+  // Where a '[' opens a class that never closes, or npos.
+  static size_t UnclosedClass(std::string_view glob) {
+    for (size_t i = 0; i < glob.size(); ++i) {
+      if (glob[i] == '\\') {
+        ++i;
+        continue;
+      }
+      if (glob[i] != '[') continue;
+      size_t j = i + 1;
+      if (j < glob.size() && (glob[j] == '!' || glob[j] == '^')) ++j;
+      if (j < glob.size() && glob[j] == ']') ++j;  // a leading ']' is a member
+      size_t close = glob.find(']', j);
+      if (close == std::string_view::npos) return i;
+      i = close;
+    }
+    return std::string_view::npos;
+  }
+
   Result<std::unique_ptr<Node>> ParseFactor() {
     SkipBlanks();
+    // Each '!' and '(' recurses: bound the nesting, not the stack.
+    if (++depth_ > kMaxDepth) return SyntaxError("nested too deeply (more than 100 '!' or '(')");
+    auto node = ParseFactorAt();
+    --depth_;
+    return node;
+  }
+
+  Result<std::unique_ptr<Node>> ParseFactorAt() {
     if (pos_ < text_.size() && text_[pos_] == '!') {
       ++pos_;
       return Binary(Node::kNot, KP_TRY(ParseFactor()), nullptr);
@@ -162,14 +188,20 @@ class FilterParser {
     while (pos_ < text_.size() && std::string_view("!&|() ").find(text_[pos_]) == std::string_view::npos)
       ++pos_;
     if (pos_ == start) return SyntaxError("expected a glob");
+    if (size_t open = UnclosedClass(text_.substr(start, pos_ - start)); open != std::string_view::npos) {
+      pos_ = start + open;
+      return SyntaxError("'[' without its ']'");
+    }
     auto n = std::make_unique<Node>();
     n->kind = Node::kGlob;
     n->glob = std::string(text_.substr(start, pos_ - start));
     return n;
   }
 
+  static constexpr int kMaxDepth = 100;
   std::string_view text_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 bool Evaluate(const Node& n, std::string_view name) {

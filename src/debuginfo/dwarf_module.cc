@@ -30,7 +30,7 @@
 namespace kprobectl {
 
 Result<std::unique_ptr<Debuginfo>> Debuginfo::Open(const std::string& path, const IndexOptions& options) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Fail("cannot open '" + path + "': " + std::strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0 || st.st_size == 0) {
@@ -70,7 +70,7 @@ namespace {
 // libdwfl 0.188 reads .ko.xz and .ko.gz itself, not .ko.zst (elfutils 0.189
 // added it): those are decompressed here, into memory libdwfl then owns.
 Result<std::pair<char*, size_t>> ReadZstd(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Fail("cannot open '" + path + "': " + std::strerror(errno));
   std::string compressed;
   char buf[1 << 16];

@@ -139,7 +139,20 @@ Result<void> DwarfInfo::ResolveInstance(const ReadyDwarf& dwarf, const FunctionI
   uint64_t entry = 0;
   if (!EntryAddress(&die, &entry)) return {};
   if (!point.line && !point.lazy_pattern) {
-    out.push_back(Describe(dwarf, fn, entry + point.offset.value_or(0)));
+    uint64_t address = entry + point.offset.value_or(0);
+    if (point.offset) {
+      bool inside = false;
+      uint64_t size = 0;
+      for (const AddressRange& r : Ranges(&die)) {
+        inside |= address >= r.start && address < r.end;
+        if (r.start == entry) size = r.end - r.start;
+      }
+      if (!inside)
+        return Fail("offset " + std::to_string(*point.offset) + " is outside '" + name + "' (" +
+                        std::to_string(size) + " bytes) in " + path_,
+                    "give an offset below the function's size");
+    }
+    out.push_back(Describe(dwarf, fn, address));
     return {};
   }
   DwarfAddress where = Describe(dwarf, fn, entry);

@@ -78,16 +78,33 @@ std::string ReadBuildId(Elf* elf) {
 
 }  // namespace
 
+Result<void> ElfImage::CheckHeader(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return Fail("cannot open '" + path + "': " + std::strerror(errno));
+  Elf64_Ehdr ehdr{};
+  ssize_t n = pread(fd, &ehdr, sizeof ehdr, 0);
+  close(fd);
+  if (n != static_cast<ssize_t>(sizeof ehdr) || std::memcmp(ehdr.e_ident, ELFMAG, SELFMAG) != 0)
+    return Fail("'" + path + "' is not an ELF file", "give -x an executable or a shared library");
+  if (ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_machine != EM_X86_64)
+    return Fail("'" + path + "' is not an x86-64 binary (ELF machine " +
+                    std::to_string(ehdr.e_ident[EI_CLASS] == ELFCLASS64 ? ehdr.e_machine
+                                                                        : reinterpret_cast<const Elf32_Ehdr&>(ehdr).e_machine) +
+                    ")",
+                "kprobectl supports x86-64");
+  return {};
+}
+
 Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cache_dir) {
   elf_version(EV_CURRENT);
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return Fail("cannot open '" + path + "': " + std::strerror(errno),
                 errno == ENOENT ? "check the path of the binary given with -x" : "");
   // Mapped here, not by libelf, so the symbol table of a large image can be
   // read in place after libelf is done with it.
   struct stat st;
-  void* map = fstat(fd, &st) == 0 && st.st_size > 0
+  void* map = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0
                   ? mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0)
                   : MAP_FAILED;
   close(fd);
@@ -142,6 +159,9 @@ Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cach
   for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf.get(), scn));) {
     GElf_Shdr shdr;
     if (gelf_getshdr(scn, &shdr) && (shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM) && shdr.sh_entsize) {
+      // Sizes come from the file: a table must lie inside it.
+      if (shdr.sh_size > map_size || shdr.sh_offset > map_size - shdr.sh_size)
+        return Fail("'" + path + "' is corrupt: its symbol table runs past the end of the file");
       ++tables;
       total += shdr.sh_size / shdr.sh_entsize;
     }
@@ -461,7 +481,7 @@ Result<std::vector<uint64_t>> ElfImage::ReadWords(uint64_t start, uint64_t end) 
   uint64_t offset = KP_TRY(FileOffset(start));
   std::vector<uint64_t> words((end - start) / 8);
   if (words.empty()) return words;
-  int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Fail("cannot open '" + path_ + "': " + std::strerror(errno));
   ssize_t n = pread(fd, words.data(), words.size() * 8, static_cast<off_t>(offset));
   close(fd);

@@ -51,7 +51,7 @@ void ReadLdSoConf(const std::string& path, int depth, std::vector<std::string>& 
 }
 
 bool IsX86_64Elf(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
   Elf64_Ehdr header;
   bool ok = read(fd, &header, sizeof header) == static_cast<ssize_t>(sizeof header);

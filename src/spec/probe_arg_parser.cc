@@ -51,6 +51,8 @@ class ArgParser {
     end_ = expr_end;
     arg.expr = KP_TRY(ParseExpr());
     if (pos_ != end_) return SyntaxError(pos_, "unexpected '" + std::string(1, text_[pos_]) + "'");
+    if (arg.expr.kind == ArgKind::kComm && !arg.type.empty() && arg.type != "string")
+      return SyntaxError(arg.type_pos, "$comm is a string; it takes no other type");
     end_ = saved_end;
     return arg;
   }
@@ -106,9 +108,10 @@ class ArgParser {
     std::string word = Ident();
     auto numbered = [&](std::string_view prefix, ArgKind kind, uint64_t min) -> Result<ArgExpr> {
       auto n = ParseUnsigned(std::string_view(word).substr(prefix.size()));
-      if (!n || *n < min || word.find('x') != std::string::npos)
-        return SyntaxError(expr.pos, "invalid '$" + word + "': expected $" + std::string(prefix) + "N with N >= " +
-                                   std::to_string(min));
+      // The kernel's bound for both (PARAM_MAX_STACK: a 16 KiB stack in words).
+      if (!n || *n < min || *n > kMaxParam || word.find('x') != std::string::npos)
+        return SyntaxError(expr.pos, "invalid '$" + word + "': expected $" + std::string(prefix) + "N with " +
+                                   std::to_string(min) + " <= N <= " + std::to_string(kMaxParam));
       expr.kind = kind;
       expr.number = *n;
       return expr;
@@ -154,9 +157,7 @@ class ArgParser {
     if (pos_ < end_ && (text_[pos_] == '+' || text_[pos_] == '-')) {
       bool negative = text_[pos_] == '-';
       ++pos_;
-      auto n = Number();
-      if (!n) return SyntaxError(pos_, "expected an offset after the symbol");
-      expr.offset = negative ? -static_cast<int64_t>(*n) : static_cast<int64_t>(*n);
+      expr.offset = KP_TRY(Signed(negative, pos_, "an offset after the symbol"));
     }
     return expr;
   }
@@ -170,16 +171,22 @@ class ArgParser {
       user = true;
       ++pos_;
     }
-    auto n = Number();
-    if (!n) return SyntaxError(pos_, "expected an offset in +OFFSET(EXPR)");
+    int64_t offset = KP_TRY(Signed(negative, pos_, "an offset in +OFFSET(EXPR)"));
     if (pos_ >= end_ || text_[pos_] != '(') return SyntaxError(pos_, "expected '(' after the offset");
     ++pos_;
+    // The kernel runs at most 16 fetch operations per argument; bounding
+    // the nesting here also bounds this parser's recursion.
+    if (++depth_ > kMaxDerefs)
+      return SyntaxError(start, "more than " + std::to_string(kMaxDerefs) + " nested dereferences",
+                         "the kernel fetches an argument in at most 16 steps");
     ArgExpr inner = KP_TRY(ParseExpr());
+    --depth_;
     if (pos_ >= end_ || text_[pos_] != ')') return SyntaxError(pos_, "expected ')'");
     ++pos_;
     if (inner.kind == ArgKind::kVars || inner.kind == ArgKind::kParams)
       return SyntaxError(start, "$vars and $params cannot be dereferenced");
-    inner.derefs.push_back({negative ? -static_cast<int64_t>(*n) : static_cast<int64_t>(*n), user});
+    if (inner.kind == ArgKind::kComm) return SyntaxError(start, "$comm is a string and cannot be dereferenced");
+    inner.derefs.push_back({offset, user});
     return inner;
   }
 
@@ -216,12 +223,10 @@ class ArgParser {
         size_t num_pos = pos_;
         bool negative = pos_ < end_ && text_[pos_] == '-';
         if (negative) ++pos_;
-        auto n = Number();
-        if (!n) return SyntaxError(num_pos, "expected an array index");
+        acc.index = KP_TRY(Signed(negative, num_pos, "an array index"));
         if (pos_ >= end_ || text_[pos_] != ']') return SyntaxError(pos_, "expected ']'");
         ++pos_;
         acc.kind = ArgAccessor::kIndex;
-        acc.index = negative ? -static_cast<int64_t>(*n) : static_cast<int64_t>(*n);
       } else {
         break;
       }
@@ -237,6 +242,16 @@ class ArgParser {
     return std::string(text_.substr(start, pos_ - start));
   }
 
+  // A signed offset or index: its magnitude must fit an int64_t, as the
+  // kernel reads offsets as a long.
+  Result<int64_t> Signed(bool negative, size_t at, std::string_view what) {
+    auto n = Number();
+    if (!n) return SyntaxError(at, "expected " + std::string(what));
+    if (*n > static_cast<uint64_t>(INT64_MAX))
+      return SyntaxError(at, std::string(what) + " out of range (at most 0x7fffffffffffffff either way)");
+    return negative ? -static_cast<int64_t>(*n) : static_cast<int64_t>(*n);
+  }
+
   std::optional<uint64_t> Number() {
     size_t start = pos_;
     while (pos_ < end_ && std::isalnum(static_cast<unsigned char>(text_[pos_]))) ++pos_;
@@ -250,8 +265,12 @@ class ArgParser {
         CaretMessage("invalid argument: " + what, text_, pos), std::move(hint)});
   }
 
+  static constexpr int kMaxDerefs = 16;
+  static constexpr uint64_t kMaxParam = 2048;
+
   std::string_view text_;
   size_t pos_, end_;
+  int depth_ = 0;
 };
 
 }  // namespace

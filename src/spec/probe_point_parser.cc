@@ -13,6 +13,11 @@ namespace kprobectl {
 
 namespace {
 
+// Line numbers are ints in DWARF consumers and in our index; an offset
+// inside one function never needs more than 31 bits.
+constexpr uint64_t kMaxLine = 0x7fffffff;
+constexpr uint64_t kMaxOffset = 0x7fffffff;
+
 constexpr std::string_view kPointHint =
     "a probe point is [[GROUP:]EVENT=]FUNC[@SRC][:LINE|+OFFSET|%return|;PATTERN], "
     "SRC:LINE, SRC;PATTERN or 0xADDRESS";
@@ -70,6 +75,7 @@ class PointParser {
           if (point.line) return SyntaxError(sep, "a probe point takes one line number");
           auto line = ParseUnsigned(raw);
           if (!line || raw.starts_with("0x")) return SyntaxError(part, "expected a line number after ':'");
+          if (*line > kMaxLine) return SyntaxError(part, "line number out of range (at most 2147483647)");
           point.line = line;
           break;
         }
@@ -77,6 +83,7 @@ class PointParser {
           if (point.offset) return SyntaxError(sep, "a probe point takes one offset");
           auto offset = ParseUnsigned(raw);
           if (!offset) return SyntaxError(part, "expected a byte offset after '+' (decimal or 0x hex)");
+          if (*offset > kMaxOffset) return SyntaxError(part, "offset out of range (at most 0x7fffffff)");
           point.offset = offset;
           break;
         }

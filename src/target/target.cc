@@ -47,10 +47,23 @@ Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, co
     }
     t.path = *found;
   }
+  if (!request.need_symbols) KP_TRY_VOID(ElfImage::CheckHeader(t.path));
   // The debuginfo first: it reads its unit headers and cache file on a
   // thread of its own while the symbols are read here.
   auto debuginfo = Debuginfo::Open(t.path, request.index);
-  if (request.need_symbols) t.image = std::make_unique<ElfImage>(KP_TRY(ElfImage::Open(t.path, request.index.cache_dir)));
+  if (request.need_symbols) {
+    auto image = ElfImage::Open(t.path, request.index.cache_dir);
+    if (!image && t.kind == Target::kKernelImage) {
+      Error error = image.error();
+      error.hint = "-k takes the kernel's image with its debuginfo, e.g. /usr/lib/debug/boot/vmlinux-VERSION";
+      return std::unexpected(error);
+    }
+    t.image = std::make_unique<ElfImage>(KP_TRY(std::move(image)));
+    // A kernel image's addresses are relative to _text; a program has none.
+    if (t.kind == Target::kKernelImage && !t.image->Find("_text"))
+      return Fail("'" + t.path + "' is not a kernel image: it has no _text symbol",
+                  "-k takes a vmlinux; probe a program or library with -x");
+  }
   if (debuginfo) t.debuginfo = std::move(*debuginfo);
   else t.debuginfo_error = debuginfo.error();
   return t;

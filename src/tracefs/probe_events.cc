@@ -37,6 +37,28 @@ const ProfileEntry* FindProfileEntry(const std::map<std::string, ProfileEntry>& 
   return it == profile.end() ? nullptr : &it->second;
 }
 
+namespace {
+
+// A line of the kernel's: read whole, or else its name only (a line that
+// cannot be read must not hide the others from list and del).
+TraceEventDef ReadBack(const std::string& line, ProbeKind kind) {
+  if (auto def = ParseDefinition(line, kind)) return *def;
+  TraceEventDef def;
+  def.kind = kind;
+  def.unread = line;
+  std::string_view head = SplitWords(line).empty() ? std::string_view() : std::string_view(line).substr(0, line.find(' '));
+  size_t colon = head.find(':');
+  size_t slash = head.find('/', colon == std::string_view::npos ? 0 : colon);
+  if (colon != std::string_view::npos && slash != std::string_view::npos) {
+    def.group = std::string(head.substr(colon + 1, slash - colon - 1));
+    def.event = std::string(head.substr(slash + 1));
+  }
+  if (!head.empty() && (head[0] == 'f' || head[0] == 't')) def.type = head[0] == 'f' ? ProbeType::kFprobe : ProbeType::kTracepoint;
+  return def;
+}
+
+}  // namespace
+
 Result<std::vector<TraceEventDef>> ProbeEvents::List() const {
   std::vector<TraceEventDef> defs;
   for (ProbeKind kind : {ProbeKind::kKernel, ProbeKind::kUser}) {
@@ -44,7 +66,7 @@ Result<std::vector<TraceEventDef>> ProbeEvents::List() const {
     std::string text = KP_TRY(dir_.Read(EventsFile(kind)));
     for (const std::string& line : SplitLines(text)) {
       if (Trim(line).empty()) continue;
-      defs.push_back(KP_TRY(ParseDefinition(line, kind)));
+      defs.push_back(ReadBack(line, kind));
     }
   }
   // fprobes and tracepoint probes are only in dynamic_events, which also
@@ -53,8 +75,7 @@ Result<std::vector<TraceEventDef>> ProbeEvents::List() const {
   if (dir_.Exists("dynamic_events")) {
     std::string text = KP_TRY(dir_.Read("dynamic_events"));
     for (const std::string& line : SplitLines(text))
-      if (line.starts_with("f") || line.starts_with("t:"))
-        defs.push_back(KP_TRY(ParseDefinition(line, ProbeKind::kKernel)));
+      if (line.starts_with("f") || line.starts_with("t:")) defs.push_back(ReadBack(line, ProbeKind::kKernel));
   }
   return defs;
 }

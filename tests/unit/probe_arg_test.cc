@@ -110,7 +110,7 @@ TEST_CASE("bad arguments get a caret under the bad token") {
     const char* message;
   } rows[] = {
       {"f $foo", "invalid argument: unknown special variable '$foo'\n    f $foo\n      ^"},
-      {"f $arg0", "invalid argument: invalid '$arg0': expected $argN with N >= 1\n    f $arg0\n      ^"},
+      {"f $arg0", "invalid argument: invalid '$arg0': expected $argN with 1 <= N <= 2048\n    f $arg0\n      ^"},
       {"f %", "invalid argument: expected a register name after '%'\n    f %\n       ^"},
       {"f x:", "invalid argument: expected a type after ':'\n    f x:\n        ^"},
       {"f x:int", "invalid argument: unknown type 'int'\n    f x:int\n        ^"},
