@@ -136,6 +136,164 @@ def sample(names, size, seed):
     return sorted(random.Random(seed).sample(names, size))
 
 
+# --- comparing -----------------------------------------------------------------
+
+
+class Symbols:
+    """The image's symbols by name (nm, once per build-id, kept in the cache)."""
+
+    def __init__(self, vmlinux, cache):
+        path = cache / "nm.json"
+        if not path.exists():
+            out = subprocess.run(["nm", vmlinux], capture_output=True, text=True, check=True).stdout
+            table = defaultdict(list)
+            for line in out.splitlines():
+                words = line.split()
+                if len(words) == 3:
+                    table[words[2]].append(int(words[0], 16))
+            write_json(path, table)
+        self.table = json.loads(path.read_text())
+
+    def addresses(self, target):
+        """The addresses a definition's target can stand for: SYM+OFF is one
+        per symbol of that name; MOD:... and raw addresses are left alone."""
+        sym, _, off = target.partition("+")
+        if ":" in sym:
+            return set()
+        if sym.startswith("0x"):
+            return {int(sym, 16)}
+        return {a + int(off or "0", 0) for a in self.table.get(sym, [])}
+
+
+DEF = re.compile(r"^[pr][0-9]*:\S+ (\S+)(.*)$")
+
+
+def definitions(stdout, symbols):
+    """[(candidate addresses, ((name, fetch), ...), (types...))] of -D output."""
+    out = []
+    for line in stdout.splitlines():
+        m = DEF.match(line.strip())
+        if not m:
+            continue
+        args = []
+        for word in m.group(2).split():
+            name, _, rest = word.rpartition("=") if "=" in word.split("(")[0] else ("", "", word)
+            fetch, _, typ = rest.rpartition(":") if ":" in rest else (rest, "", "")
+            args.append((name, fetch, typ))
+        out.append((symbols.addresses(m.group(1)), tuple((a[0], a[1]) for a in args), tuple(a[2] for a in args)))
+    return out
+
+
+VARS_AT = re.compile(r"^\s*@<([^>]+)>")
+
+
+def var_blocks(stdout, symbols):
+    """[(candidate addresses, (names...))] of vars / perf -V output."""
+    out = []
+    for line in stdout.splitlines():
+        m = VARS_AT.match(line)
+        if m:
+            out.append([symbols.addresses(m.group(1)), []])
+        elif out and line.startswith("\t\t"):
+            out[-1][1].append(line.split()[-1])
+    return [(a, tuple(sorted(v)), ()) for a, v in out]
+
+
+def assign(entries):
+    """Each entry's address: the only candidate, or (for a name several
+    statics share) the first candidate no other entry took."""
+    taken, result = set(), {}
+    for cands, value, types in sorted(entries, key=lambda e: len(e[0])):
+        free = sorted(c for c in cands if c not in taken) or sorted(cands)
+        if not free:
+            return None
+        taken.add(free[0])
+        result[free[0]] = (value, types)
+    return result
+
+
+def compare(kind, kp, perf, symbols):
+    parse = var_blocks if kind == "vars" else definitions
+    ok_kp, ok_perf = kp["rc"] == 0, perf["rc"] == 0
+    if not ok_kp and not ok_perf:
+        return "both fail", ""
+    if ok_kp and not ok_perf:
+        return "only kprobectl succeeds", perf["stderr"].strip().splitlines()[-1:] and perf["stderr"].strip().splitlines()[-1]
+    if ok_perf and not ok_kp:
+        return "only perf succeeds", kp["stderr"].strip().splitlines()[0] if kp["stderr"].strip() else ""
+    a_entries, b_entries = parse(kp["stdout"], symbols), parse(perf["stdout"], symbols)
+    # perf's candidates constrain ours: a name perf shares among statics is
+    # matched to whichever of its addresses kprobectl probes.
+    ours = assign(a_entries)
+    if ours is None:
+        return "different", "kprobectl's targets do not resolve"
+    theirs = {}
+    for cands, value, types in b_entries:
+        hit = sorted(c for c in cands if c in ours and c not in theirs) or sorted(c for c in cands if c not in theirs)
+        if not hit:
+            return "different", "perf's targets do not resolve"
+        theirs[hit[0]] = (value, types)
+    if set(ours) != set(theirs):
+        only_kp = sorted(set(ours) - set(theirs))
+        only_perf = sorted(set(theirs) - set(ours))
+        return "different", f"addresses: {len(only_kp)} only kprobectl, {len(only_perf)} only perf"
+    for addr in ours:
+        if ours[addr][0] != theirs[addr][0]:
+            return "different", f"at {addr:#x}: kprobectl {ours[addr][0]} perf {theirs[addr][0]}"
+    types = any(ours[a][1] != theirs[a][1] for a in ours)
+    return "same", "types differ" if types else ""
+
+
+def percentile(values, q):
+    if not values:
+        return 0.0
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def report(opts, cache, runner, funcs):
+    symbols = Symbols(opts.vmlinux, cache)
+    rows = defaultdict(lambda: defaultdict(list))
+    times = defaultdict(list)
+    type_diffs = defaultdict(int)
+    for func in funcs:
+        for kind in KINDS:
+            kp, perf = runner.load("kprobectl", kind, func), runner.load("perf", kind, func)
+            times[("kprobectl", kind)].append(kp["seconds"])
+            times[("perf", kind)].append(perf["seconds"])
+            verdict, detail = compare(kind, kp, perf, symbols)
+            rows[kind][verdict].append((func, detail))
+            if detail == "types differ":
+                type_diffs[kind] += 1
+    verdicts = ["same", "only kprobectl succeeds", "only perf succeeds", "both fail", "different"]
+    lines = [f"bench/parity: {len(funcs)} functions (seed {opts.seed}) of {opts.vmlinux}", ""]
+    lines.append(f"{'command':<28}" + "".join(f"{v:>25}" for v in verdicts))
+    for kind in KINDS:
+        label = {"params": "-D 'FUNC $params'", "retval": "-D 'FUNC%return $retval'", "vars": "vars FUNC / -V FUNC"}[kind]
+        lines.append(f"{label:<28}" + "".join(f"{len(rows[kind][v]):>25}" for v in verdicts))
+    lines.append("")
+    lines.append("same, but the fetch types differ: " + ", ".join(f"{k} {type_diffs[k]}" for k in KINDS))
+    lines.append("")
+    lines.append(f"{'time per command (s)':<28}{'median':>10}{'p99':>10}{'worst':>10}")
+    for tool in ("kprobectl", "perf"):
+        for kind in KINDS:
+            t = times[(tool, kind)]
+            lines.append(f"{tool + ' ' + kind:<28}{percentile(t, 0.5):>10.3f}{percentile(t, 0.99):>10.3f}{max(t):>10.3f}")
+    for kind in KINDS:
+        for verdict in ("different", "only perf succeeds"):
+            if rows[kind][verdict]:
+                lines.append("")
+                lines.append(f"{kind}: {verdict}:")
+                for func, detail in rows[kind][verdict]:
+                    lines.append(f"  {func}: {detail}")
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    if opts.report:
+        Path(opts.report).write_text(text)
+    bad = sum(len(rows[k]["different"]) + len(rows[k]["only perf succeeds"]) for k in KINDS)
+    return 1 if bad else 0
+
+
 # --- main ----------------------------------------------------------------------
 
 
@@ -171,6 +329,9 @@ def main():
         if opts.perf_only:
             run_all(runner, opts.jobs, funcs, ["perf"])
             return 0
+        # kprobectl's index is built once, before the timed commands: they
+        # are compared warm, as a user's second command runs.
+        run([opts.kprobectl, "-k", opts.vmlinux, "-D", "vfs_read"], 900)
         run_all(runner, opts.jobs, funcs, ["perf", "kprobectl"])
         return report(opts, cache, runner, funcs)
 

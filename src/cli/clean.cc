@@ -33,7 +33,7 @@ Result<size_t> RemoveLeftovers(const TracefsDir& dir, const Options& options, St
 }  // namespace
 
 Result<void> CleanLeftovers(const TracefsDir& dir, const Options& options, Streams io) {
-  KP_TRY(RemoveLeftovers(dir, options, io));
+  (void)KP_TRY(RemoveLeftovers(dir, options, io));
   return {};
 }
 

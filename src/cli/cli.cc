@@ -118,6 +118,18 @@ void DeclareTrace(CLI::App& app, CommandLine& c) {
   c.trace_command = trace;
 }
 
+// --version: the version, and what this build can do.
+std::string VersionText() {
+  return "kprobectl " KPROBECTL_VERSION "\n"
+         "architecture: x86-64\n"
+         "probes: kprobes, kretprobes, fprobes (--fprobe), uprobes, uretprobes; tracefs kprobe_events, "
+         "uprobe_events, dynamic_events\n"
+         "debuginfo: DWARF 2-5 through libdw " KPROBECTL_LIBDW_VERSION
+         " (split functions, inlined copies, clones), index cache, debuginfod (when DEBUGINFOD_URLS is set)\n"
+         "kernel modules: .ko, .ko.xz, .ko.zst\n"
+         "trace: libtracefs and libtraceevent (text, JSON, latency)";
+}
+
 // The actions the command line asks for (perf-style options and
 // subcommands); more than one is a mistake, never a guess.
 std::vector<std::string> Actions(const CommandLine& c) {
@@ -200,7 +212,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   CommandLine c;
   CLI::App app{"kprobectl: kernel and user-space dynamic probes from the command line"};
   app.name("kprobectl");
-  app.set_version_flag("--version", "kprobectl 0.1.0");
+  app.set_version_flag("--version", VersionText());
   app.require_subcommand(0, 1);
   app.fallthrough();
   DeclareGlobalOptions(app, c);
@@ -219,7 +231,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     app.exit(e, out, err);
     return 0;
   } catch (const CLI::CallForVersion& e) {
-    out << "kprobectl 0.1.0\n";
+    out << VersionText() << "\n";
     return 0;
   } catch (const CLI::ParseError& e) {
     PrintError({e.what(), "see 'kprobectl --help'"}, err);

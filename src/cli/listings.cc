@@ -46,7 +46,7 @@ Result<void> RunLine(const Options& options, const std::string& text, Streams io
 Result<void> RunVars(const Options& options, const std::string& text, Streams io) {
   ProbeSpec spec = KP_TRY(ParseProbeSpec(text));
   Target target = KP_TRY(OpenTargetOf(options, io.err));
-  KP_TRY(target.RequireDebuginfo());
+  (void)KP_TRY(target.RequireDebuginfo());
   SystemView system = ReadSystemView(nullptr, KernelEnv::Running(), target, false);
   ResolveOptions resolve = ResolveOptionsOf(options);
   resolve.for_variables = true;

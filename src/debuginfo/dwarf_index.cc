@@ -96,7 +96,7 @@ void Normalize(std::vector<std::pair<std::string, std::vector<uint64_t>>>& table
     // and once (a header's inline has one in every CU that uses it).
     bool code = std::any_of(postings.begin(), postings.end(), [](uint64_t p) { return !(p & kAbstractFlag); });
     std::erase_if(postings, [&](uint64_t p) { return code && (p & kAbstractFlag); });
-    if (!code && postings.size() > 1) postings.resize(1);
+    if (!code && postings.size() > 1) postings.erase(postings.begin() + 1, postings.end());
   }
   table = std::move(out);
 }

@@ -153,6 +153,9 @@ Result<FetchType> ScalarFetchType(Dwarf_Die* type, const std::string& what) {
     case DW_TAG_structure_type:
     case DW_TAG_union_type:
     case DW_TAG_class_type:
+      // A struct the size of a register (pm_message_t, a handle wrapping
+      // one int): its bits, as perf fetches it.
+      if (size == 1 || size == 2 || size == 4 || size == 8) return integer(FetchType::kHex, size);
       return Fail(what + " is a " + TypeName(&t) + ", not a value the kernel can fetch",
                   "name one of its members: " + Bare(what) + ".MEMBER");
     case DW_TAG_array_type:

@@ -67,9 +67,21 @@ class TepDecoder : public EventDecoder {
 
   const std::vector<EventFormat>& formats() const override { return formats_; }
 
+  // A page's header: a u64 timestamp and a 64-bit commit (the data's
+  // length in its low 27 bits, flags above).
+  static constexpr size_t kPageHeader = 16;
+  static constexpr uint64_t kCommitMask = (uint64_t{1} << 27) - 1;
+
   Result<void> DecodePage(std::span<const uint8_t> page, int cpu, std::vector<Record>& out,
                           uint64_t* missed) override {
-    if (page.size() < 16) return {};
+    if (page.size() < kPageHeader) return {};
+    // kbuffer trusts the page's commit field (its data's length): a page
+    // shorter than its header says is corrupt, never read past its end.
+    uint64_t commit = 0;
+    std::memcpy(&commit, page.data() + 8, 8);
+    if (kPageHeader + (commit & kCommitMask) > page.size())
+      return Fail("a corrupt ring-buffer page of CPU " + std::to_string(cpu) + ": its header says " +
+                  std::to_string(commit & kCommitMask) + " bytes of events in " + std::to_string(page.size()));
     // kbuffer reads the page in place; it never writes to it.
     if (kbuffer_load_subbuffer(kbuf_.get(), const_cast<uint8_t*>(page.data())) < 0)
       return Fail("cannot read a ring-buffer page of CPU " + std::to_string(cpu));
@@ -82,6 +94,8 @@ class TepDecoder : public EventDecoder {
       r.cpu = cpu;
       r.data = static_cast<const uint8_t*>(data);
       r.size = static_cast<unsigned>(kbuffer_event_size(kbuf_.get()));
+      if (r.data < page.data() || r.size > page.size() || r.data - page.data() > static_cast<ptrdiff_t>(page.size() - r.size))
+        return Fail("a corrupt ring-buffer page of CPU " + std::to_string(cpu) + ": an event runs past its end");
       if (r.size < 8) continue;
       uint16_t type;
       int32_t pid;

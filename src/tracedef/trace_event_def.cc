@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "kprobectl/trace_event_def.h"
 
+#include <cctype>
+
 #include "kprobectl/strings.h"
 
 namespace kprobectl {
@@ -84,6 +86,8 @@ Result<FetchArg> ParseFetchArg(std::string_view text) {
   arg.fetch = std::string(text.substr(0, colon));
   if (colon != std::string_view::npos) arg.type = std::string(text.substr(colon + 1));
   if (arg.fetch.empty()) return Fail("empty fetch argument in '" + std::string(text) + "'");
+  if (colon != std::string_view::npos && arg.type.empty())
+    return Fail("empty type after ':' in '" + std::string(text) + "'");
   return arg;
 }
 
@@ -120,6 +124,7 @@ Result<ProbeTarget> ParseTarget(std::string_view text, ProbeKind kind) {
   if (size_t colon = text.find(':'); colon != std::string_view::npos) {
     t.module = std::string(text.substr(0, colon));
     text.remove_prefix(colon + 1);
+    if (t.module.empty()) return bad();
   }
   size_t plus = text.find('+');
   t.symbol = std::string(text.substr(0, plus));
@@ -128,7 +133,8 @@ Result<ProbeTarget> ParseTarget(std::string_view text, ProbeKind kind) {
     if (!offset) return bad();
     t.offset = *offset;
   }
-  if (t.symbol.empty()) return bad();
+  // A symbol never starts with a digit (0x... is an address, above).
+  if (t.symbol.empty() || std::isdigit(static_cast<unsigned char>(t.symbol[0]))) return bad();
   return t;
 }
 
@@ -152,8 +158,7 @@ Result<TraceEventDef> ParseDefinition(std::string_view line, ProbeKind kind) {
   if (colon == std::string_view::npos) return bad("expected ':GROUP/EVENT'");
   if (colon > 1) {
     auto maxactive = ParseUnsigned(head.substr(1, colon - 1));
-    if (!maxactive || def.type == ProbeType::kTracepoint || (def.type == ProbeType::kProbe && !def.retprobe))
-      return bad("invalid maxactive");
+    if (!maxactive || *maxactive > UINT32_MAX || def.type == ProbeType::kTracepoint) return bad("invalid maxactive");
     def.maxactive = static_cast<unsigned>(*maxactive);
   }
   std::string_view name = head.substr(colon + 1);
@@ -179,8 +184,10 @@ Result<TraceEventDef> ParseDefinition(std::string_view line, ProbeKind kind) {
     if (def.type == ProbeType::kTracepoint && def.retprobe) return bad("a tracepoint has no return");
     for (char c : target)
       if (!IsIdentChar(c) && c != '.') return bad("an fprobe or tracepoint probe names a function, not an offset");
+    if (std::isdigit(static_cast<unsigned char>(target[0]))) return bad("a name never starts with a digit");
     def.target.symbol = std::string(target);
   }
+  if (def.maxactive && !def.retprobe) return bad("maxactive is for return probes");
   for (size_t i = 2; i < words.size(); ++i) def.args.push_back(KP_TRY(ParseFetchArg(words[i])));
   return def;
 }

@@ -169,7 +169,10 @@ TEST_CASE("cli: usage errors and bad binaries") {
   CHECK(help.status == 0);
   CHECK(help.out.find("add") != std::string::npos);
   auto version = RunKprobectl({"--version"});
-  CHECK(version.out == "kprobectl 0.1.0\n");
+  CHECK(version.status == 0);
+  CHECK(version.out.starts_with("kprobectl 0.1.0\narchitecture: x86-64\n"));
+  CHECK(version.out.find("\ndebuginfo: DWARF 2-5 through libdw 0.") != std::string::npos);
+  CHECK(version.out.find("fprobes (--fprobe)") != std::string::npos);
 }
 
 TEST_CASE("cli: a binary whose path has a blank cannot be probed") {
