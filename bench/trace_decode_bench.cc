@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(page.data()), page.size());
 
   for (bool json : {false, true}) {
-    Printer printer({json, false}, [](int) { return std::string("types"); }, nullptr);
+    Printer printer(
+        {json, false}, [](int) { return std::string("types"); }, nullptr);
     std::vector<Record> records;
     std::string out;
     uint64_t events = 0, output_bytes = 0;

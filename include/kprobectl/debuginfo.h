@@ -42,8 +42,8 @@ struct VariableInfo {
   std::string name;
   std::string c_type;
   bool parameter = false;
-  bool external = false;  // a global (--externs)
-  bool available = false; // has a location at the address asked about
+  bool external = false;                              // a global (--externs)
+  bool available = false;                             // has a location at the address asked about
   std::vector<std::pair<uint64_t, uint64_t>> ranges;  // where it has a location, [start, end)
 };
 
@@ -56,19 +56,19 @@ struct FindOptions {
 struct LineRange {
   std::string function;
   std::string file;
-  uint64_t start = 0;          // relative to FUNC's declaration, or absolute
-  std::optional<uint64_t> end; // inclusive; unset = to the end of the function / file
+  uint64_t start = 0;           // relative to FUNC's declaration, or absolute
+  std::optional<uint64_t> end;  // inclusive; unset = to the end of the function / file
 };
 Result<LineRange> ParseLineRange(std::string_view text);
 
 struct SourceListing {
-  std::string header;          // "<FUNC@PATH:0>" or "<PATH:1>"
-  std::string path;            // the source file shown
+  std::string header;  // "<FUNC@PATH:0>" or "<PATH:1>"
+  std::string path;    // the source file shown
   bool have_source = false;
   std::vector<std::string> searched;  // where the text was looked for, when not found
   struct Line {
-    uint64_t number;       // absolute
-    int64_t shown;         // the number printed (relative for functions)
+    uint64_t number;  // absolute
+    int64_t shown;    // the number printed (relative for functions)
     bool probeable;
     std::string text;
   };
@@ -94,8 +94,8 @@ struct IndexStatus {
     kCacheRead,   // the cache file was valid
     kCacheBuilt,  // built and written to the cache
   } use = kUnused;
-  std::string file;      // the cache file, when there is one
-  std::string problem;   // why the cache file was rebuilt, or not written
+  std::string file;     // the cache file, when there is one
+  std::string problem;  // why the cache file was rebuilt, or not written
 };
 
 class Debuginfo {

@@ -8,11 +8,11 @@
 
 #include <cstdint>
 #include <memory>
-#include <unordered_map>
 #include <optional>
 #include <span>
-#include <string_view>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "kprobectl/result.h"
@@ -21,10 +21,10 @@ namespace kprobectl {
 
 struct ElfSymbol {
   enum Type { kFunction, kObject, kOther };
-  std::string name;     // without any @VERSION
-  std::string version;  // GNU version name, empty if none
+  std::string name;              // without any @VERSION
+  std::string version;           // GNU version name, empty if none
   bool default_version = false;  // name@@VERSION (the one a plain reference binds to)
-  uint64_t value = 0;   // virtual address
+  uint64_t value = 0;            // virtual address
   uint64_t size = 0;
   Type type = kOther;
   bool global = false;  // STB_GLOBAL or STB_WEAK
@@ -50,7 +50,7 @@ class ElfImage {
   const std::string& module() const { return module_; }  // empty unless a module
 
   const std::string& path() const { return path_; }
-  bool shared_object() const { return shared_object_; }  // ET_DYN (PIE or library)
+  bool shared_object() const { return shared_object_; }      // ET_DYN (PIE or library)
   const std::string& build_id() const { return build_id_; }  // hex, empty if none
   // Every symbol, made on first use (a vmlinux has 100,000+ of them; the
   // look-ups below do not need them all).
@@ -112,14 +112,14 @@ class ElfImage {
     std::span<const uint32_t> name_slots;
     std::vector<uint64_t> owned_values[2];
     std::vector<uint32_t> owned_order[2];
-    std::shared_ptr<const void> index_mapping;  // holds the spans read from the cache
+    std::shared_ptr<const void> index_mapping;     // holds the spans read from the cache
     std::unordered_map<uint32_t, ElfSymbol> made;  // node-based: pointers stay valid
     std::vector<ElfSymbol> all;
     size_t size() const { return raw_symbols ? raw_count : entries.size(); }
     Entry At(size_t i) const;
     const char* base() const { return raw_symbols ? raw_strings : names.data(); }
     static constexpr uint32_t kUnmeasured = UINT32_MAX;
-    void Measure(Entry& e) const;  // a raw entry's name length and version
+    void Measure(Entry& e) const;                                              // a raw entry's name length and version
     static Entry Classify(unsigned char info, uint64_t value, uint64_t size);  // type, binding
     // The name's length, cut at "@VER" / "@@VER" (true) with the version noted.
     static bool SplitVersion(const char* name, size_t length, Entry& e);

@@ -16,12 +16,23 @@
 namespace kprobectl {
 
 struct FetchType {
-  enum Base { kUnsigned, kSigned, kHex, kChar, kString, kUString, kSymbol, kSymStr, kBitfield,
-              kDentry, kFile } base = kHex;
-  unsigned bits = 64;        // integer width; for bitfields the container size
-  unsigned bit_width = 0;    // bitfields
-  unsigned bit_offset = 0;   // bitfields
-  unsigned array_len = 0;    // 0 = not an array
+  enum Base {
+    kUnsigned,
+    kSigned,
+    kHex,
+    kChar,
+    kString,
+    kUString,
+    kSymbol,
+    kSymStr,
+    kBitfield,
+    kDentry,
+    kFile
+  } base = kHex;
+  unsigned bits = 64;       // integer width; for bitfields the container size
+  unsigned bit_width = 0;   // bitfields
+  unsigned bit_offset = 0;  // bitfields
+  unsigned array_len = 0;   // 0 = not an array
 
   bool IsString() const { return base == kString || base == kUString || base == kSymStr; }
   bool operator==(const FetchType&) const = default;

@@ -29,13 +29,13 @@ struct KernelFeatures {
   bool symstr = false;
   bool bitfields = false;
   bool arrays = false;
-  bool dentry_types = false;      // %pd/%pD
-  bool comm = false;              // $comm
-  bool stack_n = false;           // $stack<index>
-  bool fprobe_events = false;     // f: function entry/exit on ftrace (Linux 6.5)
-  bool tprobe_events = false;     // t: probes on tracepoints (Linux 6.5)
-  bool btf_args = false;          // arguments by name, the kernel reading BTF (Linux 6.5; members 6.6)
-  bool ref_ctr_offset = false;    // uprobes raise an SDT semaphore: PATH:OFF(REF_CTR_OFFSET)
+  bool dentry_types = false;    // %pd/%pD
+  bool comm = false;            // $comm
+  bool stack_n = false;         // $stack<index>
+  bool fprobe_events = false;   // f: function entry/exit on ftrace (Linux 6.5)
+  bool tprobe_events = false;   // t: probes on tracepoints (Linux 6.5)
+  bool btf_args = false;        // arguments by name, the kernel reading BTF (Linux 6.5; members 6.6)
+  bool ref_ctr_offset = false;  // uprobes raise an SDT semaphore: PATH:OFF(REF_CTR_OFFSET)
 };
 
 KernelFeatures ParseFeatures(std::string_view readme, bool has_kprobe_events, bool has_uprobe_events);

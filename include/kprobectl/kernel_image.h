@@ -8,8 +8,8 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -21,16 +21,16 @@
 namespace kprobectl {
 
 struct KernelEnv {
-  std::string release;                 // uname -r
-  std::string root = "";               // prefix for every path (tests)
+  std::string release;    // uname -r
+  std::string root = "";  // prefix for every path (tests)
   std::string notes = "/sys/kernel/notes";
   std::string kallsyms = "/proc/kallsyms";
   std::string debugfs = "/sys/kernel/debug";
-  std::string tracefs;                 // for available_filter_functions
+  std::string tracefs;  // for available_filter_functions
   std::string proc = "/proc";
   std::string sys_module = "/sys/module";
   std::string runtime_dir = "/run/kprobectl";  // records of temporary probes (see leftovers.h)
-  static KernelEnv Running();          // this machine's
+  static KernelEnv Running();                  // this machine's
 };
 
 // The GNU build-id in the ELF notes of /sys/kernel/notes (hex), or empty.
@@ -100,7 +100,7 @@ class TraceableFunctions {
   bool known_ = false;
   bool by_address_ = false;
   std::set<std::string> names_;
-  std::vector<uint64_t> sites_;   // __fentry__ call sites, sorted
+  std::vector<uint64_t> sites_;  // __fentry__ call sites, sorted
 };
 
 // The runtime address of _text minus the image's, from /proc/kallsyms.

@@ -22,16 +22,16 @@
 namespace kprobectl {
 
 struct ProbePoint {
-  std::string function;            // unescaped; empty for SRC:ALN, SRC;PTN
-  std::string file;                // @SRC, or SRC of SRC:ALN
-  std::string version;             // sym@VER (without the '@'); "@VER" for sym@@VER
-  bool any_file = false;           // FUNC@*
-  std::optional<uint64_t> address; // 0xADDR
-  std::optional<uint64_t> line;    // relative to FUNC's declaration, or absolute with SRC
-  std::optional<uint64_t> offset;  // +OFFS
+  std::string function;                     // unescaped; empty for SRC:ALN, SRC;PTN
+  std::string file;                         // @SRC, or SRC of SRC:ALN
+  std::string version;                      // sym@VER (without the '@'); "@VER" for sym@@VER
+  bool any_file = false;                    // FUNC@*
+  std::optional<uint64_t> address;          // 0xADDR
+  std::optional<uint64_t> line;             // relative to FUNC's declaration, or absolute with SRC
+  std::optional<uint64_t> offset;           // +OFFS
   std::optional<std::string> lazy_pattern;  // ;PTN, as written
-  bool retprobe = false;           // %return
-  size_t pos = 0;                  // where the point starts in the spec text
+  bool retprobe = false;                    // %return
+  size_t pos = 0;                           // where the point starts in the spec text
 };
 
 enum class ArgKind {
@@ -95,8 +95,8 @@ Result<ProbeSpec> ParseProbeSpec(std::string_view text);
 
 // The parts of the grammar, exposed for tests. `offset` is added to every
 // position so carets line up with the enclosing spec text.
-Result<ProbePoint> ParseProbePoint(std::string_view spec_text, size_t begin, size_t end,
-                                   std::string* group, std::string* event);
+Result<ProbePoint> ParseProbePoint(std::string_view spec_text, size_t begin, size_t end, std::string* group,
+                                   std::string* event);
 Result<ProbeArg> ParseProbeArg(std::string_view spec_text, size_t begin, size_t end);
 
 // Whether resolving this spec needs DWARF (source lines, files, variables).

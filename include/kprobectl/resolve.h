@@ -46,7 +46,7 @@ struct FetchRoot {
     kDwarfRegister,   // number: a DWARF register number
     kRegister,        // name: a register as the kernel names it (%REG)
     kArgument,        // number: the Nth integer argument at a function's entry
-    kReturnArgument,  // number: $argN in a kernel return probe (the kernel keeps it)
+    kReturnArgument,  // number: $argN read by the kernel itself (a return probe keeps it; an fprobe's entry)
     kReturnValue,     // $retval
     kComm,            // $comm
     kStack,           // $stack
@@ -71,36 +71,36 @@ struct FetchRoot {
 
 // One argument of a probe, arch-neutral.
 struct TypedFetch {
-  std::string name;                // the field's name in the event
+  std::string name;  // the field's name in the event
   FetchRoot root;
-  std::vector<ArgDeref> derefs;    // +|-[u]OFF(...), innermost first
-  std::optional<FetchType> type;   // none: the kernel's default
-  std::string c_type;              // the C type, when the debuginfo says
+  std::vector<ArgDeref> derefs;   // +|-[u]OFF(...), innermost first
+  std::optional<FetchType> type;  // none: the kernel's default
+  std::string c_type;             // the C type, when the debuginfo says
 };
 
 // How a place was found, for messages, listings and "Added new event".
 struct ProbeOrigin {
-  std::string function;        // whose code it is (an inlined copy's own name); empty for an address
-  std::string symbol;          // the ELF symbol that holds it ("compute", "do_exit.cold"), if any
+  std::string function;  // whose code it is (an inlined copy's own name); empty for an address
+  std::string symbol;    // the ELF symbol that holds it ("compute", "do_exit.cold"), if any
   uint64_t symbol_offset = 0;
-  SourceLine decl;             // where `function` is declared, when the debuginfo says
-  SourceLine at;               // the line at the address, when the debuginfo says
-  bool entry = false;          // the function's first instruction: its arguments are where the ABI says
-  bool inlined = false;        // an inlined copy
-  bool line_start = false;     // a line-table row starts here
-  std::string source;          // what answered: "DWARF", "the symbol table", "the kernel"
+  SourceLine decl;          // where `function` is declared, when the debuginfo says
+  SourceLine at;            // the line at the address, when the debuginfo says
+  bool entry = false;       // the function's first instruction: its arguments are where the ABI says
+  bool inlined = false;     // an inlined copy
+  bool line_start = false;  // a line-table row starts here
+  std::string source;       // what answered: "DWARF", "the symbol table", "the kernel"
 };
 
 struct ResolvedLocation {
-  uint64_t address = 0;        // in the image (a binary's virtual address, a vmlinux's); 0 without one
-  ProbeTarget target;          // what the kernel is told
+  uint64_t address = 0;  // in the image (a binary's virtual address, a vmlinux's); 0 without one
+  ProbeTarget target;    // what the kernel is told
   ProbeOrigin origin;
   std::vector<TypedFetch> args;
   std::optional<DwarfAddress> dwarf;  // the place as the DWARF describes it (vars)
-  std::string event_base;      // the event's name before NameEvents makes it unique
-  bool extra = false;          // a second or later place of one point: EV_1, EV_2...
-  std::vector<std::string> skipped;  // $vars/$params left out here, and why (for -v)
-  std::string event;           // set by NameEvents
+  std::string event_base;             // the event's name before NameEvents makes it unique
+  bool extra = false;                 // a second or later place of one point: EV_1, EV_2...
+  std::vector<std::string> skipped;   // $vars/$params left out here, and why (for -v)
+  std::string event;                  // set by NameEvents
 };
 
 struct ResolvedProbe {

@@ -28,12 +28,12 @@ struct SystemView {
   // The running kernel's own lists: set when the definitions are for it
   // (not for -k -D, which only prints them for another image).
   bool running = false;
-  KernelEnv env;                           // its release and paths, for messages
-  std::string build_id;                    // hex, from its notes; empty if unknown
+  KernelEnv env;         // its release and paths, for messages
+  std::string build_id;  // hex, from its notes; empty if unknown
   KallsymsNames kallsyms;
-  std::string blacklist;                   // debugfs kprobes/blacklist, as read ("" if not)
+  std::string blacklist;                           // debugfs kprobes/blacklist, as read ("" if not)
   std::optional<std::string> available_functions;  // tracefs available_filter_functions
-  std::set<std::string> loaded_modules;    // /sys/module
+  std::set<std::string> loaded_modules;            // /sys/module
 };
 
 // Reads the view for `target` (see above). `tracefs` may be null (a dry run

@@ -20,12 +20,12 @@
 namespace kprobectl {
 
 struct TargetRequest {
-  std::string exec;     // -x: a path, or a name found in PATH or the linker's directories
-  std::string vmlinux;  // -k
-  std::string module;   // -m: a loaded module's name, or a .ko path
-  bool force = false;   // accept a kernel image whose build-id is not the running kernel's
+  std::string exec;          // -x: a path, or a name found in PATH or the linker's directories
+  std::string vmlinux;       // -k
+  std::string module;        // -m: a loaded module's name, or a .ko path
+  bool force = false;        // accept a kernel image whose build-id is not the running kernel's
   bool need_symbols = true;  // false: the DWARF alone (line listings)
-  IndexOptions index;   // how the DWARF's names are looked up
+  IndexOptions index;        // how the DWARF's names are looked up
 };
 
 struct Target {
@@ -35,11 +35,11 @@ struct Target {
     kKernelImage,    // -k: an image, maybe not the running kernel's
     kModule,         // -m
   } kind = kRunningKernel;
-  std::string path;    // the file; empty for the running kernel when its image was not found
-  std::string module;  // kModule: its name, as the kernel knows it
-  std::unique_ptr<ElfImage> image;      // null without a file (or without need_symbols)
-  std::unique_ptr<Debuginfo> debuginfo; // null when there is no DWARF
-  Error debuginfo_error;                // why it is null
+  std::string path;                      // the file; empty for the running kernel when its image was not found
+  std::string module;                    // kModule: its name, as the kernel knows it
+  std::unique_ptr<ElfImage> image;       // null without a file (or without need_symbols)
+  std::unique_ptr<Debuginfo> debuginfo;  // null when there is no DWARF
+  Error debuginfo_error;                 // why it is null
 
   ProbeKind probe_kind() const { return kind == kUserBinary ? ProbeKind::kUser : ProbeKind::kKernel; }
   bool kernel() const { return kind != kUserBinary; }

@@ -23,22 +23,22 @@ struct FieldFormat {
   unsigned offset = 0;
   unsigned size = 0;
   bool is_signed = false;
-  bool dynamic = false;   // __data_loc: a 32-bit (length << 16 | offset) in the record
-  unsigned elem_size = 0; // arrays: size of one element; 0 for scalars
+  bool dynamic = false;    // __data_loc: a 32-bit (length << 16 | offset) in the record
+  unsigned elem_size = 0;  // arrays: size of one element; 0 for scalars
 };
 
 struct EventFormat {
   int id = 0;
-  std::string system;  // the group
-  std::string name;    // the event
+  std::string system;               // the group
+  std::string name;                 // the event
   std::vector<FieldFormat> fields;  // the event's own fields, not common_*
   std::string print_fmt;            // the format string of "print fmt"
 };
 
 struct Record {
-  uint64_t ts = 0;   // nanoseconds, the instance's trace clock
+  uint64_t ts = 0;  // nanoseconds, the instance's trace clock
   int cpu = 0;
-  int type = 0;      // the event id
+  int type = 0;  // the event id
   int pid = 0;
   const uint8_t* data = nullptr;  // the whole event, common fields first
   unsigned size = 0;
@@ -48,8 +48,8 @@ class EventDecoder {
  public:
   // Formats from the text of format files (each "name: ...\nID: ...\nformat: ..."),
   // with the group each belongs to: events/GROUP/EVENT/format as read.
-  static Result<std::unique_ptr<EventDecoder>> FromFormats(const std::vector<std::pair<std::string, std::string>>&
-                                                               system_and_format);
+  static Result<std::unique_ptr<EventDecoder>> FromFormats(
+      const std::vector<std::pair<std::string, std::string>>& system_and_format);
   virtual ~EventDecoder() = default;
 
   virtual const std::vector<EventFormat>& formats() const = 0;

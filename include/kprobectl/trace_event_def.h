@@ -40,11 +40,11 @@ struct FetchArg {
 
 struct ProbeTarget {
   enum Kind { kSymbol, kAddress, kFile } kind = kSymbol;
-  std::string module;  // kSymbol: "MOD" in MOD:SYM+OFF
-  std::string symbol;  // kSymbol: a symbol or "_text"
-  uint64_t offset = 0; // kSymbol: +OFF; kFile: offset in the file
-  uint64_t address = 0;  // kAddress
-  std::string path;      // kFile: absolute path of the ELF
+  std::string module;                      // kSymbol: "MOD" in MOD:SYM+OFF
+  std::string symbol;                      // kSymbol: a symbol or "_text"
+  uint64_t offset = 0;                     // kSymbol: +OFF; kFile: offset in the file
+  uint64_t address = 0;                    // kAddress
+  std::string path;                        // kFile: absolute path of the ELF
   std::optional<uint64_t> ref_ctr_offset;  // kFile: SDT semaphore
   bool operator==(const ProbeTarget&) const = default;
 };

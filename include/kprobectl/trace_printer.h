@@ -25,19 +25,19 @@ enum class ValueKind { kSigned, kUnsigned, kHex, kChar, kString, kSymbol };
 struct ArgPlan {
   std::string name;
   unsigned offset = 0;
-  unsigned size = 0;       // of one value
+  unsigned size = 0;  // of one value
   ValueKind kind = ValueKind::kHex;
-  bool dynamic = false;    // a string stored after the fixed fields
-  unsigned count = 0;      // array elements; 0 = a scalar
+  bool dynamic = false;  // a string stored after the fixed fields
+  unsigned count = 0;    // array elements; 0 = a scalar
 };
 
 struct EventPlan {
   int id = 0;
-  std::string full_name;   // "group:event"
+  std::string full_name;  // "group:event"
   bool retprobe = false;
   bool kernel = false;
-  unsigned ip_offset = 0;  // __probe_ip, or __probe_func for return probes
-  unsigned ret_offset = 0; // __probe_ret_ip
+  unsigned ip_offset = 0;   // __probe_ip, or __probe_func for return probes
+  unsigned ret_offset = 0;  // __probe_ret_ip
   std::vector<ArgPlan> args;
   // Where the probe is: "compute+0x4". For return probes the function.
   std::string location;
@@ -46,7 +46,7 @@ struct EventPlan {
   std::function<std::string(int pid, uint64_t func_ip, uint64_t ret_ip)> caller;
   // --latency: entries and returns of one function share a key.
   std::string latency_key;
-  bool hidden = false;     // recorded for --latency only, not printed
+  bool hidden = false;  // recorded for --latency only, not printed
 };
 
 // Builds the plan of an event from its format.

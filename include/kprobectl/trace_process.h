@@ -68,7 +68,8 @@ class TracedCommand {
 
  private:
   bool WaitFor(int ms);
-  TracedCommand(pid_t pid, int go, int report, std::string name) : pid_(pid), go_(go), report_(report), name_(std::move(name)) {}
+  TracedCommand(pid_t pid, int go, int report, std::string name)
+      : pid_(pid), go_(go), report_(report), name_(std::move(name)) {}
   pid_t pid_ = -1;
   int go_ = -1, report_ = -1;
   std::string name_;

@@ -45,7 +45,7 @@ std::string TracefsFromMountinfo(std::string_view mountinfo);
 struct LocateOptions {
   std::string override_dir;  // --tracefs DIR
   std::string mountinfo_path = "/proc/self/mountinfo";
-  bool may_mount = true;     // mount tracefs at /sys/kernel/tracing if missing and root
+  bool may_mount = true;  // mount tracefs at /sys/kernel/tracing if missing and root
 };
 
 // Finds tracefs, mounting it when it is missing and we are root.

@@ -33,8 +33,8 @@ class ScopedSignalBlock {
   sigset_t saved_;
 };
 
-void PrintAdded(const std::vector<TraceEventDef>& defs, const std::vector<ProbeOrigin>& origins,
-                const Target& target, const TracefsDir& dir, Streams io) {
+void PrintAdded(const std::vector<TraceEventDef>& defs, const std::vector<ProbeOrigin>& origins, const Target& target,
+                const TracefsDir& dir, Streams io) {
   const ElfImage* image = target.kind == Target::kUserBinary ? target.image.get() : nullptr;
   io.out << (defs.size() == 1 ? "Added new event:\n" : "Added new events:\n");
   for (size_t i = 0; i < defs.size(); ++i)
@@ -53,8 +53,10 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
   ProbeKind kind = options.exec.empty() ? ProbeKind::kKernel : ProbeKind::kUser;
 
   std::unique_ptr<TracefsDir> dir;
-  if (auto opened = OpenTracefs(options, !options.dry_run); opened) dir = std::move(*opened);
-  else if (!options.dry_run) return std::unexpected(opened.error());
+  if (auto opened = OpenTracefs(options, !options.dry_run); opened)
+    dir = std::move(*opened);
+  else if (!options.dry_run)
+    return std::unexpected(opened.error());
   if (!options.dry_run) KP_TRY_VOID(RequireProbeKind(ReadFeatures(*dir), kind));
 
   Target target = KP_TRY(OpenTargetOf(options, io.err));

@@ -9,6 +9,8 @@
 //   kprobectl vars PROBE                     kprobectl -V PROBE
 //   kprobectl add --dry-run SPEC             kprobectl -D 'SPEC ARG...'
 // Words after the options with no command are one probe, as in perf probe.
+#include "kprobectl/cli.h"
+
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -18,7 +20,6 @@
 #include <sstream>
 
 #include "commands.h"
-#include "kprobectl/cli.h"
 #include "kprobectl/kernel_image.h"
 #include "kprobectl/strings.h"
 
@@ -54,10 +55,9 @@ struct CommandLine {
 // The options before any command, and perf's one-letter commands.
 void DeclareGlobalOptions(CLI::App& app, CommandLine& c) {
   cli::Options& o = c.options;
-  c.paths = {
-      app.add_option("-x,--exec", o.exec, "Probe user space: an executable or shared library (path, or a name)"),
-      app.add_option("-k,--vmlinux", o.vmlinux, "Kernel image with debuginfo, for kernel probes"),
-      app.add_option("-m,--module", o.module, "Kernel module: a loaded module's name, or PATH.ko")};
+  c.paths = {app.add_option("-x,--exec", o.exec, "Probe user space: an executable or shared library (path, or a name)"),
+             app.add_option("-k,--vmlinux", o.vmlinux, "Kernel image with debuginfo, for kernel probes"),
+             app.add_option("-m,--module", o.module, "Kernel module: a loaded module's name, or PATH.ko")};
   app.add_option("-s,--source", o.source_dirs, "Directory to find source files in (repeatable)");
   app.add_flag("--no-inlines", o.no_inlines, "Leave out inlined copies of functions");
   app.add_flag("--no-cache", c.no_cache, "Neither read nor write the debuginfo index cache");
@@ -71,13 +71,15 @@ void DeclareGlobalOptions(CLI::App& app, CommandLine& c) {
   app.add_option("--maxactive", o.maxactive, "Kernel return probes: instances tracked at once");
   app.add_flag("--fprobe", o.fprobe, "Kernel function entries and returns as fprobe events (Linux 6.5)");
   app.add_option("-a,--add", c.add_specs, "Add a probe: 'SPEC [ARG...]' (repeatable)");
-  app.add_option("-D,--definition", c.definitions, "Print the definition for 'SPEC [ARG...]', write nothing (repeatable)");
+  app.add_option("-D,--definition", c.definitions,
+                 "Print the definition for 'SPEC [ARG...]', write nothing (repeatable)");
   app.add_option("-d,--del", c.del_patterns, "Delete events matching [GROUP:]EVENT globs (repeatable)");
-  c.list_flag =
-      app.add_option("-l,--list", c.list_pattern, "List probe events, optionally matching [GROUP:]EVENT")->expected(0, 1);
+  c.list_flag = app.add_option("-l,--list", c.list_pattern, "List probe events, optionally matching [GROUP:]EVENT")
+                    ->expected(0, 1);
   c.funcs_flag =
       app.add_option("-F,--funcs", c.funcs_filter, "List functions that can be probed (a filter glob)")->expected(0, 1);
-  app.add_option("-L,--line", c.line_range, "Show source lines that can be probed: FUNC[:RLN[+NUM|-RLN2]] or SRC[:ALN...]");
+  app.add_option("-L,--line", c.line_range,
+                 "Show source lines that can be probed: FUNC[:RLN[+NUM|-RLN2]] or SRC[:ALN...]");
   app.add_option("-V,--vars", c.vars_spec, "Show the variables available at a probe point");
   app.add_option("probe", c.words, "Probe to add: SPEC [ARG...] (perf probe style)");
 }
@@ -120,7 +122,8 @@ void DeclareTrace(CLI::App& app, CommandLine& c) {
 
 // --version: the version, and what this build can do.
 std::string VersionText() {
-  return "kprobectl " KPROBECTL_VERSION "\n"
+  return "kprobectl " KPROBECTL_VERSION
+         "\n"
          "architecture: x86-64\n"
          "probes: kprobes, kretprobes, fprobes (--fprobe), uprobes, uretprobes; tracefs kprobe_events, "
          "uprobe_events, dynamic_events\n"

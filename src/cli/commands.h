@@ -15,32 +15,32 @@
 #include "kprobectl/kernel_features.h"
 #include "kprobectl/probe_spec.h"
 #include "kprobectl/resolve.h"
+#include "kprobectl/result.h"
 #include "kprobectl/system_view.h"
 #include "kprobectl/target.h"
-#include "kprobectl/result.h"
 #include "kprobectl/trace_event_def.h"
 #include "kprobectl/tracefs_dir.h"
 
 namespace kprobectl::cli {
 
 struct Options {
-  std::string exec;       // -x BINARY
-  std::string vmlinux;    // -k VMLINUX
-  std::string module;     // -m NAME|PATH.ko
+  std::string exec;                      // -x BINARY
+  std::string vmlinux;                   // -k VMLINUX
+  std::string module;                    // -m NAME|PATH.ko
   std::vector<std::string> source_dirs;  // -s DIR
-  bool no_inlines = false;  // --no-inlines
-  bool externs = false;     // vars --externs
-  bool ranges = false;      // vars --range
-  std::string tracefs;    // --tracefs DIR
-  bool force = false;     // -f
-  bool quiet = false;     // -q
-  bool verbose = false;   // -v
-  bool dry_run = false;   // -D / --dry-run
-  unsigned maxactive = 0; // --maxactive N
-  bool fprobe = false;    // --fprobe
-  std::string cache_dir;  // the debuginfo index cache; empty with --no-cache
-  std::string runtime_dir;  // records of trace's temporary probes; empty: none
-  bool progress = false;  // stderr is a terminal: show a slow index build's progress
+  bool no_inlines = false;               // --no-inlines
+  bool externs = false;                  // vars --externs
+  bool ranges = false;                   // vars --range
+  std::string tracefs;                   // --tracefs DIR
+  bool force = false;                    // -f
+  bool quiet = false;                    // -q
+  bool verbose = false;                  // -v
+  bool dry_run = false;                  // -D / --dry-run
+  unsigned maxactive = 0;                // --maxactive N
+  bool fprobe = false;                   // --fprobe
+  std::string cache_dir;                 // the debuginfo index cache; empty with --no-cache
+  std::string runtime_dir;               // records of trace's temporary probes; empty: none
+  bool progress = false;                 // stderr is a terminal: show a slow index build's progress
 };
 
 struct Streams {
@@ -53,14 +53,14 @@ Result<void> RunDel(const Options& options, const std::vector<std::string>& patt
 Result<void> RunList(const Options& options, const std::vector<std::string>& patterns, Streams io);
 Result<void> RunFuncs(const Options& options, const std::string& filter, Streams io);
 struct TraceOptions {
-  std::vector<std::string> events;   // [GROUP:]EVENT globs
-  std::vector<std::string> probes;   // --probe SPEC, temporary
-  double duration = 0;               // -d SECONDS; 0 = until the command ends or a signal
-  std::string output;                // -o FILE
+  std::vector<std::string> events;  // [GROUP:]EVENT globs
+  std::vector<std::string> probes;  // --probe SPEC, temporary
+  double duration = 0;              // -d SECONDS; 0 = until the command ends or a signal
+  std::string output;               // -o FILE
   bool json = false;
   std::string filter;
   int pid = 0;
-  bool all = false;                  // -a: the whole system, not only the command's processes
+  bool all = false;  // -a: the whole system, not only the command's processes
   bool latency = false;
   unsigned buffer_kb = 0;            // per CPU; 0 = the kernel's default
   std::vector<std::string> command;  // after --

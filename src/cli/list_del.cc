@@ -7,8 +7,8 @@
 #include "commands.h"
 #include "kprobectl/glob.h"
 #include "kprobectl/kernel_image.h"
-#include "kprobectl/resolve.h"
 #include "kprobectl/probe_events.h"
+#include "kprobectl/resolve.h"
 #include "kprobectl/strings.h"
 
 namespace kprobectl::cli {

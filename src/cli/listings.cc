@@ -37,8 +37,10 @@ Result<void> RunLine(const Options& options, const std::string& text, Streams io
            << Join(listing.searched, ", ") << "); showing the lines that have code\n"
            << "  hint: give the source tree's top with -s DIR\n";
   for (const SourceListing::Line& line : listing.lines) {
-    if (line.probeable) io.out << std::setw(7) << line.shown << "  " << line.text << "\n";
-    else io.out << "         " << line.text << "\n";
+    if (line.probeable)
+      io.out << std::setw(7) << line.shown << "  " << line.text << "\n";
+    else
+      io.out << "         " << line.text << "\n";
   }
   return {};
 }
@@ -56,8 +58,9 @@ Result<void> RunVars(const Options& options, const std::string& text, Streams io
   io.out << "Available variables at " << DescribePoint(spec.point) << "\n";
   for (const ResolvedLocation& loc : resolution.probes.front().locations) {
     const DwarfAddress& at = *loc.dwarf;
-    io.out << "\t@<" << (loc.origin.symbol.empty() ? Hex(at.address)
-                                                   : loc.origin.symbol + "+" + std::to_string(loc.origin.symbol_offset))
+    io.out << "\t@<"
+           << (loc.origin.symbol.empty() ? Hex(at.address)
+                                         : loc.origin.symbol + "+" + std::to_string(loc.origin.symbol_offset))
            << ">";
     if (at.inlined) io.out << " (" << at.function << " inlined)";
     io.out << "\n";

@@ -261,8 +261,9 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
           ? env.kallsyms
           : std::string());
   CommCache comms(*dir, env.proc);
-  Printer printer({trace.json, trace.latency}, [&](int pid) { return comms.Lookup(pid); },
-                  [&](uint64_t address) { return kallsyms.Lookup(address); });
+  Printer printer(
+      {trace.json, trace.latency}, [&](int pid) { return comms.Lookup(pid); },
+      [&](uint64_t address) { return kallsyms.Lookup(address); });
   Output output;
   KP_TRY_VOID(OpenOutput(trace, io, output));
   Tracer tracer(*decoding.decoder, std::move(decoding.plans), printer, *output.stream, output.name);

@@ -26,24 +26,18 @@ Result<FetchType> ParseFetchType(std::string_view text) {
   std::string_view base = text;
   if (!text.empty() && text.back() == ']') {
     size_t open = text.rfind('[');
-    auto len = open == std::string_view::npos
-                   ? std::nullopt
-                   : ParseUnsigned(text.substr(open + 1, text.size() - open - 2));
+    auto len =
+        open == std::string_view::npos ? std::nullopt : ParseUnsigned(text.substr(open + 1, text.size() - open - 2));
     if (!len || *len == 0 || *len > 64)
-      return Fail("invalid array type '" + std::string(text) +
-                      "': the length must be a number from 1 to 64",
+      return Fail("invalid array type '" + std::string(text) + "': the length must be a number from 1 to 64",
                   std::string(kTypeHint));
     type.array_len = static_cast<unsigned>(*len);
     base = text.substr(0, open);
   }
-  auto unknown = [&] {
-    return Fail("unknown type '" + std::string(base) + "'", std::string(kTypeHint));
-  };
+  auto unknown = [&] { return Fail("unknown type '" + std::string(base) + "'", std::string(kTypeHint)); };
   if (base.size() >= 2 && (base[0] == 'u' || base[0] == 's' || base[0] == 'x') &&
       ParseWidth(base.substr(1), type.bits)) {
-    type.base = base[0] == 'u' ? FetchType::kUnsigned
-                : base[0] == 's' ? FetchType::kSigned
-                                 : FetchType::kHex;
+    type.base = base[0] == 'u' ? FetchType::kUnsigned : base[0] == 's' ? FetchType::kSigned : FetchType::kHex;
   } else if (base == "char") {
     type.base = FetchType::kChar, type.bits = 8;
   } else if (base == "string") {
@@ -86,16 +80,36 @@ Result<FetchType> ParseFetchType(std::string_view text) {
 std::string FormatFetchType(const FetchType& type) {
   std::string out;
   switch (type.base) {
-    case FetchType::kUnsigned: out = "u" + std::to_string(type.bits); break;
-    case FetchType::kSigned: out = "s" + std::to_string(type.bits); break;
-    case FetchType::kHex: out = "x" + std::to_string(type.bits); break;
-    case FetchType::kChar: out = "char"; break;
-    case FetchType::kString: out = "string"; break;
-    case FetchType::kUString: out = "ustring"; break;
-    case FetchType::kSymbol: out = "symbol"; break;
-    case FetchType::kSymStr: out = "symstr"; break;
-    case FetchType::kDentry: out = "%pd"; break;
-    case FetchType::kFile: out = "%pD"; break;
+    case FetchType::kUnsigned:
+      out = "u" + std::to_string(type.bits);
+      break;
+    case FetchType::kSigned:
+      out = "s" + std::to_string(type.bits);
+      break;
+    case FetchType::kHex:
+      out = "x" + std::to_string(type.bits);
+      break;
+    case FetchType::kChar:
+      out = "char";
+      break;
+    case FetchType::kString:
+      out = "string";
+      break;
+    case FetchType::kUString:
+      out = "ustring";
+      break;
+    case FetchType::kSymbol:
+      out = "symbol";
+      break;
+    case FetchType::kSymStr:
+      out = "symstr";
+      break;
+    case FetchType::kDentry:
+      out = "%pd";
+      break;
+    case FetchType::kFile:
+      out = "%pD";
+      break;
     case FetchType::kBitfield:
       out = "b" + std::to_string(type.bit_width) + "@" + std::to_string(type.bit_offset) + "/" +
             std::to_string(type.bits);

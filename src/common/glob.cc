@@ -113,15 +113,14 @@ class FilterParser {
 
  private:
   std::unexpected<kprobectl::Error> SyntaxError(std::string_view what) {
-    return std::unexpected(kprobectl::Error{
-        CaretMessage("invalid filter: " + std::string(what), text_, pos_),
-        "combine globs with '!', '&', '|' and parentheses, e.g. 'vfs_* & !vfs_read'"});
+    return std::unexpected(
+        kprobectl::Error{CaretMessage("invalid filter: " + std::string(what), text_, pos_),
+                         "combine globs with '!', '&', '|' and parentheses, e.g. 'vfs_* & !vfs_read'"});
   }
   void SkipBlanks() {
     while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
   }
-  static std::unique_ptr<Node> Binary(Node::Kind kind, std::unique_ptr<Node> l,
-                                      std::unique_ptr<Node> r) {
+  static std::unique_ptr<Node> Binary(Node::Kind kind, std::unique_ptr<Node> l, std::unique_ptr<Node> r) {
     auto n = std::make_unique<Node>();
     n->kind = kind;
     n->left = std::move(l);
@@ -185,8 +184,7 @@ class FilterParser {
       return inner;
     }
     size_t start = pos_;
-    while (pos_ < text_.size() && std::string_view("!&|() ").find(text_[pos_]) == std::string_view::npos)
-      ++pos_;
+    while (pos_ < text_.size() && std::string_view("!&|() ").find(text_[pos_]) == std::string_view::npos) ++pos_;
     if (pos_ == start) return SyntaxError("expected a glob");
     if (size_t open = UnclosedClass(text_.substr(start, pos_ - start)); open != std::string_view::npos) {
       pos_ = start + open;
@@ -206,10 +204,14 @@ class FilterParser {
 
 bool Evaluate(const Node& n, std::string_view name) {
   switch (n.kind) {
-    case Node::kGlob: return GlobMatch(n.glob, name);
-    case Node::kNot: return !Evaluate(*n.left, name);
-    case Node::kAnd: return Evaluate(*n.left, name) && Evaluate(*n.right, name);
-    case Node::kOr: return Evaluate(*n.left, name) || Evaluate(*n.right, name);
+    case Node::kGlob:
+      return GlobMatch(n.glob, name);
+    case Node::kNot:
+      return !Evaluate(*n.left, name);
+    case Node::kAnd:
+      return Evaluate(*n.left, name) && Evaluate(*n.right, name);
+    case Node::kOr:
+      return Evaluate(*n.left, name) || Evaluate(*n.right, name);
   }
   return false;
 }

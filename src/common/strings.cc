@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include "kprobectl/strings.h"
+
 #include <cctype>
 #include <charconv>
-
-#include "kprobectl/strings.h"
 
 namespace kprobectl {
 

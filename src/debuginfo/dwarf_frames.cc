@@ -9,9 +9,8 @@
 // interprets the full section interprets these two entries.
 #include <elf.h>
 
-#include <cstring>
-
 #include <algorithm>
+#include <cstring>
 
 #include "dwarf_internal.h"
 

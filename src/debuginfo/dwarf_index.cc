@@ -26,8 +26,7 @@ namespace kprobectl::dwarf {
 namespace {
 
 bool HasCode(Dwarf_Die* die) {
-  return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges) ||
-         dwarf_hasattr(die, DW_AT_entry_pc);
+  return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges) || dwarf_hasattr(die, DW_AT_entry_pc);
 }
 
 // The DIE a function instance is an instance of: its abstract origin (or
@@ -183,7 +182,8 @@ void WalkUnit(Dwarf* dwarf, Dwarf_Off cu_offset, const std::string* only, UnitNa
     do {
       if (dwarf_tag(&child) == DW_TAG_variable && dwarf_hasattr(&child, DW_AT_location)) {
         std::string name = DieName(&child);
-        if (!name.empty() && (!only || name == *only)) out->globals.push_back({std::move(name), dwarf_dieoffset(&child)});
+        if (!name.empty() && (!only || name == *only))
+          out->globals.push_back({std::move(name), dwarf_dieoffset(&child)});
       }
     } while (dwarf_siblingof(&child, &child) == 0);
   }
@@ -262,8 +262,7 @@ bool AllAbstract(const std::vector<FunctionInstance>& instances) {
 std::vector<FunctionInstance> ToInstances(const std::vector<uint64_t>& postings) {
   std::vector<FunctionInstance> out;
   out.reserve(postings.size());
-  for (uint64_t p : postings)
-    out.push_back({p & ~kPostingFlags, (p & kInlinedFlag) != 0, (p & kAbstractFlag) != 0});
+  for (uint64_t p : postings) out.push_back({p & ~kPostingFlags, (p & kInlinedFlag) != 0, (p & kAbstractFlag) != 0});
   return out;
 }
 

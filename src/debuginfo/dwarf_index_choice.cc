@@ -124,8 +124,9 @@ bool DwarfInfo::CacheWritable() {
   std::error_code ec;
   std::filesystem::create_directories(options_.cache_dir, ec);
   if (ec || access(options_.cache_dir.c_str(), W_OK) != 0) {
-    status_.problem = "cannot write the cache directory '" + options_.cache_dir + "': " +
-                      (ec ? ec.message() : std::string(std::strerror(errno))) + "; names found by a scan instead";
+    status_.problem = "cannot write the cache directory '" + options_.cache_dir +
+                      "': " + (ec ? ec.message() : std::string(std::strerror(errno))) +
+                      "; names found by a scan instead";
     return false;
   }
   return true;
@@ -140,8 +141,10 @@ void DwarfInfo::CheckCache() {
   status_.file = IndexFilePath(options_.cache_dir, key_);
   if (access(status_.file.c_str(), F_OK) != 0) return;
   auto view = IndexView::FromFile(status_.file, key_);
-  if (view) cached_ = std::move(*view);
-  else status_.problem = status_.file + ": " + view.error().message + "; rebuilt";
+  if (view)
+    cached_ = std::move(*view);
+  else
+    status_.problem = status_.file + ": " + view.error().message + "; rebuilt";
 }
 
 IndexContents DwarfInfo::WalkAll() {

@@ -31,7 +31,7 @@ namespace kprobectl::dwarf {
 // The one place that turns libdw's errors into messages.
 std::string LastError();
 
-std::string DieName(Dwarf_Die* die);  // follows abstract_origin/specification
+std::string DieName(Dwarf_Die* die);           // follows abstract_origin/specification
 bool TypeOf(Dwarf_Die* die, Dwarf_Die* type);  // DW_AT_type, integrated
 // C spelling of a type: "int", "struct req*", "const char*", "void*".
 std::string TypeName(Dwarf_Die* type);
@@ -136,7 +136,7 @@ struct ScanInput {
   const ReadyDwarf* dwarf = nullptr;  // the handle, for walking the units a scan finds
   int fd = -1;
   RawSection info, str;
-  std::vector<UnitSpan> units;  // in file order
+  std::vector<UnitSpan> units;                            // in file order
   std::function<std::unique_ptr<NameIndex>()> full_walk;  // for what a scan cannot answer
 };
 // libelf, for this stage (dwarf_elf.cc).
@@ -226,8 +226,8 @@ class DwarfInfo : public Debuginfo {
   };
   Result<ListingScope> FunctionScope(const LineRange& range);
   Result<ListingScope> FileScope(const LineRange& range);
-  Result<std::vector<std::string>> ReadSource(Dwarf_Die* cu, const std::string& file,
-                                              const FindOptions& options, std::vector<std::string>* searched);
+  Result<std::vector<std::string>> ReadSource(Dwarf_Die* cu, const std::string& file, const FindOptions& options,
+                                              std::vector<std::string>* searched);
 
   // The scopes that hold `address`, innermost first, then the CU; kept per
   // address (dwarf_vars.cc).
@@ -278,14 +278,14 @@ class DwarfInfo : public Debuginfo {
   IndexKey key_;
   IndexStatus status_;
   std::unique_ptr<NameIndex> index_;
-  std::unique_ptr<IndexView> cached_;  // the valid cache file CheckCache() found
-  std::map<uint64_t, std::unique_ptr<MiniCfi>> frames_;  // by FDE offset
+  std::unique_ptr<IndexView> cached_;                                  // the valid cache file CheckCache() found
+  std::map<uint64_t, std::unique_ptr<MiniCfi>> frames_;                // by FDE offset
   std::unordered_map<uint64_t, std::vector<Dwarf_Die>> scope_chains_;  // by address
   bool settled_ = false;
-  std::optional<RawSection> info_section_;  // .debug_info in the file
+  std::optional<RawSection> info_section_;     // .debug_info in the file
   std::optional<LineSections> line_sections_;  // for file names without libdw's line tables
-  UnitReader units_;  // declared after what its thread's release callback uses
-  std::optional<ReadyDwarf> ready_;  // the scan's permission, held while it lives
+  UnitReader units_;                           // declared after what its thread's release callback uses
+  std::optional<ReadyDwarf> ready_;            // the scan's permission, held while it lives
   Dwfl* dwfl_ = nullptr;
   char* memory_ = nullptr;
   Dwarf_CFI* cfi_debug_ = nullptr;  // .debug_frame

@@ -119,12 +119,14 @@ std::vector<DwarfInfo::LineHit> DwarfInfo::LineAddresses(Dwarf_Die* cu, std::str
     }
   }
   std::sort(hits.begin(), hits.end(), [](const LineHit& a, const LineHit& b) { return a.address < b.address; });
-  hits.erase(std::unique(hits.begin(), hits.end(), [](const LineHit& a, const LineHit& b) { return a.address == b.address; }),
-             hits.end());
+  hits.erase(
+      std::unique(hits.begin(), hits.end(), [](const LineHit& a, const LineHit& b) { return a.address == b.address; }),
+      hits.end());
   return hits;
 }
 
-std::vector<uint64_t> DwarfInfo::CodeLines(Dwarf_Die* cu, std::string_view file, const std::vector<AddressRange>* ranges) {
+std::vector<uint64_t> DwarfInfo::CodeLines(Dwarf_Die* cu, std::string_view file,
+                                           const std::vector<AddressRange>* ranges) {
   std::set<uint64_t> lines;
   std::vector<Row> rows = Rows(cu);
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -199,7 +201,8 @@ Result<DwarfInfo::ListingScope> DwarfInfo::FunctionScope(const LineRange& range)
   Dwarf_Die die = dwarf.Die(chosen->die);
   scope.cu = dwarf.CuOf(&die);
   scope.first = scope.base + range.start;
-  scope.last = range.end ? scope.base + *range.end : (scope.code.empty() ? scope.base : std::max(scope.base, *scope.code.rbegin()));
+  scope.last = range.end ? scope.base + *range.end
+                         : (scope.code.empty() ? scope.base : std::max(scope.base, *scope.code.rbegin()));
   scope.header = "<" + range.function + "@" + scope.path + ":" + std::to_string(range.start) + ">";
   return scope;
 }

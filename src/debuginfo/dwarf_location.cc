@@ -19,12 +19,13 @@
 // address; the frame base DW_OP_call_frame_cfa is computed from the CFI at
 // that address (.eh_frame first, as user binaries have it; .debug_frame for
 // kernels), which gives the CFA as a register plus an offset.
+#include "dwarf_location.h"
+
 #include <dwarf.h>
 
 #include <cstring>
 
 #include "dwarf_internal.h"
-#include "dwarf_location.h"
 #include "kprobectl/strings.h"
 
 namespace kprobectl::dwarf {
@@ -34,7 +35,8 @@ namespace {
 std::optional<std::pair<unsigned, int64_t>> BaseRegister(const Dwarf_Op& op) {
   if (op.atom >= DW_OP_breg0 && op.atom <= DW_OP_breg31)
     return std::pair<unsigned, int64_t>{op.atom - DW_OP_breg0, static_cast<int64_t>(op.number)};
-  if (op.atom == DW_OP_bregx) return std::pair<unsigned, int64_t>{static_cast<unsigned>(op.number), static_cast<int64_t>(op.number2)};
+  if (op.atom == DW_OP_bregx)
+    return std::pair<unsigned, int64_t>{static_cast<unsigned>(op.number), static_cast<int64_t>(op.number2)};
   return std::nullopt;
 }
 
@@ -47,9 +49,17 @@ std::optional<unsigned> Register(const Dwarf_Op& op) {
 std::optional<int64_t> Constant(const Dwarf_Op& op) {
   if (op.atom >= DW_OP_lit0 && op.atom <= DW_OP_lit31) return op.atom - DW_OP_lit0;
   switch (op.atom) {
-    case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u: case DW_OP_const8u: case DW_OP_constu:
+    case DW_OP_const1u:
+    case DW_OP_const2u:
+    case DW_OP_const4u:
+    case DW_OP_const8u:
+    case DW_OP_constu:
       return static_cast<int64_t>(op.number);
-    case DW_OP_const1s: case DW_OP_const2s: case DW_OP_const4s: case DW_OP_const8s: case DW_OP_consts:
+    case DW_OP_const1s:
+    case DW_OP_const2s:
+    case DW_OP_const4s:
+    case DW_OP_const8s:
+    case DW_OP_consts:
       return static_cast<int64_t>(op.number);
     default:
       return std::nullopt;
@@ -102,7 +112,8 @@ Result<Place> LocationToPlace(DwarfInfo& info, Dwarf_Attribute* attr, const Dwar
   for (size_t i = 0; i < len; ++i)
     if (ops[i].atom == DW_OP_piece) {
       if (i == 0) return Fail(ctx.what + " is optimized out at this address");
-      if (ops[i].number < ctx.size) return Fail(ctx.what + " is split over several places at this address (DW_OP_piece)");
+      if (ops[i].number < ctx.size)
+        return Fail(ctx.what + " is split over several places at this address (DW_OP_piece)");
       len = i;
       break;
     }
@@ -195,9 +206,9 @@ Result<VariableFetch> ReadPlace(const Place& place, const std::string& what) {
     return f;
   }
   if (place.offset != 0)
-    return Fail(what + " is computed (a register plus " + std::to_string(place.offset) +
-                    ") and cannot be fetched as a value",
-                "dereference it instead, e.g. " + what + "->MEMBER");
+    return Fail(
+        what + " is computed (a register plus " + std::to_string(place.offset) + ") and cannot be fetched as a value",
+        "dereference it instead, e.g. " + what + "->MEMBER");
   return place.base;
 }
 

@@ -26,11 +26,11 @@ struct Place {
 };
 
 struct LocationContext {
-  std::string what;          // "variable 'x'", for messages
-  uint64_t address = 0;      // the probe address
+  std::string what;      // "variable 'x'", for messages
+  uint64_t address = 0;  // the probe address
   bool function_entry = false;
   Dwarf_Attribute* frame_base = nullptr;  // the enclosing subprogram's DW_AT_frame_base
-  uint64_t size = 0;         // the object's size in bytes (for DW_OP_piece)
+  uint64_t size = 0;                      // the object's size in bytes (for DW_OP_piece)
 };
 
 Result<Place> LocationToPlace(DwarfInfo& info, Dwarf_Attribute* attr, const Dwarf_Op* ops, size_t len,

@@ -125,8 +125,8 @@ Result<void> WalkMember(Walked& w, const ArgAccessor& acc) {
   std::string bare = w.what.substr(1, w.what.size() - 2);
   if (arrow) {
     if (tag != DW_TAG_pointer_type)
-      return Fail(w.what + " (" + TypeName(&w.type) + ") is not a pointer", "use '.' for its members: " + bare + "." +
-                                                                               acc.member);
+      return Fail(w.what + " (" + TypeName(&w.type) + ") is not a pointer",
+                  "use '.' for its members: " + bare + "." + acc.member);
     Dwarf_Die pointee;
     if (!TypeOf(&t, &pointee)) return Fail(w.what + " is a void pointer; it has no members");
     aggregate = PeelType(pointee);
@@ -184,14 +184,16 @@ Result<VariableFetch> Read(const Walked& w, bool want_string) {
       fetch = KP_TRY(ReadPlace(place, w.what));
       fetch.derefs.push_back(0);
     } else {
-      return Fail(w.what + " (" + TypeName(&type) + ") cannot be read as a string: only char arrays and char "
+      return Fail(w.what + " (" + TypeName(&type) +
+                  ") cannot be read as a string: only char arrays and char "
                   "pointers can");
     }
     fetch.type = FetchType::Of(FetchType::kString);
   } else if (tag == DW_TAG_array_type && has_elem) {
     Dwarf_Die child;
     uint64_t count = 0;
-    if (dwarf_child(&t, &child) == 0 && dwarf_tag(&child) == DW_TAG_subrange_type) count = ArrayCount(&child).value_or(0);
+    if (dwarf_child(&t, &child) == 0 && dwarf_tag(&child) == DW_TAG_subrange_type)
+      count = ArrayCount(&child).value_or(0);
     if (place.kind != Place::kMemory) return Fail(w.what + " is an array the kernel cannot read here");
     fetch = place.base;
     fetch.derefs.push_back(place.offset);

@@ -12,16 +12,14 @@
 // mapping just drops our view of the page cache). That keeps a look-up's
 // memory to the CUs it actually reads.
 #include <dwarf.h>
+#include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <cstring>
-
-#include <elfutils/libdwelf.h>
 #include <zstd.h>
 
+#include <cstring>
 #include <vector>
 
 #include "dwarf_internal.h"
@@ -219,9 +217,13 @@ bool PathMatches(std::string_view full, std::string_view suffix) {
   return full.size() == suffix.size() || full[full.size() - suffix.size() - 1] == '/' || suffix[0] == '/';
 }
 
-DwarfInfo::DwarfInfo(std::string path, int fd, void* map, size_t map_size, Elf* elf, Dwarf* dwarf,
-                     IndexOptions options)
-    : path_(std::move(path)), fd_(fd), map_(map), map_size_(map_size), elf_(elf), options_(std::move(options)),
+DwarfInfo::DwarfInfo(std::string path, int fd, void* map, size_t map_size, Elf* elf, Dwarf* dwarf, IndexOptions options)
+    : path_(std::move(path)),
+      fd_(fd),
+      map_(map),
+      map_size_(map_size),
+      elf_(elf),
+      options_(std::move(options)),
       units_(dwarf, [this](uint64_t begin, uint64_t end) { ReleaseInfo(begin, end); }) {
   cfi_debug_ = dwarf_getcfi(dwarf);
   cfi_eh_ = dwarf_getcfi_elf(elf_);

@@ -40,7 +40,8 @@ std::string NearestLines(const std::vector<uint64_t>& lines, uint64_t target, ui
   if (below) parts.push_back(std::to_string(*below - base));
   if (above) parts.push_back(std::to_string(*above - base));
   if (parts.empty()) return {};
-  return (parts.size() == 1 ? "the nearest line with code is " : "the nearest lines with code are ") + Join(parts, " and ");
+  return (parts.size() == 1 ? "the nearest line with code is " : "the nearest lines with code are ") +
+         Join(parts, " and ");
 }
 
 // A probe on a line is at that line, whatever other rows share its address.
@@ -148,8 +149,8 @@ Result<void> DwarfInfo::ResolveInstance(const ReadyDwarf& dwarf, const FunctionI
         if (r.start == entry) size = r.end - r.start;
       }
       if (!inside)
-        return Fail("offset " + std::to_string(*point.offset) + " is outside '" + name + "' (" +
-                        std::to_string(size) + " bytes) in " + path_,
+        return Fail("offset " + std::to_string(*point.offset) + " is outside '" + name + "' (" + std::to_string(size) +
+                        " bytes) in " + path_,
                     "give an offset below the function's size");
     }
     out.push_back(Describe(dwarf, fn, address));
@@ -305,7 +306,8 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveSourceLine(const ProbePoint&
     }
   }
   if (!out.empty()) {
-    std::sort(out.begin(), out.end(), [](const DwarfAddress& a, const DwarfAddress& b) { return a.address < b.address; });
+    std::sort(out.begin(), out.end(),
+              [](const DwarfAddress& a, const DwarfAddress& b) { return a.address < b.address; });
     return out;
   }
   if (!file_found)
@@ -315,9 +317,10 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveSourceLine(const ProbePoint&
     return Fail("no line of " + matched_file + " matches the pattern '" + *point.lazy_pattern + "'",
                 "see the file's lines with 'kprobectl line " + point.file + "'");
   std::string nearest = NearestLines(code_lines, *point.line, 0);
-  return Fail(matched_file + ":" + std::to_string(*point.line) + " has no code" + (nearest.empty() ? "" : "; " + nearest),
-              "list the lines that have code with 'kprobectl line " + point.file + ":" +
-                  std::to_string(*point.line > 5 ? *point.line - 5 : 1) + "'");
+  return Fail(
+      matched_file + ":" + std::to_string(*point.line) + " has no code" + (nearest.empty() ? "" : "; " + nearest),
+      "list the lines that have code with 'kprobectl line " + point.file + ":" +
+          std::to_string(*point.line > 5 ? *point.line - 5 : 1) + "'");
 }
 
 }  // namespace kprobectl::dwarf

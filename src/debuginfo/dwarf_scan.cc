@@ -61,11 +61,19 @@ bool ReadUleb(const unsigned char*& p, const unsigned char* end, uint64_t* value
 // Forms that let a DIE reach a name outside its own CU and .debug_str.
 bool FormDefeatsScan(uint64_t form) {
   switch (form) {
-    case 0x10:                                      // DW_FORM_ref_addr
-    case 0x16:                                      // DW_FORM_indirect
-    case 0x1a: case 0x25: case 0x26: case 0x27: case 0x28:  // DW_FORM_strx*
-    case 0x1c: case 0x1d: case 0x24:                // DW_FORM_ref_sup4, strp_sup, ref_sup8
-    case 0x1f02: case 0x1f20: case 0x1f21:          // GNU_str_index, GNU_ref_alt, GNU_strp_alt
+    case 0x10:  // DW_FORM_ref_addr
+    case 0x16:  // DW_FORM_indirect
+    case 0x1a:
+    case 0x25:
+    case 0x26:
+    case 0x27:
+    case 0x28:  // DW_FORM_strx*
+    case 0x1c:
+    case 0x1d:
+    case 0x24:  // DW_FORM_ref_sup4, strp_sup, ref_sup8
+    case 0x1f02:
+    case 0x1f20:
+    case 0x1f21:  // GNU_str_index, GNU_ref_alt, GNU_strp_alt
       return true;
     default:
       return false;
@@ -94,8 +102,8 @@ void Search(const std::string& data, size_t to, const std::vector<Pattern>& patt
     const char* base = data.data();
     const char* p = base;
     const char* end = base + std::min(data.size(), to + pattern.bytes.size() - 1);
-    while (p < end && (p = static_cast<const char*>(memmem(p, static_cast<size_t>(end - p), pattern.bytes.data(),
-                                                           pattern.bytes.size())))) {
+    while (p < end && (p = static_cast<const char*>(
+                           memmem(p, static_cast<size_t>(end - p), pattern.bytes.data(), pattern.bytes.size())))) {
       if (static_cast<size_t>(p - base) < to) hits->push_back(static_cast<size_t>(p - base));
       ++p;
     }

@@ -3,10 +3,11 @@
 // C types from DWARF: their spelling, and the kernel fetch type that reads
 // them (integers by size and sign, pointers as x64, enums by their size,
 // bool as u8, plain char as the kernel's char).
+#include "dwarf_types.h"
+
 #include <dwarf.h>
 
 #include "dwarf_internal.h"
-#include "dwarf_types.h"
 
 namespace kprobectl::dwarf {
 
@@ -33,10 +34,14 @@ std::string TypeName(Dwarf_Die* type) {
     case DW_TAG_base_type:
     case DW_TAG_typedef:
       return name;
-    case DW_TAG_structure_type: return "struct " + (name.empty() ? "(anonymous)" : name);
-    case DW_TAG_union_type: return "union " + (name.empty() ? "(anonymous)" : name);
-    case DW_TAG_enumeration_type: return "enum " + (name.empty() ? "(anonymous)" : name);
-    case DW_TAG_class_type: return "class " + name;
+    case DW_TAG_structure_type:
+      return "struct " + (name.empty() ? "(anonymous)" : name);
+    case DW_TAG_union_type:
+      return "union " + (name.empty() ? "(anonymous)" : name);
+    case DW_TAG_enumeration_type:
+      return "enum " + (name.empty() ? "(anonymous)" : name);
+    case DW_TAG_class_type:
+      return "class " + name;
     case DW_TAG_pointer_type:
       return (has_inner ? TypeName(&inner) : "void") + "*";
     case DW_TAG_reference_type:
@@ -136,9 +141,12 @@ Result<FetchType> ScalarFetchType(Dwarf_Die* type, const std::string& what) {
         return Fail(what + " is a " + bits(size) + "-bit " + TypeName(&t) + "; the kernel fetches at most 64 bits",
                     "fetch a part of it with +OFFSET(...):u64");
       switch (enc) {
-        case DW_ATE_boolean: return integer(FetchType::kUnsigned, size);
-        case DW_ATE_signed: return integer(FetchType::kSigned, size);
-        case DW_ATE_unsigned: return integer(FetchType::kUnsigned, size);
+        case DW_ATE_boolean:
+          return integer(FetchType::kUnsigned, size);
+        case DW_ATE_signed:
+          return integer(FetchType::kSigned, size);
+        case DW_ATE_unsigned:
+          return integer(FetchType::kUnsigned, size);
         case DW_ATE_signed_char:
         case DW_ATE_unsigned_char:
           // Plain "char" reads as a character; int8_t and uint8_t as numbers.

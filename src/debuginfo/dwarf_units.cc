@@ -24,7 +24,9 @@ Dwarf_Die ReadyDwarf::CuOf(Dwarf_Die* die) const {
 UnitReader::UnitReader(Dwarf* dwarf, std::function<void(uint64_t, uint64_t)> release)
     : dwarf_(dwarf), release_(std::move(release)) {}
 
-void UnitReader::Start() { thread_ = std::thread([this] { Read(); }); }
+void UnitReader::Start() {
+  thread_ = std::thread([this] { Read(); });
+}
 
 UnitReader::~UnitReader() {
   if (thread_.joinable()) thread_.join();

@@ -118,8 +118,8 @@ Result<Dwarf_Die> FindVariable(DwarfInfo& info, Scopes& scopes, const DwarfAddre
   Dwarf_Die var;
   int found = dwarf_getscopevar(scopes.dies, scopes.count, name.c_str(), 0, nullptr, 0, 0, &var);
   if (found >= 0 && dwarf_hasattr(&var, DW_AT_location)) return var;
-  if (found >= 0 && (dwarf_hasattr_integrate(&var, DW_AT_const_value) ||
-                     (dwarf_tag(&scopes.dies[found]) != DW_TAG_compile_unit)))
+  if (found >= 0 &&
+      (dwarf_hasattr_integrate(&var, DW_AT_const_value) || (dwarf_tag(&scopes.dies[found]) != DW_TAG_compile_unit)))
     return var;
   if (auto global = info.Global(name)) return *global;
   if (found >= 0) return var;
@@ -155,16 +155,17 @@ Result<Place> VariablePlace(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, con
       // Where else it could be fetched: a scan of the function's lines,
       // worth it only for a message someone reads.
       std::string elsewhere = explain ? WhereAvailable(info, at, &loc) : std::string();
-      return Fail("variable " + what + " has no location at " + Where(at) + " (optimized out there)",
-                  elsewhere.empty() ? "it has no location anywhere in " + at.function
-                                    : "it can be fetched at " + elsewhere);
+      return Fail(
+          "variable " + what + " has no location at " + Where(at) + " (optimized out there)",
+          elsewhere.empty() ? "it has no location anywhere in " + at.function : "it can be fetched at " + elsewhere);
     }
     return LocationToPlace(info, &loc, ops, len, ctx);
   }
   if (Dwarf_Attribute cv; dwarf_attr_integrate(var, DW_AT_const_value, &cv)) {
     Dwarf_Sword value = 0;
     Dwarf_Word uvalue = 0;
-    if (dwarf_formsdata(&cv, &value) != 0 && dwarf_formudata(&cv, &uvalue) == 0) value = static_cast<Dwarf_Sword>(uvalue);
+    if (dwarf_formsdata(&cv, &value) != 0 && dwarf_formudata(&cv, &uvalue) == 0)
+      value = static_cast<Dwarf_Sword>(uvalue);
     Place place;
     place.base.root = VariableFetch::kConstant;
     place.base.constant = value;
@@ -251,8 +252,10 @@ Result<std::vector<VariableFetch>> DwarfInfo::FetchAll(const DwarfAddress& at, b
     expr.kind = ArgKind::kVariable;
     expr.name = DieName(&var);
     auto fetch = FetchVariable(at, expr, false, false);
-    if (fetch) out.push_back(*fetch);
-    else if (skipped) skipped->push_back(expr.name + ": " + fetch.error().message);
+    if (fetch)
+      out.push_back(*fetch);
+    else if (skipped)
+      skipped->push_back(expr.name + ": " + fetch.error().message);
   }
   return out;
 }

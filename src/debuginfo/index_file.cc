@@ -16,8 +16,6 @@
 //   the names' bytes.
 #include "index_file.h"
 
-#include "kprobectl/cache_file.h"
-
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -27,6 +25,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+
+#include "kprobectl/cache_file.h"
 
 namespace kprobectl::dwarf {
 
@@ -179,8 +179,10 @@ std::vector<uint64_t> IndexView::Find(size_t first_record, size_t count, std::st
   size_t lo = first_record, hi = first_record + count;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (RecordName(mid) < name) lo = mid + 1;
-    else hi = mid;
+    if (RecordName(mid) < name)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   if (lo == first_record + count || RecordName(lo) != name) return {};
   const unsigned char* rec = data_ + records_at_ + lo * kRecordSize;
@@ -222,8 +224,10 @@ std::optional<uint64_t> IndexView::FrameFor(uint64_t address) const {
   size_t lo = 0, hi = frames_;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (word(mid, 0) <= address) lo = mid + 1;
-    else hi = mid;
+    if (word(mid, 0) <= address)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   if (lo == 0 || address >= word(lo - 1, 1)) return std::nullopt;
   return word(lo - 1, 2);

@@ -50,7 +50,7 @@ struct IndexContents {
   // kInlinedFlag for inlined copies, kAbstractFlag for an abstract-only name.
   std::vector<std::pair<std::string, std::vector<uint64_t>>> functions;
   std::vector<std::pair<std::string, std::vector<uint64_t>>> globals;
-  std::vector<uint64_t> units;  // each CU's DIE offset, in file order
+  std::vector<uint64_t> units;     // each CU's DIE offset, in file order
   std::vector<FrameEntry> frames;  // sorted by start
   // Source file basename -> the CUs (DIE offsets) whose line tables name it.
   std::vector<std::pair<std::string, std::vector<uint64_t>>> files;

@@ -51,7 +51,8 @@ struct Reader {
       ok = false;
       return {};
     }
-    std::string_view s(reinterpret_cast<const char*>(p), static_cast<size_t>(static_cast<const unsigned char*>(nul) - p));
+    std::string_view s(reinterpret_cast<const char*>(p),
+                       static_cast<size_t>(static_cast<const unsigned char*>(nul) - p));
     p = static_cast<const unsigned char*>(nul) + 1;
     return s;
   }
@@ -91,7 +92,7 @@ Result<std::vector<std::string>> LineProgramFiles(const LineSections& sections, 
   if (version >= 5) r.Skip(2);  // address_size, segment_selector_size
   uint64_t header_length = r.Fixed(offset_size);
   if (!r.Need(header_length)) return Fail("truncated line program header");
-  r.end = r.p + header_length;  // the header only
+  r.end = r.p + header_length;   // the header only
   r.Skip(version >= 4 ? 5 : 4);  // min_inst_length, [max_ops], default_is_stmt, line_base, line_range
   unsigned opcode_base = static_cast<unsigned>(r.Fixed(1));
   r.Skip(opcode_base > 0 ? opcode_base - 1 : 0);  // standard_opcode_lengths
@@ -122,16 +123,36 @@ Result<std::vector<std::string>> LineProgramFiles(const LineSections& sections, 
           std::string_view value;
           bool ok = true;
           switch (form) {
-            case 0x08: value = r.String(); break;                                                    // string
-            case 0x1f: value = StringAt(sections.line_str, r.Fixed(offset_size), &ok); break;        // line_strp
-            case 0x0e: value = StringAt(sections.str, r.Fixed(offset_size), &ok); break;             // strp
-            case 0x0b: r.Fixed(1); break;                                                            // data1
-            case 0x05: r.Fixed(2); break;                                                            // data2
-            case 0x06: r.Fixed(4); break;                                                            // data4
-            case 0x07: r.Fixed(8); break;                                                            // data8
-            case 0x1e: r.Skip(16); break;                                                            // data16
-            case 0x0f: r.Uleb(); break;                                                              // udata
-            case 0x09: r.Skip(r.Uleb()); break;                                                      // block
+            case 0x08:
+              value = r.String();
+              break;  // string
+            case 0x1f:
+              value = StringAt(sections.line_str, r.Fixed(offset_size), &ok);
+              break;  // line_strp
+            case 0x0e:
+              value = StringAt(sections.str, r.Fixed(offset_size), &ok);
+              break;  // strp
+            case 0x0b:
+              r.Fixed(1);
+              break;  // data1
+            case 0x05:
+              r.Fixed(2);
+              break;  // data2
+            case 0x06:
+              r.Fixed(4);
+              break;  // data4
+            case 0x07:
+              r.Fixed(8);
+              break;  // data8
+            case 0x1e:
+              r.Skip(16);
+              break;  // data16
+            case 0x0f:
+              r.Uleb();
+              break;  // udata
+            case 0x09:
+              r.Skip(r.Uleb());
+              break;  // block
             default:
               return false;
           }

@@ -2,10 +2,10 @@
 #include "kprobectl/elf_image.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -87,11 +87,12 @@ Result<void> ElfImage::CheckHeader(const std::string& path) {
   if (n != static_cast<ssize_t>(sizeof ehdr) || std::memcmp(ehdr.e_ident, ELFMAG, SELFMAG) != 0)
     return Fail("'" + path + "' is not an ELF file", "give -x an executable or a shared library");
   if (ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_machine != EM_X86_64)
-    return Fail("'" + path + "' is not an x86-64 binary (ELF machine " +
-                    std::to_string(ehdr.e_ident[EI_CLASS] == ELFCLASS64 ? ehdr.e_machine
-                                                                        : reinterpret_cast<const Elf32_Ehdr&>(ehdr).e_machine) +
-                    ")",
-                "kprobectl supports x86-64");
+    return Fail(
+        "'" + path + "' is not an x86-64 binary (ELF machine " +
+            std::to_string(ehdr.e_ident[EI_CLASS] == ELFCLASS64 ? ehdr.e_machine
+                                                                : reinterpret_cast<const Elf32_Ehdr&>(ehdr).e_machine) +
+            ")",
+        "kprobectl supports x86-64");
   return {};
 }
 
@@ -133,8 +134,7 @@ Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cach
   for (size_t i = 0; i < phnum; ++i) {
     GElf_Phdr phdr;
     if (!gelf_getphdr(elf.get(), static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD) continue;
-    image.segments_.push_back(
-        {phdr.p_vaddr, phdr.p_memsz, phdr.p_offset, phdr.p_filesz, (phdr.p_flags & PF_X) != 0});
+    image.segments_.push_back({phdr.p_vaddr, phdr.p_memsz, phdr.p_offset, phdr.p_filesz, (phdr.p_flags & PF_X) != 0});
   }
 
   // Version indexes for .dynsym entries, and their names.
@@ -178,9 +178,9 @@ Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cach
       if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB) continue;
       Elf_Data* data = elf_getdata(scn, nullptr);
       Elf_Data* strings = elf_getdata(elf_getscn(elf.get(), shdr.sh_link), nullptr);
-      if (data && strings && data->d_type == ELF_T_SYM && shdr.sh_entsize == sizeof(Elf64_Sym) &&
-          data->d_buf && strings->d_buf && inside(data->d_buf, data->d_size) &&
-          inside(strings->d_buf, strings->d_size) && reinterpret_cast<uintptr_t>(data->d_buf) % alignof(Elf64_Sym) == 0) {
+      if (data && strings && data->d_type == ELF_T_SYM && shdr.sh_entsize == sizeof(Elf64_Sym) && data->d_buf &&
+          strings->d_buf && inside(data->d_buf, data->d_size) && inside(strings->d_buf, strings->d_size) &&
+          reinterpret_cast<uintptr_t>(data->d_buf) % alignof(Elf64_Sym) == 0) {
         table->raw_symbols = static_cast<const unsigned char*>(data->d_buf);
         table->raw_count = data->d_size / sizeof(Elf64_Sym);
         table->raw_strings = static_cast<const char*>(strings->d_buf);
@@ -348,8 +348,8 @@ ElfImage::Entry ElfImage::Table::Classify(unsigned char info, uint64_t value, ui
   Entry e{};
   int type = ELF64_ST_TYPE(info);
   e.type = type == STT_FUNC || type == STT_GNU_IFUNC ? ElfSymbol::kFunction
-           : type == STT_OBJECT || type == STT_TLS  ? ElfSymbol::kObject
-                                                    : ElfSymbol::kOther;
+           : type == STT_OBJECT || type == STT_TLS   ? ElfSymbol::kObject
+                                                     : ElfSymbol::kOther;
   int bind = ELF64_ST_BIND(info);
   e.global = bind == STB_GLOBAL || bind == STB_WEAK || bind == STB_GNU_UNIQUE;
   e.value = value;

@@ -73,8 +73,8 @@ SearchPaths SearchPathsFrom(const char* path, const char* ld_library_path, const
   out.programs = SplitColons(path);
   out.libraries = SplitColons(ld_library_path);
   ReadLdSoConf(ld_so_conf, 0, out.libraries);
-  for (const char* dir : {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib",
-                          "/usr/lib"})
+  for (const char* dir :
+       {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"})
     out.libraries.emplace_back(dir);
   return out;
 }
@@ -83,7 +83,8 @@ Result<std::string> FindBinary(const std::string& name, const SearchPaths& searc
   if (name.empty()) return Fail("-x needs a binary: an executable or a shared library, by path or name");
   if (name.find('/') != std::string::npos || access(name.c_str(), F_OK) == 0) {
     auto real = RealPath(name);
-    if (!real) return Fail("cannot find the binary '" + name + "'", "give -x a path to an executable or a shared library");
+    if (!real)
+      return Fail("cannot find the binary '" + name + "'", "give -x a path to an executable or a shared library");
     return real;
   }
   for (const std::string& dir : search.programs) {

@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -72,7 +72,7 @@ std::string BuildIdFromNotes(std::string_view notes) {
 std::vector<std::string> DebuginfoCandidates(const KernelEnv& env, std::string_view build_id) {
   const std::string& r = env.release;
   std::vector<std::string> out = {
-      env.root + "/usr/lib/debug/boot/vmlinux-" + r,           // Debian, Ubuntu
+      env.root + "/usr/lib/debug/boot/vmlinux-" + r,              // Debian, Ubuntu
       env.root + "/usr/lib/debug/lib/modules/" + r + "/vmlinux",  // Fedora, RHEL
       env.root + "/boot/vmlinux-" + r,
       env.root + "/lib/modules/" + r + "/build/vmlinux",
@@ -149,8 +149,9 @@ Result<std::string> FindKernelDebuginfo(const KernelEnv& env, bool force) {
   if (mismatch) return std::unexpected(*mismatch);
   std::string message = "no debuginfo for the running kernel " + env.release + "; looked at " + Join(tried, ", ");
   if (!fetched.error().message.empty()) message += ", and " + fetched.error().message;
-  return Fail(message, "install linux-image-" + env.release + "-dbg (Debian, Ubuntu: -dbgsym) or kernel-debuginfo "
-                       "(Fedora), set DEBUGINFOD_URLS, or name the image with -k VMLINUX");
+  return Fail(message, "install linux-image-" + env.release +
+                           "-dbg (Debian, Ubuntu: -dbgsym) or kernel-debuginfo "
+                           "(Fedora), set DEBUGINFOD_URLS, or name the image with -k VMLINUX");
 }
 
 std::string ModuleName(std::string_view path_or_name) {
@@ -163,8 +164,8 @@ std::string ModuleName(std::string_view path_or_name) {
 Result<std::string> FindKernelModule(const KernelEnv& env, std::string_view name) {
   std::string wanted = ModuleName(name);
   std::vector<std::string> tried;
-  for (const std::string& dir : {env.root + "/usr/lib/debug/lib/modules/" + env.release,
-                                 env.root + "/lib/modules/" + env.release}) {
+  for (const std::string& dir :
+       {env.root + "/usr/lib/debug/lib/modules/" + env.release, env.root + "/lib/modules/" + env.release}) {
     tried.push_back(dir);
     std::error_code error;
     for (auto it = std::filesystem::recursive_directory_iterator(dir, error);

@@ -30,6 +30,51 @@ bool SameArgs(const std::vector<TypedFetch>& a, const std::vector<TypedFetch>& b
   return true;
 }
 
+// An fprobe reads no registers (the kernel refuses %REG in f: events): at
+// a function's entry its integer arguments are $argN and its stack slots
+// $stackN; at its return, $retval. The places the debuginfo gave in the
+// ABI's registers are rewritten so; any other register is refused.
+Result<void> ToFprobeFetch(TypedFetch& fetch, bool entry) {
+  FetchRoot& r = fetch.root;
+  static constexpr std::string_view kArgRegs[] = {"di", "si", "dx", "cx", "r8", "r9"};
+  // DWARF numbers of the same registers (x86-64 psABI): rdi 5, rsi 4, rdx 1, rcx 2, r8 8, r9 9.
+  static constexpr unsigned kArgDwarf[] = {5, 4, 1, 2, 8, 9};
+  constexpr unsigned kDwarfSp = 7;
+  std::string name;
+  if (r.kind == FetchRoot::kDwarfRegister) {
+    for (unsigned i = 0; i < 6; ++i)
+      if (r.number == kArgDwarf[i]) name = kArgRegs[i];
+    if (r.number == kDwarfSp) name = "sp";
+    if (name.empty()) name = "DWARF register " + std::to_string(r.number);
+  } else if (r.kind == FetchRoot::kRegister) {
+    name = r.name;
+  } else if (r.kind == FetchRoot::kArgument) {
+    if (!entry) return Fail("'" + fetch.name + "': an argument is read at the function's entry, not its return");
+    r = FetchRoot::Of(FetchRoot::kReturnArgument, r.number);
+    return {};
+  } else {
+    return {};
+  }
+  if (entry)
+    for (unsigned i = 0; i < 6; ++i)
+      if (name == kArgRegs[i]) {
+        r = FetchRoot::Of(FetchRoot::kReturnArgument, i + 1);
+        return {};
+      }
+  // +8N(%sp) at the entry: the Nth stack slot ($stack0 is the return address).
+  if (entry && name == "sp" && !fetch.derefs.empty() && fetch.derefs[0].offset >= 0 &&
+      fetch.derefs[0].offset % 8 == 0 && !fetch.derefs[0].user) {
+    r = FetchRoot::Of(FetchRoot::kStackEntry, static_cast<uint64_t>(fetch.derefs[0].offset / 8));
+    fetch.derefs.erase(fetch.derefs.begin());
+    return {};
+  }
+  return Fail("'" + fetch.name + "' is in " + (name.starts_with("DWARF") ? name : "register %" + name) +
+                  (entry ? "" : " at the return") +
+                  ", which an fprobe cannot read (only the arguments at entry, "
+                  "$retval at return, and the stack)",
+              "leave --fprobe out: kprobes read every register");
+}
+
 Result<void> Eligible(const ProbeSpec& spec, const SystemView& system) {
   const ProbePoint& p = spec.point;
   if (!system.features.fprobe_events)
@@ -56,15 +101,16 @@ Result<void> MakeFprobes(std::vector<ResolvedProbe>& probes, const SystemView& s
         ++inlined;
         continue;
       }
-      std::string name = loc.target.kind == ProbeTarget::kSymbol && loc.target.symbol != "_text"
-                             ? loc.target.symbol
-                             : loc.origin.symbol;
+      std::string name = loc.target.kind == ProbeTarget::kSymbol && loc.target.symbol != "_text" ? loc.target.symbol
+                                                                                                 : loc.origin.symbol;
       if (name.empty()) return Fail("'" + DescribePoint(probe.spec.point) + "' has no function name for an fprobe");
+      for (TypedFetch& fetch : loc.args) KP_TRY_VOID(ToFprobeFetch(fetch, !probe.retprobe));
       auto [it, fresh] = by_name.try_emplace(name, kept.size());
       if (!fresh) {
         if (!SameArgs(kept[it->second].args, loc.args))
-          return Fail("the functions named '" + name + "' fetch their arguments differently, and an fprobe on the "
-                      "name fires for all of them",
+          return Fail("the functions named '" + name +
+                          "' fetch their arguments differently, and an fprobe on the "
+                          "name fires for all of them",
                       "probe them one by one without --fprobe");
         continue;
       }

@@ -37,8 +37,8 @@ Result<Lists> ListsFor(const ElfImage* image, const SystemView& system) {
 
 // Why the kernel would refuse a probe at `loc`, or nothing; rewrites its
 // target to _text+OFF when kallsyms holds its name twice.
-std::optional<Error> Refusal(ResolvedLocation& loc, const ElfImage* image, const Lists& lists,
-                             const SystemView& system, const Error& no_debuginfo) {
+std::optional<Error> Refusal(ResolvedLocation& loc, const ElfImage* image, const Lists& lists, const SystemView& system,
+                             const Error& no_debuginfo) {
   bool has_address = image && loc.address != 0;
   const ElfSymbol* function = has_address ? image->FunctionAt(loc.address) : nullptr;
   std::string name = function ? function->name : loc.target.symbol;
@@ -50,9 +50,10 @@ std::optional<Error> Refusal(ResolvedLocation& loc, const ElfImage* image, const
   by_name.name = name;
   if (!lists.traceable.KprobeAllowed(function ? *function : by_name, image) ||
       (function && !lists.traceable_in_image.KprobeAllowed(*function, image)))
-    return Error{"'" + name + "' cannot be kprobed: ftrace cannot trace it (a notrace function, as all of "
-                 "kernel/trace/ is), and kprobe_events refuses those; the kernel would only say \"Failed to "
-                 "register probe event\"",
+    return Error{"'" + name +
+                     "' cannot be kprobed: ftrace cannot trace it (a notrace function, as all of "
+                     "kernel/trace/ is), and kprobe_events refuses those; the kernel would only say \"Failed to "
+                     "register probe event\"",
                  "probe a function that calls it; 'kprobectl funcs' lists what can be probed"};
   // KASLR-safe against the running kernel: a name kallsyms holds twice
   // (a module may reuse it) is resolved to its first, so count from _text.

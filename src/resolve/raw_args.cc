@@ -26,18 +26,25 @@ namespace {
 std::string DefaultName(const ArgExpr& e, size_t position) {
   bool plain = e.derefs.empty();
   switch (e.kind) {
-    case ArgKind::kArg: return "arg" + std::to_string(e.number);
-    case ArgKind::kRetval: return plain ? "retval" : "arg" + std::to_string(position);
-    case ArgKind::kComm: return "comm";
-    case ArgKind::kStackN: return plain ? "stack" + std::to_string(e.number) : "arg" + std::to_string(position);
-    case ArgKind::kStack: return "stack";
-    case ArgKind::kRegister: return plain ? e.name : "arg" + std::to_string(position);
+    case ArgKind::kArg:
+      return "arg" + std::to_string(e.number);
+    case ArgKind::kRetval:
+      return plain ? "retval" : "arg" + std::to_string(position);
+    case ArgKind::kComm:
+      return "comm";
+    case ArgKind::kStackN:
+      return plain ? "stack" + std::to_string(e.number) : "arg" + std::to_string(position);
+    case ArgKind::kStack:
+      return "stack";
+    case ArgKind::kRegister:
+      return plain ? e.name : "arg" + std::to_string(position);
     case ArgKind::kSymbol: {
       std::string name;
       for (char c : e.name) name += IsIdentChar(c) ? c : '_';
       return name;
     }
-    default: return "arg" + std::to_string(position);
+    default:
+      return "arg" + std::to_string(position);
   }
 }
 
@@ -96,8 +103,10 @@ Result<FetchRoot> Root(const ProbeSpec& spec, const ArgExpr& e, const ArgContext
     case ArgKind::kComm:
       is_memory = true;  // a string already
       return FetchRoot::Of(FetchRoot::kComm);
-    case ArgKind::kStackN: return FetchRoot::Of(FetchRoot::kStackEntry, e.number);
-    case ArgKind::kStack: return FetchRoot::Of(FetchRoot::kStack);
+    case ArgKind::kStackN:
+      return FetchRoot::Of(FetchRoot::kStackEntry, e.number);
+    case ArgKind::kStack:
+      return FetchRoot::Of(FetchRoot::kStack);
     case ArgKind::kRegister:
       if (!x86_64::IsRegister(e.name)) {
         auto suggestion = x86_64::SuggestRegister(e.name);
@@ -145,8 +154,9 @@ Result<void> CheckDepth(const ProbeSpec& spec, const ProbeArg& arg, const TypedF
   if (fetch.root.kind == FetchRoot::kStatic && derefs > 0) --derefs;
   bool extra = fetch.type && (fetch.type->IsString() || fetch.type->base == FetchType::kBitfield);
   if (2 + derefs + (extra ? 1 : 0) > kMaxFetchInstructions)
-    return ArgError(spec, arg.pos, "'" + arg.text + "' dereferences too deeply for the kernel (at most " +
-                                       std::to_string(kMaxFetchInstructions - 2) + " steps)");
+    return ArgError(spec, arg.pos,
+                    "'" + arg.text + "' dereferences too deeply for the kernel (at most " +
+                        std::to_string(kMaxFetchInstructions - 2) + " steps)");
   return {};
 }
 
@@ -191,8 +201,9 @@ Result<void> FinishArgs(const ProbeSpec& spec, std::vector<TypedFetch>& out, con
     bool named = arg && !arg->name.empty();
     if (out[i].name.size() > kMaxArgNameLength) {
       if (named)
-        return ArgError(spec, arg->pos, "argument name '" + arg->name + "' is longer than the kernel's " +
-                                            std::to_string(kMaxArgNameLength) + " characters");
+        return ArgError(spec, arg->pos,
+                        "argument name '" + arg->name + "' is longer than the kernel's " +
+                            std::to_string(kMaxArgNameLength) + " characters");
       out[i].name.resize(kMaxArgNameLength);
     }
     for (char& c : out[i].name)

@@ -15,10 +15,10 @@ namespace kprobectl::resolve {
 struct ArgContext {
   ProbeKind kind = ProbeKind::kUser;
   bool retprobe = false;
-  bool at_entry = false;             // a function's first instruction
+  bool at_entry = false;  // a function's first instruction
   const KernelFeatures* features = nullptr;
-  const ElfImage* image = nullptr;   // resolves @SYMBOL of user probes
-  uint64_t address = 0;              // the probe's address in the image
+  const ElfImage* image = nullptr;  // resolves @SYMBOL of user probes
+  uint64_t address = 0;             // the probe's address in the image
 };
 
 // "invalid argument: WHAT" with the spec and a caret under `pos`.

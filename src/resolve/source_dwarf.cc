@@ -114,8 +114,8 @@ Result<TypedFetch> FromVariable(const VariableFetch& v, const KernelFeatures& fe
 }
 
 // One variable argument (var->member.field[N]) at `at`.
-Result<TypedFetch> VariableArg(const ProbeSpec& spec, const ProbeArg& arg, Debuginfo& debuginfo,
-                               const DwarfAddress& at, const ArgContext& ctx) {
+Result<TypedFetch> VariableArg(const ProbeSpec& spec, const ProbeArg& arg, Debuginfo& debuginfo, const DwarfAddress& at,
+                               const ArgContext& ctx) {
   const ArgExpr& e = arg.expr;
   std::optional<FetchType> type;
   if (!arg.type.empty()) type = KP_TRY(CheckArgType(spec, arg, ctx));

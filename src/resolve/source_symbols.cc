@@ -26,8 +26,9 @@ std::vector<std::string> SimilarFunctions(const ElfImage& image, std::string_vie
   std::vector<std::string> out;
   for (const ElfSymbol& s : image.symbols()) {
     if (s.type != ElfSymbol::kFunction || s.value == 0) continue;
-    bool similar = s.name.find(name) != std::string::npos ||
-                   (name.size() > 3 && std::string_view(name).find(s.name) != std::string_view::npos && s.name.size() > 3);
+    bool similar =
+        s.name.find(name) != std::string::npos ||
+        (name.size() > 3 && std::string_view(name).find(s.name) != std::string_view::npos && s.name.size() > 3);
     if (similar && std::find(out.begin(), out.end(), s.name) == out.end()) out.push_back(s.name);
     if (out.size() == 5) break;
   }
@@ -89,9 +90,9 @@ Result<std::vector<Place>> Places(const ProbeSpec& spec, const ElfImage& image) 
     std::string what = glob ? "no function matches '" + p.function + "'" : "no function '" + p.function + "'";
     if (!p.version.empty()) what += " with version " + p.version;
     auto similar = SimilarFunctions(image, p.function);
-    return Fail(what + " in " + image.path(),
-                similar.empty() ? "list its functions with 'kprobectl funcs -x " + image.path() + "'"
-                                : "similar names: " + Join(similar, ", "));
+    return Fail(what + " in " + image.path(), similar.empty()
+                                                  ? "list its functions with 'kprobectl funcs -x " + image.path() + "'"
+                                                  : "similar names: " + Join(similar, ", "));
   }
   return out;
 }
@@ -116,7 +117,7 @@ Result<std::vector<ResolvedLocation>> LocateWithSymbols(const ProbeSpec& spec, c
       loc.target.kind = ProbeTarget::kFile;
       loc.target.path = image.path();
       loc.target.offset = KP_TRY(image.CodeFileOffset(place.address));
-      loc.event_base = !spec.event.empty()    ? spec.event
+      loc.event_base = !spec.event.empty()  ? spec.event
                        : spec.point.address ? EventBase(spec.point, "")
                                             : EventBase(spec.point, place.origin.function);
     } else {

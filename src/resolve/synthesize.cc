@@ -75,7 +75,8 @@ Result<ProbeTarget> KernelTarget(const ElfImage& image, uint64_t address) {
 }
 
 std::optional<uint64_t> KernelImageAddress(const ElfImage& image, const ProbeTarget& t) {
-  if (t.kind == ProbeTarget::kAddress) return image.module().empty() ? std::optional<uint64_t>(t.address) : std::nullopt;
+  if (t.kind == ProbeTarget::kAddress)
+    return image.module().empty() ? std::optional<uint64_t>(t.address) : std::nullopt;
   if (t.kind != ProbeTarget::kSymbol || t.module != image.module()) return std::nullopt;
   const ElfSymbol* s = image.Find(t.symbol);
   if (!s || (t.symbol != "_text" && image.CountNamed(t.symbol, ElfSymbol::kFunction) != 1)) return std::nullopt;
@@ -93,13 +94,27 @@ Result<FetchArg> SynthesizeArg(const TypedFetch& fetch, ProbeKind kind, const El
       text = "%" + std::string(*reg);
       break;
     }
-    case FetchRoot::kRegister: text = "%" + r.name; break;
-    case FetchRoot::kArgument: text = x86_64::ArgumentAtEntry(static_cast<unsigned>(r.number)); break;
-    case FetchRoot::kReturnArgument: text = "$arg" + std::to_string(r.number); break;
-    case FetchRoot::kReturnValue: text = "$retval"; break;
-    case FetchRoot::kComm: text = "$comm"; break;
-    case FetchRoot::kStack: text = "$stack"; break;
-    case FetchRoot::kStackEntry: text = "$stack" + std::to_string(r.number); break;
+    case FetchRoot::kRegister:
+      text = "%" + r.name;
+      break;
+    case FetchRoot::kArgument:
+      text = x86_64::ArgumentAtEntry(static_cast<unsigned>(r.number));
+      break;
+    case FetchRoot::kReturnArgument:
+      text = "$arg" + std::to_string(r.number);
+      break;
+    case FetchRoot::kReturnValue:
+      text = "$retval";
+      break;
+    case FetchRoot::kComm:
+      text = "$comm";
+      break;
+    case FetchRoot::kStack:
+      text = "$stack";
+      break;
+    case FetchRoot::kStackEntry:
+      text = "$stack" + std::to_string(r.number);
+      break;
     case FetchRoot::kStatic: {
       if (!image || fetch.derefs.empty()) return Fail("a static address needs its image and a load");
       uint64_t target = r.number + static_cast<uint64_t>(fetch.derefs[0].offset);
@@ -110,10 +125,18 @@ Result<FetchArg> SynthesizeArg(const TypedFetch& fetch, ProbeKind kind, const El
     case FetchRoot::kKernelSymbol:
       text = "@" + r.name + (r.value > 0 ? "+" + std::to_string(r.value) : r.value < 0 ? std::to_string(r.value) : "");
       break;
-    case FetchRoot::kFileOffset: text = "@+" + Hex(r.number); break;
-    case FetchRoot::kAbsolute: text = "@" + Hex(r.number); break;
-    case FetchRoot::kImmediate: text = "\\" + r.name; break;
-    case FetchRoot::kConstant: text = "\\" + std::to_string(r.value); break;
+    case FetchRoot::kFileOffset:
+      text = "@+" + Hex(r.number);
+      break;
+    case FetchRoot::kAbsolute:
+      text = "@" + Hex(r.number);
+      break;
+    case FetchRoot::kImmediate:
+      text = "\\" + r.name;
+      break;
+    case FetchRoot::kConstant:
+      text = "\\" + std::to_string(r.value);
+      break;
   }
   for (size_t i = first_deref; i < fetch.derefs.size(); ++i)
     text = Dereference(fetch.derefs[i].offset, fetch.derefs[i].user, text);

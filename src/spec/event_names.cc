@@ -36,8 +36,7 @@ std::string EventBase(const ProbePoint& point, std::string_view symbol) {
   return base;
 }
 
-Result<std::string> EventNamer::Take(std::string_view group, std::string_view base, bool retprobe,
-                                     bool extra_address) {
+Result<std::string> EventNamer::Take(std::string_view group, std::string_view base, bool retprobe, bool extra_address) {
   std::string stem = std::string(base) + (retprobe ? "__return" : "");
   auto too_long = [&](const std::string& name) {
     return Fail("event name '" + name + "' is " + std::to_string(name.size()) +

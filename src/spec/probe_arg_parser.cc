@@ -44,8 +44,7 @@ class ArgParser {
       auto type = ParseFetchType(arg.type);
       if (!type)
         return std::unexpected(kprobectl::Error{
-            CaretMessage("invalid argument: " + type.error().message, text_, type_colon + 1),
-            type.error().hint});
+            CaretMessage("invalid argument: " + type.error().message, text_, type_colon + 1), type.error().hint});
     }
     size_t saved_end = end_;
     end_ = expr_end;
@@ -69,10 +68,14 @@ class ArgParser {
         if (c == '"') quoted = false;
         continue;
       }
-      if (c == '"') quoted = true;
-      else if (c == '(' || c == '[') ++depth;
-      else if (c == ')' || c == ']') --depth;
-      else if (c == ':' && depth == 0) found = i;
+      if (c == '"')
+        quoted = true;
+      else if (c == '(' || c == '[')
+        ++depth;
+      else if (c == ')' || c == ']')
+        --depth;
+      else if (c == ':' && depth == 0)
+        found = i;
     }
     return found;
   }
@@ -111,21 +114,28 @@ class ArgParser {
       // The kernel's bound for both (PARAM_MAX_STACK: a 16 KiB stack in words).
       if (!n || *n < min || *n > kMaxParam || word.find('x') != std::string::npos)
         return SyntaxError(expr.pos, "invalid '$" + word + "': expected $" + std::string(prefix) + "N with " +
-                                   std::to_string(min) + " <= N <= " + std::to_string(kMaxParam));
+                                         std::to_string(min) + " <= N <= " + std::to_string(kMaxParam));
       expr.kind = kind;
       expr.number = *n;
       return expr;
     };
-    if (word == "vars") expr.kind = ArgKind::kVars;
-    else if (word == "params") expr.kind = ArgKind::kParams;
-    else if (word == "retval") expr.kind = ArgKind::kRetval;
-    else if (word == "comm") expr.kind = ArgKind::kComm;
-    else if (word == "stack") expr.kind = ArgKind::kStack;
-    else if (word.starts_with("arg") && word.size() > 3) return numbered("arg", ArgKind::kArg, 1);
-    else if (word.starts_with("stack") && word.size() > 5) return numbered("stack", ArgKind::kStackN, 0);
+    if (word == "vars")
+      expr.kind = ArgKind::kVars;
+    else if (word == "params")
+      expr.kind = ArgKind::kParams;
+    else if (word == "retval")
+      expr.kind = ArgKind::kRetval;
+    else if (word == "comm")
+      expr.kind = ArgKind::kComm;
+    else if (word == "stack")
+      expr.kind = ArgKind::kStack;
+    else if (word.starts_with("arg") && word.size() > 3)
+      return numbered("arg", ArgKind::kArg, 1);
+    else if (word.starts_with("stack") && word.size() > 5)
+      return numbered("stack", ArgKind::kStackN, 0);
     else
       return SyntaxError(expr.pos, "unknown special variable '$" + word + "'",
-                   "special variables are $vars, $params, $retval, $comm, $argN, $stackN and $stack");
+                         "special variables are $vars, $params, $retval, $comm, $argN, $stackN and $stack");
     return expr;
   }
 
@@ -260,9 +270,9 @@ class ArgParser {
     return n;
   }
 
-  std::unexpected<kprobectl::Error> SyntaxError(size_t pos, std::string what, std::string hint = std::string(kArgHint)) {
-    return std::unexpected(kprobectl::Error{
-        CaretMessage("invalid argument: " + what, text_, pos), std::move(hint)});
+  std::unexpected<kprobectl::Error> SyntaxError(size_t pos, std::string what,
+                                                std::string hint = std::string(kArgHint)) {
+    return std::unexpected(kprobectl::Error{CaretMessage("invalid argument: " + what, text_, pos), std::move(hint)});
   }
 
   static constexpr int kMaxDerefs = 16;

@@ -24,8 +24,7 @@ constexpr std::string_view kPointHint =
 
 class PointParser {
  public:
-  PointParser(std::string_view text, size_t begin, size_t end)
-      : text_(text), begin_(begin), end_(end) {}
+  PointParser(std::string_view text, size_t begin, size_t end) : text_(text), begin_(begin), end_(end) {}
 
   Result<ProbePoint> Parse(std::string* group, std::string* event) {
     ProbePoint point;
@@ -40,8 +39,7 @@ class PointParser {
     bool file_spec = false;
     if (FindUnescaped(start, "+@%") == end_) {
       size_t sep = FindUnescaped(start, ";:");
-      if (sep < end_ && text_.substr(start, sep - start).find('.') != std::string_view::npos)
-        file_spec = true;
+      if (sep < end_ && text_.substr(start, sep - start).find('.') != std::string_view::npos) file_spec = true;
     }
     size_t sep = FindUnescaped(start, ";:+@%");
     std::string head = Unescape(start, sep);
@@ -104,7 +102,7 @@ class PointParser {
         case '%': {
           if (raw != "return")
             return SyntaxError(part, "unknown probe place '%" + std::string(raw) + "'",
-                         "the only place is %return, for a return probe");
+                               "the only place is %return, for a return probe");
           point.retprobe = true;
           break;
         }
@@ -120,8 +118,8 @@ class PointParser {
     // GLIBC_2.2.5, GLIBC_PRIVATE, CXXABI_1.3: upper case, digits, '_' and '.'.
     if (s.empty() || !std::isupper(static_cast<unsigned char>(s[0]))) return false;
     for (char c : s)
-      if (!std::isupper(static_cast<unsigned char>(c)) && !std::isdigit(static_cast<unsigned char>(c)) &&
-          c != '_' && c != '.')
+      if (!std::isupper(static_cast<unsigned char>(c)) && !std::isdigit(static_cast<unsigned char>(c)) && c != '_' &&
+          c != '.')
         return false;
     return true;
   }
@@ -148,13 +146,13 @@ class PointParser {
       *group = std::string(text_.substr(start, colon - start));
       if (!IsIdentifier(*group))
         return SyntaxError(start, "invalid group name '" + *group + "'",
-                     "group and event names are letters, digits and '_', not starting with a digit");
+                           "group and event names are letters, digits and '_', not starting with a digit");
       ev_start = colon + 1;
     }
     *event = std::string(text_.substr(ev_start, eq - ev_start));
     if (!IsIdentifier(*event))
       return SyntaxError(ev_start, "invalid event name '" + *event + "'",
-                   "group and event names are letters, digits and '_', not starting with a digit");
+                         "group and event names are letters, digits and '_', not starting with a digit");
     return {};
   }
 
@@ -178,9 +176,9 @@ class PointParser {
     return out;
   }
 
-  std::unexpected<kprobectl::Error> SyntaxError(size_t pos, std::string what, std::string hint = std::string(kPointHint)) {
-    return std::unexpected(kprobectl::Error{
-        CaretMessage("invalid probe point: " + what, text_, pos), std::move(hint)});
+  std::unexpected<kprobectl::Error> SyntaxError(size_t pos, std::string what,
+                                                std::string hint = std::string(kPointHint)) {
+    return std::unexpected(kprobectl::Error{CaretMessage("invalid probe point: " + what, text_, pos), std::move(hint)});
   }
 
   std::string_view text_;
@@ -213,8 +211,8 @@ std::vector<std::pair<size_t, size_t>> Tokenize(std::string_view text) {
 
 }  // namespace
 
-Result<ProbePoint> ParseProbePoint(std::string_view spec_text, size_t begin, size_t end,
-                                   std::string* group, std::string* event) {
+Result<ProbePoint> ParseProbePoint(std::string_view spec_text, size_t begin, size_t end, std::string* group,
+                                   std::string* event) {
   return PointParser(spec_text, begin, end).Parse(group, event);
 }
 
@@ -222,10 +220,8 @@ Result<ProbeSpec> ParseProbeSpec(std::string_view text) {
   ProbeSpec spec;
   spec.text = std::string(text);
   auto tokens = Tokenize(spec.text);
-  if (tokens.empty())
-    return Fail("empty probe spec", std::string(kPointHint));
-  spec.point = KP_TRY(ParseProbePoint(spec.text, tokens[0].first, tokens[0].second, &spec.group,
-                                      &spec.event));
+  if (tokens.empty()) return Fail("empty probe spec", std::string(kPointHint));
+  spec.point = KP_TRY(ParseProbePoint(spec.text, tokens[0].first, tokens[0].second, &spec.group, &spec.event));
   for (size_t i = 1; i < tokens.size(); ++i)
     spec.args.push_back(KP_TRY(ParseProbeArg(spec.text, tokens[i].first, tokens[i].second)));
   return spec;

@@ -20,8 +20,10 @@ Result<Target> OpenModule(const TargetRequest& request, const KernelEnv& env) {
   t.module = ModuleName(t.path);
   auto module = KP_TRY(Debuginfo::OpenModule(t.path));
   t.image = std::make_unique<ElfImage>(ElfImage::FromModule(t.path, t.module, std::move(module.symbols)));
-  if (module.debuginfo) t.debuginfo = std::move(module.debuginfo);
-  else t.debuginfo_error = {module.dwarf_error, "install the kernel's debug package for its modules' DWARF"};
+  if (module.debuginfo)
+    t.debuginfo = std::move(module.debuginfo);
+  else
+    t.debuginfo_error = {module.dwarf_error, "install the kernel's debug package for its modules' DWARF"};
   return t;
 }
 
@@ -64,8 +66,10 @@ Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, co
       return Fail("'" + t.path + "' is not a kernel image: it has no _text symbol",
                   "-k takes a vmlinux; probe a program or library with -x");
   }
-  if (debuginfo) t.debuginfo = std::move(*debuginfo);
-  else t.debuginfo_error = debuginfo.error();
+  if (debuginfo)
+    t.debuginfo = std::move(*debuginfo);
+  else
+    t.debuginfo_error = debuginfo.error();
   return t;
 }
 

@@ -16,14 +16,13 @@ extern "C" {
 }
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "kprobectl/strings.h"
 #include "kprobectl/trace_decoder.h"
 #include "tracefs_shim.h"
-
-#include <algorithm>
 
 namespace kprobectl {
 
@@ -72,8 +71,7 @@ class TepDecoder : public EventDecoder {
   static constexpr size_t kPageHeader = 16;
   static constexpr uint64_t kCommitMask = (uint64_t{1} << 27) - 1;
 
-  Result<void> DecodePage(std::span<const uint8_t> page, int cpu, std::vector<Record>& out,
-                          uint64_t* missed) override {
+  Result<void> DecodePage(std::span<const uint8_t> page, int cpu, std::vector<Record>& out, uint64_t* missed) override {
     if (page.size() < kPageHeader) return {};
     // kbuffer trusts the page's commit field (its data's length): a page
     // shorter than its header says is corrupt, never read past its end.
@@ -94,7 +92,8 @@ class TepDecoder : public EventDecoder {
       r.cpu = cpu;
       r.data = static_cast<const uint8_t*>(data);
       r.size = static_cast<unsigned>(kbuffer_event_size(kbuf_.get()));
-      if (r.data < page.data() || r.size > page.size() || r.data - page.data() > static_cast<ptrdiff_t>(page.size() - r.size))
+      if (r.data < page.data() || r.size > page.size() ||
+          r.data - page.data() > static_cast<ptrdiff_t>(page.size() - r.size))
         return Fail("a corrupt ring-buffer page of CPU " + std::to_string(cpu) + ": an event runs past its end");
       if (r.size < 8) continue;
       uint16_t type;

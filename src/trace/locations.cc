@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "kprobectl/trace_locations.h"
-
 #include <fstream>
 #include <sstream>
 
 #include "kprobectl/strings.h"
+#include "kprobectl/trace_locations.h"
 
 namespace kprobectl {
 

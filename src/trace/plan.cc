@@ -25,9 +25,12 @@ ValueKind KindOfSpec(std::string_view spec, bool is_signed) {
   if (conv == std::string_view::npos) return is_signed ? ValueKind::kSigned : ValueKind::kUnsigned;
   switch (spec[conv]) {
     case 'd':
-    case 'i': return ValueKind::kSigned;
-    case 'u': return ValueKind::kUnsigned;
-    default: return ValueKind::kHex;
+    case 'i':
+      return ValueKind::kSigned;
+    case 'u':
+      return ValueKind::kUnsigned;
+    default:
+      return ValueKind::kHex;
   }
 }
 

@@ -32,19 +32,45 @@ void AppendHex(std::string& out, uint64_t v) {
 
 uint64_t ReadUnsigned(const uint8_t* p, unsigned size) {
   switch (size) {
-    case 1: return *p;
-    case 2: { uint16_t v; std::memcpy(&v, p, 2); return v; }
-    case 4: { uint32_t v; std::memcpy(&v, p, 4); return v; }
-    default: { uint64_t v; std::memcpy(&v, p, 8); return v; }
+    case 1:
+      return *p;
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
   }
 }
 
 int64_t ReadSigned(const uint8_t* p, unsigned size) {
   switch (size) {
-    case 1: return static_cast<int8_t>(*p);
-    case 2: { int16_t v; std::memcpy(&v, p, 2); return v; }
-    case 4: { int32_t v; std::memcpy(&v, p, 4); return v; }
-    default: { int64_t v; std::memcpy(&v, p, 8); return v; }
+    case 1:
+      return static_cast<int8_t>(*p);
+    case 2: {
+      int16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case 4: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
   }
 }
 
@@ -74,12 +100,23 @@ void AppendCString(std::string& out, std::string_view bytes) {
   for (size_t i = 0; i < bytes.size(); ++i) {
     auto c = static_cast<unsigned char>(bytes[i]);
     switch (c) {
-      case '"': out += "\\\""; continue;
-      case '\\': out += "\\\\"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\t': out += "\\t"; continue;
-      case '\r': out += "\\r"; continue;
-      default: break;
+      case '"':
+        out += "\\\"";
+        continue;
+      case '\\':
+        out += "\\\\";
+        continue;
+      case '\n':
+        out += "\\n";
+        continue;
+      case '\t':
+        out += "\\t";
+        continue;
+      case '\r':
+        out += "\\r";
+        continue;
+      default:
+        break;
     }
     if (c >= 0x20 && c < 0x7f) {
       out += static_cast<char>(c);
@@ -142,8 +179,10 @@ void Printer::AppendValue(const ArgPlan& arg, const Record& record, std::string&
     }
     std::string_view text(reinterpret_cast<const char*>(base + offset), length);
     if (!text.empty() && text.back() == '\0') text.remove_suffix(1);
-    if (json) AppendJsonString(out, text);
-    else AppendCString(out, text);
+    if (json)
+      AppendJsonString(out, text);
+    else
+      AppendCString(out, text);
     return;
   }
   unsigned count = arg.count ? arg.count : 1;
@@ -156,8 +195,12 @@ void Printer::AppendValue(const ArgPlan& arg, const Record& record, std::string&
     if (i) out += ',';
     const uint8_t* p = base + arg.offset + i * arg.size;
     switch (arg.kind) {
-      case ValueKind::kSigned: AppendSigned(out, ReadSigned(p, arg.size)); break;
-      case ValueKind::kUnsigned: AppendUnsigned(out, ReadUnsigned(p, arg.size)); break;
+      case ValueKind::kSigned:
+        AppendSigned(out, ReadSigned(p, arg.size));
+        break;
+      case ValueKind::kUnsigned:
+        AppendUnsigned(out, ReadUnsigned(p, arg.size));
+        break;
       case ValueKind::kHex:
         if (json) out += '"';
         AppendHex(out, ReadUnsigned(p, arg.size));
@@ -182,11 +225,14 @@ void Printer::AppendValue(const ArgPlan& arg, const Record& record, std::string&
           symbol.clear();
           AppendHex(symbol, ReadUnsigned(p, arg.size));
         }
-        if (json) AppendJsonString(out, symbol);
-        else out += symbol;
+        if (json)
+          AppendJsonString(out, symbol);
+        else
+          out += symbol;
         break;
       }
-      case ValueKind::kString: break;  // only dynamic fields hold strings
+      case ValueKind::kString:
+        break;  // only dynamic fields hold strings
     }
   }
   if (arg.count) out += json ? ']' : '}';
@@ -200,7 +246,7 @@ std::optional<uint64_t> Printer::TrackLatency(const EventPlan& plan, const Recor
     return std::nullopt;
   }
   latency_names_.try_emplace(plan.latency_key, plan.location);  // a return probe's location is its function
-  if (stack.empty()) return std::nullopt;  // entered before tracing began
+  if (stack.empty()) return std::nullopt;                       // entered before tracing began
   uint64_t start = stack.back();
   stack.pop_back();
   uint64_t duration = record.ts >= start ? record.ts - start : 0;
@@ -296,15 +342,19 @@ bool Printer::Print(const EventPlan& plan, const Record& record, std::string& ou
   std::string caller;
   if (plan.retprobe) {
     uint64_t ret_ip = plan.ret_offset + 8 <= record.size ? ReadUnsigned(record.data + plan.ret_offset, 8) : 0;
-    if (plan.kernel && kernel_symbol_) caller = kernel_symbol_(ret_ip);
-    else if (plan.caller) caller = plan.caller(record.pid, ip, ret_ip);
+    if (plan.kernel && kernel_symbol_)
+      caller = kernel_symbol_(ret_ip);
+    else if (plan.caller)
+      caller = plan.caller(record.pid, ip, ret_ip);
     if (caller.empty()) AppendHex(caller, ret_ip);
   }
   std::string comm = comm_ ? comm_(record.pid) : std::string();
   if (comm.empty()) comm = "<...>";
   Line line{plan, record, symbol.empty() ? plan.location : symbol, caller, comm, latency};
-  if (options_.json) AppendJson(line, out);
-  else AppendText(line, out);
+  if (options_.json)
+    AppendJson(line, out);
+  else
+    AppendText(line, out);
   ++printed_;
   return true;
 }

@@ -107,8 +107,7 @@ Result<TracedCommand> TracedCommand::Start(const std::vector<std::string>& argv,
 }
 
 TracedCommand::TracedCommand(TracedCommand&& other) noexcept
-    : pid_(other.pid_), go_(other.go_), report_(other.report_), name_(std::move(other.name_)),
-      status_(other.status_) {
+    : pid_(other.pid_), go_(other.go_), report_(other.report_), name_(std::move(other.name_)), status_(other.status_) {
   other.pid_ = -1;
   other.go_ = other.report_ = -1;
 }

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "kprobectl/trace_session.h"
-
 #include "kprobectl/strings.h"
+#include "kprobectl/trace_session.h"
 
 namespace kprobectl {
 
@@ -24,8 +23,8 @@ Result<void> TraceSession::Write(const std::string& file, std::string_view value
 
 Result<void> TraceSession::SetBufferSizeKb(unsigned kb) {
   auto result = Write("buffer_size_kb", std::to_string(kb));
-  if (!result) return Fail("cannot set the buffer size to " + std::to_string(kb) + " KB per CPU: " +
-                           result.error().message);
+  if (!result)
+    return Fail("cannot set the buffer size to " + std::to_string(kb) + " KB per CPU: " + result.error().message);
   return {};
 }
 
@@ -56,9 +55,9 @@ Result<void> TraceSession::SetFilter(const std::string& event, const std::string
   // The kernel explains a rejected filter in the filter file itself.
   auto explanation = root_.Read(Path(file));
   std::string why = explanation ? std::string(Trim(*explanation)) : result.error().message;
-  return Fail("the kernel rejected the filter '" + expression + "' for " + event + ":\n    " +
-                  Join(SplitLines(why), "\n    "),
-              "filters compare the event's fields: e.g. 'a > 5 && b == 3', or 'name ~ \"abc*\"' for strings");
+  return Fail(
+      "the kernel rejected the filter '" + expression + "' for " + event + ":\n    " + Join(SplitLines(why), "\n    "),
+      "filters compare the event's fields: e.g. 'a > 5 && b == 3', or 'name ~ \"abc*\"' for strings");
 }
 
 Result<void> TraceSession::Enable(const std::string& event) {

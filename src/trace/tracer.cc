@@ -55,7 +55,8 @@ Result<void> Tracer::Drain(RingReader& source) {
   // Pages of one CPU are in order; a stable sort merges the CPUs by time.
   std::stable_sort(records_.begin(), records_.end(), [](const Record& a, const Record& b) { return a.ts < b.ts; });
   for (const Record& r : records_) {
-    int index = r.type >= 0 && static_cast<size_t>(r.type) < plan_of_.size() ? plan_of_[static_cast<size_t>(r.type)] : -1;
+    int index =
+        r.type >= 0 && static_cast<size_t>(r.type) < plan_of_.size() ? plan_of_[static_cast<size_t>(r.type)] : -1;
     if (index < 0) continue;
     printer_.Print(plans_[static_cast<size_t>(index)], r, buffer_);
     if (buffer_.size() > kFlushAt) KP_TRY_VOID(Flush());

@@ -48,9 +48,15 @@ std::string NamedTarget(const TraceEventDef& def) {
 std::string FormatDefinition(const TraceEventDef& def) {
   std::string out;
   switch (def.type) {
-    case ProbeType::kProbe: out = def.retprobe ? "r" : "p"; break;
-    case ProbeType::kFprobe: out = "f"; break;
-    case ProbeType::kTracepoint: out = "t"; break;
+    case ProbeType::kProbe:
+      out = def.retprobe ? "r" : "p";
+      break;
+    case ProbeType::kFprobe:
+      out = "f";
+      break;
+    case ProbeType::kTracepoint:
+      out = "t";
+      break;
   }
   if (def.maxactive && def.retprobe) out += std::to_string(def.maxactive);
   out += ":" + def.group + "/" + def.event + " " +

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "kprobectl/kernel_features.h"
-
 #include "kprobectl/tracefs_dir.h"
 
 namespace kprobectl {
@@ -37,10 +36,10 @@ KernelFeatures ReadFeatures(const TracefsDir& dir) {
 
 KernelFeatures AllFeatures() {
   KernelFeatures f;
-  for (bool* flag : {&f.kprobe_events, &f.uprobe_events, &f.kretprobe_suffix, &f.kprobe_maxactive, &f.arg_n,
-                     &f.retprobe_args, &f.user_deref, &f.immediates, &f.ustring, &f.symstr, &f.bitfields,
-                     &f.arrays, &f.dentry_types, &f.comm, &f.stack_n, &f.fprobe_events, &f.tprobe_events,
-                     &f.btf_args, &f.ref_ctr_offset})
+  for (bool* flag :
+       {&f.kprobe_events, &f.uprobe_events, &f.kretprobe_suffix, &f.kprobe_maxactive, &f.arg_n, &f.retprobe_args,
+        &f.user_deref, &f.immediates, &f.ustring, &f.symstr, &f.bitfields, &f.arrays, &f.dentry_types, &f.comm,
+        &f.stack_n, &f.fprobe_events, &f.tprobe_events, &f.btf_args, &f.ref_ctr_offset})
     *flag = true;
   return f;
 }

@@ -59,8 +59,7 @@ std::string TracefsFromMountinfo(std::string_view mountinfo) {
 
 Result<std::string> LocateTracefs(const LocateOptions& options) {
   if (!options.override_dir.empty()) {
-    if (!IsDirectory(options.override_dir))
-      return Fail("--tracefs '" + options.override_dir + "' is not a directory");
+    if (!IsDirectory(options.override_dir)) return Fail("--tracefs '" + options.override_dir + "' is not a directory");
     return options.override_dir;
   }
   std::ifstream in(options.mountinfo_path);
@@ -75,9 +74,8 @@ Result<std::string> LocateTracefs(const LocateOptions& options) {
                 "is this kernel built with CONFIG_TRACING? Mount it by hand: mount -t tracefs nodev " +
                     std::string(kDefaultMountPoint));
   }
-  return Fail("tracefs is not mounted",
-              std::string("as root, run: mount -t tracefs nodev ") + kDefaultMountPoint +
-                  " (or give its place with --tracefs DIR)");
+  return Fail("tracefs is not mounted", std::string("as root, run: mount -t tracefs nodev ") + kDefaultMountPoint +
+                                            " (or give its place with --tracefs DIR)");
 }
 
 }  // namespace kprobectl

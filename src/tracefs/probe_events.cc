@@ -5,9 +5,7 @@
 
 namespace kprobectl {
 
-std::string_view EventsFile(ProbeKind kind) {
-  return kind == ProbeKind::kKernel ? "kprobe_events" : "uprobe_events";
-}
+std::string_view EventsFile(ProbeKind kind) { return kind == ProbeKind::kKernel ? "kprobe_events" : "uprobe_events"; }
 
 std::string_view ProfileFile(ProbeKind kind) {
   return kind == ProbeKind::kKernel ? "kprobe_profile" : "uprobe_profile";
@@ -46,14 +44,16 @@ TraceEventDef ReadBack(const std::string& line, ProbeKind kind) {
   TraceEventDef def;
   def.kind = kind;
   def.unread = line;
-  std::string_view head = SplitWords(line).empty() ? std::string_view() : std::string_view(line).substr(0, line.find(' '));
+  std::string_view head =
+      SplitWords(line).empty() ? std::string_view() : std::string_view(line).substr(0, line.find(' '));
   size_t colon = head.find(':');
   size_t slash = head.find('/', colon == std::string_view::npos ? 0 : colon);
   if (colon != std::string_view::npos && slash != std::string_view::npos) {
     def.group = std::string(head.substr(colon + 1, slash - colon - 1));
     def.event = std::string(head.substr(slash + 1));
   }
-  if (!head.empty() && (head[0] == 'f' || head[0] == 't')) def.type = head[0] == 'f' ? ProbeType::kFprobe : ProbeType::kTracepoint;
+  if (!head.empty() && (head[0] == 'f' || head[0] == 't'))
+    def.type = head[0] == 'f' ? ProbeType::kFprobe : ProbeType::kTracepoint;
   return def;
 }
 
@@ -114,8 +114,8 @@ Result<void> ProbeEvents::Add(const std::vector<TraceEventDef>& defs) const {
     for (auto it = written.rbegin(); it != written.rend(); ++it)
       if (!Remove(**it)) leftovers.push_back((*it)->FullName());
     if (!leftovers.empty())
-      error.hint = "could not remove the events already added: " + Join(leftovers, ", ") +
-                   "; remove them with 'kprobectl del'";
+      error.hint =
+          "could not remove the events already added: " + Join(leftovers, ", ") + "; remove them with 'kprobectl del'";
     return std::unexpected(error);
   }
   return {};

@@ -27,8 +27,7 @@ Result<void> WriteOnce(const std::string& path, std::string_view data, int flags
   int error = errno;
   close(fd);
   if (written < 0) return SystemError("cannot write to", path, error);
-  if (static_cast<size_t>(written) != data.size())
-    return std::unexpected(Error{"short write to " + path, ""});
+  if (static_cast<size_t>(written) != data.size()) return std::unexpected(Error{"short write to " + path, ""});
   return {};
 }
 

@@ -38,13 +38,11 @@ TEST_CASE("dwarf: members, bitfields, strings, locals, globals, inlined copies a
          group + ":p=process id=req->id len=req->hdr.len flags=req->hdr.flags name=req->name:string code=req->code "
                  "kind=req->kind urgent=req->urgent prio=req->prio small_b=req->small_b v2=req->values[2] "
                  "pair1=req->pair[1].len label=req->label:string next_id=req->next->id factor",
-         "-a", group + ":line=process;records_total* local result",
-         "-a", group + ":arr=process;records_total* req->name:u8[4] req->values:s64[4] first=req->name[0]",
-         "-a", group + ":sc=scale value factor",
-         "-a", group + ":g=summarize records_total calls banner=records_banner:string",
-         "-a", group + ":cl=clamp x limit extra",
-         "-a", group + ":ta=tally x",
-         "-a", group + ":ret=summarize%return $retval",
+         "-a", group + ":line=process;records_total* local result", "-a",
+         group + ":arr=process;records_total* req->name:u8[4] req->values:s64[4] first=req->name[0]", "-a",
+         group + ":sc=scale value factor", "-a",
+         group + ":g=summarize records_total calls banner=records_banner:string", "-a",
+         group + ":cl=clamp x limit extra", "-a", group + ":ta=tally x", "-a", group + ":ret=summarize%return $retval",
          // perf refuses this line ("sharing the address with other lines").
          "-a", group + ":m=main;*process(* id=first.id name=first.name:string len=first.pair[1].len"});
     INFO(added.err);

@@ -73,7 +73,8 @@ TEST_CASE("trace: each stop signal, twice to the process group, leaves nothing b
       std::string group = UniqueGroup("g" + std::to_string(sig));
       GroupCleaner cleaner(tracefs, group);
       TempDir dir;
-      std::vector<std::string> argv = {kKprobectl, "trace", "-o", dir / "t.txt", "-x", bin, "--probe", group + ":tick=tick i"};
+      std::vector<std::string> argv = {kKprobectl, "trace", "-o",      dir / "t.txt",
+                                       "-x",       bin,     "--probe", group + ":tick=tick i"};
       if (with_command) argv.insert(argv.end(), {"--", bin, "100000000", "2000"});
       int tracer = SpawnGroup(argv, "", dir / "err");
       int worker = with_command ? -1 : Spawn({bin, "100000000", "2000"});
@@ -84,8 +85,10 @@ TEST_CASE("trace: each stop signal, twice to the process group, leaves nothing b
       kill(-tracer, sig);
       int status = Wait(tracer, 60);
       INFO(ReadFile(dir / "err"));
-      if (with_command) CHECK(status == 128 + sig);  // the command's status: it got the signal too
-      else CHECK(status == 0);
+      if (with_command)
+        CHECK(status == 128 + sig);  // the command's status: it got the signal too
+      else
+        CHECK(status == 0);
       if (worker > 0) {
         kill(worker, SIGKILL);
         Wait(worker);
@@ -153,8 +156,8 @@ TEST_CASE("trace: what a SIGKILL left is removed by the next command that writes
   REQUIRE(RunProgram({kKprobectl, "-q", "-x", bin, "add", group + ":mine=tick"}).empty());
   for (const std::string next : {"add", "clean"}) {
     INFO("then " << next);
-    int tracer = Spawn({kKprobectl, "trace", "-o", dir / "t.txt", group + ":mine", "-x", bin, "--probe",
-                        group + ":temp=tick i"});
+    int tracer = Spawn(
+        {kKprobectl, "trace", "-o", dir / "t.txt", group + ":mine", "-x", bin, "--probe", group + ":temp=tick i"});
     REQUIRE(Tracing(tracefs, group, "temp"));
     kill(tracer, SIGKILL);
     Wait(tracer);
@@ -204,8 +207,8 @@ TEST_CASE("trace -- COMMAND: the command and its children, not the whole machine
   }
   CHECK(pids.size() == 2);
   // -a: the busy process's events too.
-  CHECK(Wait(Spawn({kKprobectl, "trace", "-a", "-o", dir / "a.txt", "-x", bin, "--probe", group + ":tick=tick i",
-                    "--", "/bin/sleep", "0.5"})) == 0);
+  CHECK(Wait(Spawn({kKprobectl, "trace", "-a", "-o", dir / "a.txt", "-x", bin, "--probe", group + ":tick=tick i", "--",
+                    "/bin/sleep", "0.5"})) == 0);
   CHECK(ReadFile(dir / "a.txt").find(busy_tag) != std::string::npos);
   kill(busy, SIGKILL);
   Wait(busy);

@@ -64,9 +64,8 @@ TEST_CASE("trace: a command's events in order, its exit status, nothing left") {
   GroupCleaner cleaner(tracefs, group);
   TempDir dir;
   std::string bin = FixturePath("types");
-  int status = Wait(Spawn({kKprobectl, "trace", "-o", dir / "trace.txt", "-x", bin, "--probe",
-                           group + ":tick=tick i", "--probe", group + ":all=all_types s32 str:string bad:string",
-                           "--", bin, "200"},
+  int status = Wait(Spawn({kKprobectl, "trace", "-o", dir / "trace.txt", "-x", bin, "--probe", group + ":tick=tick i",
+                           "--probe", group + ":all=all_types s32 str:string bad:string", "--", bin, "200"},
                           dir / "out", dir / "err"));
   INFO(ReadFile(dir / "err"));
   CHECK(status == 0);
@@ -93,13 +92,13 @@ TEST_CASE("trace: a command's events in order, its exit status, nothing left") {
   CheckNothingLeft(tracefs, group);
 
   // The command's exit status becomes ours.
-  status = Wait(Spawn({kKprobectl, "trace", "-q", "-x", bin, "--probe", group + ":tick=tick", "--", "/bin/sh", "-c",
-                       "exit 3"}));
+  status = Wait(
+      Spawn({kKprobectl, "trace", "-q", "-x", bin, "--probe", group + ":tick=tick", "--", "/bin/sh", "-c", "exit 3"}));
   CHECK(status == 3);
   CheckNothingLeft(tracefs, group);
   // A command that cannot run is an error, and cleans up too.
-  status = Wait(Spawn({kKprobectl, "trace", "-x", bin, "--probe", group + ":tick=tick", "--", "/nonexistent/cmd"},
-                      "", dir / "err2"));
+  status = Wait(Spawn({kKprobectl, "trace", "-x", bin, "--probe", group + ":tick=tick", "--", "/nonexistent/cmd"}, "",
+                      dir / "err2"));
   CHECK(status == 1);
   CHECK(ReadFile(dir / "err2").starts_with("kprobectl: error: cannot run '/nonexistent/cmd': No such file"));
   CheckNothingLeft(tracefs, group);
@@ -195,8 +194,9 @@ TEST_CASE("trace: -d, --filter, --pid, a bad filter, a write error") {
                            group + ":tick=tick i", "--", bin, "5"},
                           "", dir / "bad_filter"));
   CHECK(status == 1);
-  CHECK(ReadFile(dir / "bad_filter").starts_with("kprobectl: error: the kernel rejected the filter 'nosuchfield == 1' for " +
-                                                 group + "/tick:"));
+  CHECK(
+      ReadFile(dir / "bad_filter")
+          .starts_with("kprobectl: error: the kernel rejected the filter 'nosuchfield == 1' for " + group + "/tick:"));
   CheckNothingLeft(tracefs, group);
   // --pid: only that process's events.
   int busy = Spawn({bin, "1000000", "1000"});
@@ -208,9 +208,9 @@ TEST_CASE("trace: -d, --filter, --pid, a bad filter, a write error") {
     CHECK(line.find("-" + std::to_string(busy) + " ") != std::string::npos);
   CheckNothingLeft(tracefs, group);
   // A write error stops tracing with an error, and cleans up.
-  status = Wait(Spawn({kKprobectl, "trace", "-o", "/dev/full", "-x", bin, "--probe", group + ":tick=tick i", "--", bin,
-                       "100"},
-                      "", dir / "full"));
+  status = Wait(
+      Spawn({kKprobectl, "trace", "-o", "/dev/full", "-x", bin, "--probe", group + ":tick=tick i", "--", bin, "100"},
+            "", dir / "full"));
   CHECK(status == 1);
   CHECK(ReadFile(dir / "full").find("kprobectl: error: cannot write the trace to /dev/full: No space left on device") !=
         std::string::npos);

@@ -21,20 +21,20 @@ TEST_CASE("uprobes: entry and return probes record the values the program used")
     std::string group = UniqueGroup("a");
     GroupCleaner cleaner(tracefs, group);
     std::string bin = FixturePath(fixture);
-    auto added = RunKprobectl({"-x", bin, "-q",
-                               "-a", group + ":entry=compute a=$arg1:s32 b=$arg2:s32",
-                               "-a", group + ":ret=compute%return r=$retval:s32",
-                               "-a", group + ":greet=greet name=$arg1:string times=%si:s32 c=$comm",
-                               "-a", group + ":many=many_args a1=$arg1:s64 a7=$arg7:s64 a8=$arg8:s64",
-                               "-a", group + ":helper=helper x=$arg1:s32",
-                               "-a", group + ":counter=compute counter=@fixture_counter:s32",
-                               "-a", group + ":greet_ret=greet%return s=+0($retval):string"});
+    auto added = RunKprobectl({"-x", bin, "-q", "-a", group + ":entry=compute a=$arg1:s32 b=$arg2:s32", "-a",
+                               group + ":ret=compute%return r=$retval:s32", "-a",
+                               group + ":greet=greet name=$arg1:string times=%si:s32 c=$comm", "-a",
+                               group + ":many=many_args a1=$arg1:s64 a7=$arg7:s64 a8=$arg8:s64", "-a",
+                               group + ":helper=helper x=$arg1:s32", "-a",
+                               group + ":counter=compute counter=@fixture_counter:s32", "-a",
+                               group + ":greet_ret=greet%return s=+0($retval):string"});
     INFO(added.err);
     REQUIRE(added.status == 0);
     CHECK(GroupDefinitions(tracefs, group).size() == 8);  // helper has two instances
 
     TraceInstance instance(tracefs, group);
-    for (const char* event : {"entry", "ret__return", "greet", "many", "helper", "helper_1", "counter", "greet_ret__return"})
+    for (const char* event :
+         {"entry", "ret__return", "greet", "many", "helper", "helper_1", "counter", "greet_ret__return"})
       instance.Enable(event);
     int status = 0;
     std::string output = RunProgram({bin, "5", "9", "kprobectl", "3"}, &status);
@@ -96,8 +96,8 @@ TEST_CASE("uprobes: list shows the events and del removes them all") {
   CHECK(added.out.starts_with("Added new event:\n  " + group + ":e\t(on compute+4@" + FixtureSourceDir() +
                               "/target.c in " + bin + " with di)\n"));
   auto listed = RunKprobectl({"list", group + ":*"});
-  CHECK(listed.out == "  " + group + ":e\t(on compute+4@" + FixtureSourceDir() + "/target.c in " + bin +
-                          " with di)\t[hits 0]\n");
+  CHECK(listed.out ==
+        "  " + group + ":e\t(on compute+4@" + FixtureSourceDir() + "/target.c in " + bin + " with di)\t[hits 0]\n");
   auto deleted = RunKprobectl({"del", group + ":*"});
   CHECK(deleted.status == 0);
   CHECK(deleted.out == "Removed event: " + group + ":e\n");
@@ -134,7 +134,8 @@ TEST_CASE("uprobes: when the kernel rejects the last definition, none stays") {
   CHECK(result.err.starts_with(
       "kprobectl: error: the kernel rejected the probe definition: Given group/event name is already used by "
       "another event\n"
-      "    p:sched/sched_switch " + FixturePath("target_O2") + ":0x"));
+      "    p:sched/sched_switch " +
+      FixturePath("target_O2") + ":0x"));
   CHECK(GroupDefinitions(tracefs, group).empty());
   CHECK(ReadFile(tracefs + "/uprobe_events") == before);
 }
@@ -144,12 +145,12 @@ TEST_CASE("uprobes: bad input is refused before anything is written") {
   std::string group = UniqueGroup("e");
   GroupCleaner cleaner(tracefs, group);
   std::string before = ReadFile(tracefs + "/uprobe_events");
-  for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
-           {"-a", group + ":ok=compute", "-a", group + ":bad=compute+4 $arg1"},
-           {"-a", group + ":ok=compute", "-a", group + ":bad=nosuch"},
-           {"-a", group + ":ok=compute", "-a", group + ":bad=compute %rdi"},
-           {"-a", group + ":ok=compute", "-a", group + ":bad=compute:3"},
-           {"-a", group + ":ok=compute", "-a", group + ":bad=compute+x"}}) {
+  for (std::vector<std::string> args :
+       std::vector<std::vector<std::string>>{{"-a", group + ":ok=compute", "-a", group + ":bad=compute+4 $arg1"},
+                                             {"-a", group + ":ok=compute", "-a", group + ":bad=nosuch"},
+                                             {"-a", group + ":ok=compute", "-a", group + ":bad=compute %rdi"},
+                                             {"-a", group + ":ok=compute", "-a", group + ":bad=compute:3"},
+                                             {"-a", group + ":ok=compute", "-a", group + ":bad=compute+x"}}) {
     args.insert(args.begin(), {"-x", FixturePath("target_O2")});
     auto result = RunKprobectl(args);
     INFO(result.err);

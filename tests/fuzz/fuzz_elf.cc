@@ -33,8 +33,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   }
-  for (std::vector<std::string> args : {std::vector<std::string>{"-D", "compute a b"}, {"vars", "compute"},
-                                        {"line", "compute"}, {"funcs"}, {"-D", "main:3"}}) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"-D", "compute a b"},
+                                        {"vars", "compute"},
+                                        {"line", "compute"},
+                                        {"funcs"},
+                                        {"-D", "main:3"}}) {
     args.insert(args.begin(), {"--no-cache", "-x", path});
     std::ostringstream out, err;
     kprobectl::RunCli(args, out, err);

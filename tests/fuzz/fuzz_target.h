@@ -13,12 +13,12 @@
 
 // A property that must hold: a crash the fuzzer reports, not an assert()
 // that a release build drops.
-#define KP_FUZZ_CHECK(cond)                                                              \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
+#define KP_FUZZ_CHECK(cond)                                                                 \
+  do {                                                                                      \
+    if (!(cond)) {                                                                          \
       std::fprintf(stderr, "%s:%d: fuzz property failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                      \
-    }                                                                                    \
+      std::abort();                                                                         \
+    }                                                                                       \
   } while (0)
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);

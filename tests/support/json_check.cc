@@ -49,8 +49,10 @@ class Reader {
     size_t start = i_;
     if (i_ < s_.size() && s_[i_] == '-') ++i_;
     if (i_ >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[i_]))) return false;
-    if (s_[i_] == '0') ++i_;
-    else while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
+    if (s_[i_] == '0')
+      ++i_;
+    else
+      while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
     if (i_ < s_.size() && s_[i_] == '.') {
       ++i_;
       if (i_ >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[i_]))) return false;
@@ -153,7 +155,7 @@ bool JsonValid(std::string_view text) { return Reader(text).Document(); }
 std::optional<std::string> JsonField(std::string_view text, std::string_view path) {
   std::vector<std::string> parts;
   size_t start = 0;
-  for (size_t dot = path.find('.'); ; dot = path.find('.', start)) {
+  for (size_t dot = path.find('.');; dot = path.find('.', start)) {
     parts.emplace_back(path.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
     if (dot == std::string_view::npos) break;
     start = dot + 1;

@@ -57,8 +57,10 @@ ScopedEnv::ScopedEnv(std::string name, const std::string& value) : name_(std::mo
 }
 
 ScopedEnv::~ScopedEnv() {
-  if (old_) setenv(name_.c_str(), old_->c_str(), 1);
-  else unsetenv(name_.c_str());
+  if (old_)
+    setenv(name_.c_str(), old_->c_str(), 1);
+  else
+    unsetenv(name_.c_str());
 }
 
 CliResult RunKprobectl(const std::vector<std::string>& args) {
@@ -99,7 +101,8 @@ int SpawnWith(const std::vector<std::string>& argv, const std::string& out_file,
   REQUIRE(pid >= 0);
   if (pid == 0) {
     if (own_group) setpgid(0, 0);
-    int out = out_fd >= 0 ? out_fd : open(out_file.empty() ? "/dev/null" : out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int out = out_fd >= 0 ? out_fd
+                          : open(out_file.empty() ? "/dev/null" : out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int err = open(err_file.empty() ? "/dev/null" : err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(out, 1);
     dup2(err, 2);

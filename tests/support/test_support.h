@@ -13,7 +13,7 @@ namespace kprobectl::test {
 
 std::string FixturePath(const std::string& name);  // built by the test build
 std::string DataPath(const std::string& name);     // tests/data
-std::string FixtureSourceDir();                     // tests/fixtures
+std::string FixtureSourceDir();                    // tests/fixtures
 std::string ReadFile(const std::string& path);
 // Every `from` in `text` replaced by `to`.
 std::string Replace(std::string text, const std::string& from, const std::string& to);
@@ -30,7 +30,8 @@ CliResult RunKprobectl(const std::vector<std::string>& args);
 int Spawn(const std::vector<std::string>& argv, const std::string& out_file = "", const std::string& err_file = "");
 // As Spawn, in a process group of its own (whose id is the pid): a signal to
 // the group reaches it and its children, as a terminal's Ctrl-C does.
-int SpawnGroup(const std::vector<std::string>& argv, const std::string& out_file = "", const std::string& err_file = "");
+int SpawnGroup(const std::vector<std::string>& argv, const std::string& out_file = "",
+               const std::string& err_file = "");
 // As Spawn, with stdout a pipe whose read end comes back in `read_fd`.
 int SpawnPiped(const std::vector<std::string>& argv, int* read_fd, const std::string& err_file = "");
 // Waits for it; returns the exit status, or 128 + the signal that ended it.

@@ -57,7 +57,8 @@ TEST_CASE("bad input: deep nesting is bounded while parsing (no stack overflow)"
   for (int i = 0; i < 8000; ++i) deep += "+0(";
   deep += "%di";
   for (int i = 0; i < 8000; ++i) deep += ")";
-  CHECK(Refusal("target_O2", "compute " + deep) == "kprobectl: error: invalid argument: more than 16 nested dereferences");
+  CHECK(Refusal("target_O2", "compute " + deep) ==
+        "kprobectl: error: invalid argument: more than 16 nested dereferences");
   std::string ok_nesting = "compute +0(+0(+0(%di)))";
   CHECK(RunKprobectl({"--no-cache", "-x", FixturePath("target_O2"), "-D", ok_nesting}).status == 0);
   std::string bangs(100000, '!');
@@ -95,8 +96,9 @@ TEST_CASE("bad input: silent no-ops are errors") {
   CHECK(Refusal("target_O2", "f@@@x").starts_with("kprobectl: error: "));
   auto funcs = RunKprobectl({"--no-cache", "-x", FixturePath("target_O2"), "funcs", "["});
   CHECK(funcs.status == 1);
-  CHECK(funcs.err == "kprobectl: error: invalid filter: '[' without its ']'\n    [\n    ^\n"
-                     "  hint: combine globs with '!', '&', '|' and parentheses, e.g. 'vfs_* & !vfs_read'\n");
+  CHECK(funcs.err ==
+        "kprobectl: error: invalid filter: '[' without its ']'\n    [\n    ^\n"
+        "  hint: combine globs with '!', '&', '|' and parentheses, e.g. 'vfs_* & !vfs_read'\n");
   auto closed = RunKprobectl({"--no-cache", "-x", FixturePath("target_O2"), "funcs", "[]c]ompute"});
   CHECK(closed.status == 0);
   CHECK(closed.out == "compute\n");
@@ -104,8 +106,8 @@ TEST_CASE("bad input: silent no-ops are errors") {
 
 TEST_CASE("bad input: two actions on one command line are an error, never a write") {
   // 'add greet' after -D used to add greet for real.
-  auto both = RunKprobectl({"--no-cache", "--tracefs", "/nonexistent", "-x", FixturePath("target_O2"), "-D",
-                            "compute", "add", "greet"});
+  auto both = RunKprobectl(
+      {"--no-cache", "--tracefs", "/nonexistent", "-x", FixturePath("target_O2"), "-D", "compute", "add", "greet"});
   CHECK(both.status == 2);
   CHECK(both.out.empty());
   CHECK(both.err ==
@@ -119,25 +121,27 @@ TEST_CASE("bad input: two actions on one command line are an error, never a writ
 TEST_CASE("bad input: -x '', -k of a program, -k of a missing file") {
   auto empty = RunKprobectl({"-x", "", "-D", "compute"});
   CHECK(empty.status == 2);
-  CHECK(empty.err == "kprobectl: error: --exec was given an empty name\n"
-                     "  hint: give the file to probe (or leave the option out)\n");
+  CHECK(empty.err ==
+        "kprobectl: error: --exec was given an empty name\n"
+        "  hint: give the file to probe (or leave the option out)\n");
   auto program = RunKprobectl({"--no-cache", "-k", FixturePath("target_O2"), "-D", "compute"});
   CHECK(program.status == 1);
   CHECK(program.err == "kprobectl: error: '" + FixturePath("target_O2") +
                            "' is not a kernel image: it has no _text symbol\n"
                            "  hint: -k takes a vmlinux; probe a program or library with -x\n");
   auto missing = RunKprobectl({"--no-cache", "-k", "/nonexistent/vmlinux", "-D", "f"});
-  CHECK(missing.err == "kprobectl: error: cannot open '/nonexistent/vmlinux': No such file or directory\n"
-                       "  hint: -k takes the kernel's image with its debuginfo, e.g. "
-                       "/usr/lib/debug/boot/vmlinux-VERSION\n");
+  CHECK(missing.err ==
+        "kprobectl: error: cannot open '/nonexistent/vmlinux': No such file or directory\n"
+        "  hint: -k takes the kernel's image with its debuginfo, e.g. "
+        "/usr/lib/debug/boot/vmlinux-VERSION\n");
 }
 
 TEST_CASE("bad input: every command refuses a binary for another machine, line included") {
   TempDir dir;
   // e_machine (offset 18) EM_AARCH64 = 183.
   std::string arm = Patched(dir, "target_O2", 18, std::string("\xb7\x00", 2));
-  for (std::vector<std::string> command : {std::vector<std::string>{"line", "compute"}, {"vars", "compute"},
-                                           {"-D", "compute"}, {"funcs"}}) {
+  for (std::vector<std::string> command :
+       {std::vector<std::string>{"line", "compute"}, {"vars", "compute"}, {"-D", "compute"}, {"funcs"}}) {
     std::vector<std::string> args{"--no-cache", "-x", arm};
     args.insert(args.end(), command.begin(), command.end());
     auto result = RunKprobectl(args);

@@ -40,8 +40,8 @@ TEST_CASE("cli: kernel probes on a kernel without kprobe_events") {
 TEST_CASE("cli: -D prints definitions and writes nothing") {
   FakeTracefs tracefs;
   std::string bin = FixturePath("target_O2");
-  auto r = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "-D", "compute $arg1 $arg2", "-D",
-                         "compute%return $retval:s32"});
+  auto r = RunKprobectl(
+      {"--tracefs", tracefs.path(), "-x", bin, "-D", "compute $arg1 $arg2", "-D", "compute%return $retval:s32"});
   CHECK(r.status == 0);
   CHECK(r.err.empty());
   auto lines = SplitLines(r.out);
@@ -69,25 +69,36 @@ TEST_CASE("cli: add writes every definition, list reads them back, perf style") 
   CHECK(written[1].starts_with("p:probe_target_O2/helper " + bin + ":0x"));
   CHECK(written[2].starts_with("p:probe_target_O2/helper_1 " + bin + ":0x"));
   std::string src = FixtureSourceDir();
-  CHECK(r.out.starts_with("Added new events:\n"
-                          "  probe_target_O2:compute\t(on compute@" + src + "/target.c in " + bin + " with arg1 arg2)\n"
-                          "  probe_target_O2:helper\t(on helper@" + src + "/target.c in " + bin + ")\n"
-                          "  probe_target_O2:helper_1\t(on helper@" + src + "/other.c in " + bin + ")\n"));
+  CHECK(
+      r.out.starts_with("Added new events:\n"
+                        "  probe_target_O2:compute\t(on compute@" +
+                        src + "/target.c in " + bin +
+                        " with arg1 arg2)\n"
+                        "  probe_target_O2:helper\t(on helper@" +
+                        src + "/target.c in " + bin +
+                        ")\n"
+                        "  probe_target_O2:helper_1\t(on helper@" +
+                        src + "/other.c in " + bin + ")\n"));
 
   // list maps each event back to its source through the binary's DWARF.
   auto list = RunKprobectl({"--tracefs", tracefs.path(), "list"});
   CHECK(list.status == 0);
-  CHECK(list.out == "  probe_target_O2:compute\t(on compute@" + src + "/target.c in " + bin + " with arg1 arg2)\n"
-                    "  probe_target_O2:helper\t(on helper@" + src + "/target.c in " + bin + ")\n"
-                    "  probe_target_O2:helper_1\t(on helper@" + src + "/other.c in " + bin + ")\n");
+  CHECK(list.out == "  probe_target_O2:compute\t(on compute@" + src + "/target.c in " + bin +
+                        " with arg1 arg2)\n"
+                        "  probe_target_O2:helper\t(on helper@" +
+                        src + "/target.c in " + bin +
+                        ")\n"
+                        "  probe_target_O2:helper_1\t(on helper@" +
+                        src + "/other.c in " + bin + ")\n");
   auto filtered = RunKprobectl({"--tracefs", tracefs.path(), "-l", "probe_target_O2:help*"});
   CHECK(SplitLines(filtered.out).size() == 2);
 
   auto again = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "add", "compute"});
   CHECK(again.status == 1);
-  CHECK(again.err == "kprobectl: error: event 'probe_target_O2:compute' already exists\n"
-                     "  hint: remove it with 'kprobectl del probe_target_O2:compute', name the new one with EVENT=..., "
-                     "or add -f to append a number\n");
+  CHECK(again.err ==
+        "kprobectl: error: event 'probe_target_O2:compute' already exists\n"
+        "  hint: remove it with 'kprobectl del probe_target_O2:compute', name the new one with EVENT=..., "
+        "or add -f to append a number\n");
   auto quiet = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "-q", "-f", "add", "compute"});
   CHECK(quiet.status == 0);
   CHECK(quiet.out.empty());
@@ -119,8 +130,9 @@ TEST_CASE("cli: del refuses enabled events, -f disables them first") {
   WriteFile(tracefs.dir / "events/probe_x/a/enable", "1\n");
   auto refused = RunKprobectl({"--tracefs", tracefs.path(), "del", "probe_x:*"});
   CHECK(refused.status == 1);
-  CHECK(refused.err == "kprobectl: error: enabled, so not deleted: probe_x:a\n"
-                       "  hint: stop the tracing session that uses them, or add -f to disable them first\n");
+  CHECK(refused.err ==
+        "kprobectl: error: enabled, so not deleted: probe_x:a\n"
+        "  hint: stop the tracing session that uses them, or add -f to disable them first\n");
   CHECK(ReadFile(tracefs.dir / "uprobe_events") == "p:probe_x/a /bin/true:0x0000000000001000\n");
   auto forced = RunKprobectl({"--tracefs", tracefs.path(), "-d", "a", "-f"});
   CHECK(forced.status == 0);
@@ -131,7 +143,8 @@ TEST_CASE("cli: del refuses enabled events, -f disables them first") {
   WriteFile(tracefs.dir / "uprobe_events", "");
   auto none = RunKprobectl({"--tracefs", tracefs.path(), "del", "nosuch:*"});
   CHECK(none.status == 1);
-  CHECK(none.err == "kprobectl: error: no probe event matches 'nosuch:*'\n  hint: see the events with 'kprobectl list'\n");
+  CHECK(none.err ==
+        "kprobectl: error: no probe event matches 'nosuch:*'\n  hint: see the events with 'kprobectl list'\n");
 }
 
 TEST_CASE("cli: funcs lists a binary's functions, with perf's filters") {
@@ -156,15 +169,17 @@ TEST_CASE("cli: usage errors and bad binaries") {
   CHECK(unknown.err.ends_with("  hint: see 'kprobectl --help'\n"));
   auto missing = RunKprobectl({"-x", "/nonexistent/demo", "-D", "main"});
   CHECK(missing.status == 1);
-  CHECK(missing.err == "kprobectl: error: cannot find the binary '/nonexistent/demo'\n"
-                       "  hint: give -x a path to an executable or a shared library\n");
+  CHECK(missing.err ==
+        "kprobectl: error: cannot find the binary '/nonexistent/demo'\n"
+        "  hint: give -x a path to an executable or a shared library\n");
   auto syntax = RunKprobectl({"-x", FixturePath("target_O2"), "-D", "compute+x"});
   CHECK(syntax.status == 1);
-  CHECK(syntax.err == "kprobectl: error: invalid probe point: expected a byte offset after '+' (decimal or 0x hex)\n"
-                      "    compute+x\n"
-                      "            ^\n"
-                      "  hint: a probe point is [[GROUP:]EVENT=]FUNC[@SRC][:LINE|+OFFSET|%return|;PATTERN], "
-                      "SRC:LINE, SRC;PATTERN or 0xADDRESS\n");
+  CHECK(syntax.err ==
+        "kprobectl: error: invalid probe point: expected a byte offset after '+' (decimal or 0x hex)\n"
+        "    compute+x\n"
+        "            ^\n"
+        "  hint: a probe point is [[GROUP:]EVENT=]FUNC[@SRC][:LINE|+OFFSET|%return|;PATTERN], "
+        "SRC:LINE, SRC;PATTERN or 0xADDRESS\n");
   auto help = RunKprobectl({"--help"});
   CHECK(help.status == 0);
   CHECK(help.out.find("add") != std::string::npos);

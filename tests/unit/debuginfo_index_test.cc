@@ -5,10 +5,10 @@
 // version, build-id, size or mtime is refused), and the three ways of
 // finding names (a scan per name, an index built now, the cache file) give
 // the same answers on the fixtures.
-#include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 
 #include "debuginfo/index_file.h"

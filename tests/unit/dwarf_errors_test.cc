@@ -10,9 +10,7 @@
 using namespace kprobectl;
 using namespace kprobectl::test;
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("dwarf errors name the input and say what to do") {
   std::string bin = FixturePath("records_O2");
@@ -140,8 +138,8 @@ TEST_CASE("an inline function with no code left says so, by index, by scan, and 
     CHECK(result.err == expected);
     // A name that is nowhere is still "no function".
     args.back() = "thrice";
-    CHECK(RunKprobectl(args).err ==
-          "kprobectl: error: no function 'thrice' in the debuginfo of " + bin + "\n"
-          "  hint: list functions with 'kprobectl funcs'\n");
+    CHECK(RunKprobectl(args).err == "kprobectl: error: no function 'thrice' in the debuginfo of " + bin +
+                                        "\n"
+                                        "  hint: list functions with 'kprobectl funcs'\n");
   }
 }

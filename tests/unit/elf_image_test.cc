@@ -3,9 +3,10 @@
 // ElfImage against readelf's view of the same fixtures (written at build time
 // next to each fixture): every function symbol, and the file offset the
 // PT_LOAD segments give it.
+#include "kprobectl/elf_image.h"
+
 #include <catch2/catch.hpp>
 
-#include "kprobectl/elf_image.h"
 #include "kprobectl/strings.h"
 #include "test_support.h"
 
@@ -46,7 +47,7 @@ Oracle ReadOracle(const std::string& fixture) {
       std::string name = w[7].substr(0, w[7].find('@'));
       uint64_t value = *ParseUnsigned("0x" + w[1]);
       if (w[3] == "FUNC") oracle.functions.emplace_back(name, value);
-      ElfSymbol::Type type = w[3] == "FUNC" || w[3] == "IFUNC"  ? ElfSymbol::kFunction
+      ElfSymbol::Type type = w[3] == "FUNC" || w[3] == "IFUNC"   ? ElfSymbol::kFunction
                              : w[3] == "OBJECT" || w[3] == "TLS" ? ElfSymbol::kObject
                                                                  : ElfSymbol::kOther;
       auto size = w[2].starts_with("0x") ? ParseUnsigned(w[2]) : ParseUnsigned(w[2]);

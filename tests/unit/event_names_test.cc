@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include <catch2/catch.hpp>
-
 #include "kprobectl/event_names.h"
+
+#include <catch2/catch.hpp>
 
 using namespace kprobectl;
 
@@ -68,6 +68,7 @@ TEST_CASE("names over the kernel's limit are an error with a hint") {
   CHECK(namer.Take("probe", std::string(63, 'b'), false, false));
   auto result = namer.Take("probe", base, true, false);
   REQUIRE_FALSE(result);
-  CHECK(result.error().message == "event name '" + base + "__return' is 68 characters long; the kernel takes at most 63");
+  CHECK(result.error().message ==
+        "event name '" + base + "__return' is 68 characters long; the kernel takes at most 63");
   CHECK(result.error().hint == "name the event yourself: [GROUP:]EVENT=aaaaaaaaaaaaaaaaaaaa...");
 }

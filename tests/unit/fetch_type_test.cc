@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include <catch2/catch.hpp>
-
 #include "kprobectl/fetch_type.h"
+
+#include <catch2/catch.hpp>
 
 using namespace kprobectl;
 
@@ -11,17 +11,28 @@ TEST_CASE("every kernel fetch type parses") {
     FetchType::Base base;
     unsigned bits, array_len;
   } rows[] = {
-      {"u8", FetchType::kUnsigned, 8, 0},    {"u16", FetchType::kUnsigned, 16, 0},
-      {"u32", FetchType::kUnsigned, 32, 0},  {"u64", FetchType::kUnsigned, 64, 0},
-      {"s8", FetchType::kSigned, 8, 0},      {"s16", FetchType::kSigned, 16, 0},
-      {"s32", FetchType::kSigned, 32, 0},    {"s64", FetchType::kSigned, 64, 0},
-      {"x8", FetchType::kHex, 8, 0},         {"x16", FetchType::kHex, 16, 0},
-      {"x32", FetchType::kHex, 32, 0},       {"x64", FetchType::kHex, 64, 0},
-      {"char", FetchType::kChar, 8, 0},      {"string", FetchType::kString, 64, 0},
-      {"ustring", FetchType::kUString, 64, 0}, {"symbol", FetchType::kSymbol, 64, 0},
-      {"symstr", FetchType::kSymStr, 64, 0}, {"%pd", FetchType::kDentry, 64, 0},
-      {"%pD", FetchType::kFile, 64, 0},      {"u8[16]", FetchType::kUnsigned, 8, 16},
-      {"string[4]", FetchType::kString, 64, 4}, {"char[8]", FetchType::kChar, 8, 8},
+      {"u8", FetchType::kUnsigned, 8, 0},
+      {"u16", FetchType::kUnsigned, 16, 0},
+      {"u32", FetchType::kUnsigned, 32, 0},
+      {"u64", FetchType::kUnsigned, 64, 0},
+      {"s8", FetchType::kSigned, 8, 0},
+      {"s16", FetchType::kSigned, 16, 0},
+      {"s32", FetchType::kSigned, 32, 0},
+      {"s64", FetchType::kSigned, 64, 0},
+      {"x8", FetchType::kHex, 8, 0},
+      {"x16", FetchType::kHex, 16, 0},
+      {"x32", FetchType::kHex, 32, 0},
+      {"x64", FetchType::kHex, 64, 0},
+      {"char", FetchType::kChar, 8, 0},
+      {"string", FetchType::kString, 64, 0},
+      {"ustring", FetchType::kUString, 64, 0},
+      {"symbol", FetchType::kSymbol, 64, 0},
+      {"symstr", FetchType::kSymStr, 64, 0},
+      {"%pd", FetchType::kDentry, 64, 0},
+      {"%pD", FetchType::kFile, 64, 0},
+      {"u8[16]", FetchType::kUnsigned, 8, 16},
+      {"string[4]", FetchType::kString, 64, 4},
+      {"char[8]", FetchType::kChar, 8, 8},
   };
   for (const Row& row : rows) {
     INFO(row.text);
@@ -55,8 +66,9 @@ TEST_CASE("types that cannot be arrays, and bad names, are refused") {
 }
 
 TEST_CASE("FormatFetchType writes what ParseFetchType reads") {
-  for (const char* text : {"u8", "u16", "u32", "u64", "s8", "s64", "x16", "x64", "char", "string", "ustring", "symbol",
-                           "symstr", "%pd", "%pD", "b4@2/32", "b1@63/64", "u8[16]", "char[4]", "string[2]", "x32[64]"}) {
+  for (const char* text :
+       {"u8",     "u16",    "u32", "u64", "s8",      "s64",      "x16",    "x64",     "char",      "string", "ustring",
+        "symbol", "symstr", "%pd", "%pD", "b4@2/32", "b1@63/64", "u8[16]", "char[4]", "string[2]", "x32[64]"}) {
     INFO(text);
     auto type = ParseFetchType(text);
     REQUIRE(type);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include <catch2/catch.hpp>
-
 #include "kprobectl/glob.h"
+
+#include <catch2/catch.hpp>
 
 using namespace kprobectl;
 
@@ -11,12 +11,23 @@ TEST_CASE("globs") {
     const char* text;
     bool match;
   } rows[] = {
-      {"*", "", true},           {"*", "anything", true},    {"vfs_*", "vfs_read", true},
-      {"vfs_*", "do_vfs", false}, {"*_read", "vfs_read", true}, {"v?s_read", "vfs_read", true},
-      {"v?s_read", "vs_read", false}, {"[a-c]x", "bx", true},  {"[!a-c]x", "bx", false},
-      {"[^a-c]x", "dx", true},   {"a\\*", "a*", true},         {"a\\*", "ab", false},
-      {"*a*b*", "xxaxxbxx", true}, {"*a*b*", "xxbxxaxx", false}, {"[x", "[x", true},
-      {"compute", "compute", true}, {"compute", "compute2", false},
+      {"*", "", true},
+      {"*", "anything", true},
+      {"vfs_*", "vfs_read", true},
+      {"vfs_*", "do_vfs", false},
+      {"*_read", "vfs_read", true},
+      {"v?s_read", "vfs_read", true},
+      {"v?s_read", "vs_read", false},
+      {"[a-c]x", "bx", true},
+      {"[!a-c]x", "bx", false},
+      {"[^a-c]x", "dx", true},
+      {"a\\*", "a*", true},
+      {"a\\*", "ab", false},
+      {"*a*b*", "xxaxxbxx", true},
+      {"*a*b*", "xxbxxaxx", false},
+      {"[x", "[x", true},
+      {"compute", "compute", true},
+      {"compute", "compute2", false},
   };
   for (const Row& row : rows) {
     INFO(row.pattern << " ~ " << row.text);

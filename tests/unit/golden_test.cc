@@ -11,7 +11,6 @@
 // cache directory (the first command builds the index, the others read it),
 // and with that index file corrupted (detected, rebuilt).
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 
 #include "kprobectl/strings.h"

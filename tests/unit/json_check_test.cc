@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The tests' JSON reader must itself be right: it judges the --json output.
-#include <catch2/catch.hpp>
-
 #include "json_check.h"
+
+#include <catch2/catch.hpp>
 
 using namespace kprobectl::test;
 
 TEST_CASE("the test JSON reader accepts JSON and nothing else") {
-  for (const char* good : {"{}", "[]", "{\"a\":1,\"b\":[1,2,{\"c\":null}],\"d\":\"x\\u00ff\\n\"}", "-0.5e+3", "\"\xc3\xa9\"",
-                           "{\"t\":true,\"f\":false}"})
+  for (const char* good : {"{}", "[]", "{\"a\":1,\"b\":[1,2,{\"c\":null}],\"d\":\"x\\u00ff\\n\"}", "-0.5e+3",
+                           "\"\xc3\xa9\"", "{\"t\":true,\"f\":false}"})
     CHECK(JsonValid(good));
   for (const char* bad : {"{", "{\"a\":}", "{a:1}", "[1,]", "01", "\"\\x41\"", "\"\xff\"", "\"a\nb\"", "{} x", "nul"})
     CHECK_FALSE(JsonValid(bad));

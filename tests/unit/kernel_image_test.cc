@@ -3,12 +3,13 @@
 // The running kernel's files, in a temporary tree: /sys/kernel/notes,
 // debuginfo places, the kprobe blacklist, available_filter_functions,
 // /proc/kallsyms.
+#include "kprobectl/kernel_image.h"
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "kprobectl/kernel_image.h"
-#include "test_support.h"
 #include "kprobectl/strings.h"
+#include "test_support.h"
 
 using namespace kprobectl;
 using namespace kprobectl::test;
@@ -47,12 +48,12 @@ TEST_CASE("the build-id in /sys/kernel/notes") {
 TEST_CASE("where the running kernel's debuginfo is looked for") {
   KernelEnv env;
   env.release = "6.1.0-56-cloud-amd64";
-  CHECK(DebuginfoCandidates(env, "abcdef") ==
-        std::vector<std::string>{"/usr/lib/debug/boot/vmlinux-6.1.0-56-cloud-amd64",
-                                 "/usr/lib/debug/lib/modules/6.1.0-56-cloud-amd64/vmlinux",
-                                 "/boot/vmlinux-6.1.0-56-cloud-amd64",
-                                 "/lib/modules/6.1.0-56-cloud-amd64/build/vmlinux",
-                                 "/lib/modules/6.1.0-56-cloud-amd64/vmlinux", "/usr/lib/debug/.build-id/ab/cdef.debug"});
+  CHECK(
+      DebuginfoCandidates(env, "abcdef") ==
+      std::vector<std::string>{"/usr/lib/debug/boot/vmlinux-6.1.0-56-cloud-amd64",
+                               "/usr/lib/debug/lib/modules/6.1.0-56-cloud-amd64/vmlinux",
+                               "/boot/vmlinux-6.1.0-56-cloud-amd64", "/lib/modules/6.1.0-56-cloud-amd64/build/vmlinux",
+                               "/lib/modules/6.1.0-56-cloud-amd64/vmlinux", "/usr/lib/debug/.build-id/ab/cdef.debug"});
 }
 
 TEST_CASE("finding the debuginfo, with the build-id checked") {
@@ -72,8 +73,9 @@ TEST_CASE("finding the debuginfo, with the build-id checked") {
                                          "/usr/lib/debug/boot/vmlinux-6.1.0-test, "));
   CHECK(none.error().message.find("/usr/lib/debug/.build-id/" + image->build_id().substr(0, 2) + "/") !=
         std::string::npos);
-  CHECK(none.error().hint.starts_with("install linux-image-6.1.0-test-dbg (Debian, Ubuntu: -dbgsym) or "
-                                      "kernel-debuginfo (Fedora)"));
+  CHECK(
+      none.error().hint.starts_with("install linux-image-6.1.0-test-dbg (Debian, Ubuntu: -dbgsym) or "
+                                    "kernel-debuginfo (Fedora)"));
 
   std::filesystem::create_directories(root / "boot");
   std::filesystem::copy_file(image_path, root / "boot/vmlinux-6.1.0-test");
@@ -112,9 +114,10 @@ TEST_CASE("traceable functions, kallsyms names and the KASLR slide") {
   CHECK_FALSE(traceable.Traceable(trace));
   CHECK(TraceableFunctions().Traceable(trace));  // unknown: no refusal
 
-  auto names = KallsymsNames::Parse("ffffffff81000000 T _text\nffffffff81001000 t umask_show\n"
-                                    "ffffffff81002000 t umask_show\nffffffff81003000 d some_data\n"
-                                    "ffffffffc0000000 t umask_show\t[mod]\n");
+  auto names = KallsymsNames::Parse(
+      "ffffffff81000000 T _text\nffffffff81001000 t umask_show\n"
+      "ffffffff81002000 t umask_show\nffffffff81003000 d some_data\n"
+      "ffffffffc0000000 t umask_show\t[mod]\n");
   CHECK(names.Count("umask_show") == 3);
   CHECK(names.Count("_text") == 1);
   CHECK(names.Count("some_data") == 0);
@@ -175,9 +178,15 @@ TEST_CASE("modules: MOD:SYMBOL+OFF definitions with DWARF, from plain and compre
                            "summarize records_total", "-D", "process%return $retval"});
     INFO(r.err);
     CHECK(r.status == 0);
-    CHECK(r.out == "p:probe/process " + module + ":process+0 id=+0(%di):s32 factor=%si:s32\n"
-                   "p:probe/tally " + module + ":tally+0 x=%di:s32\n"
-                   "p:probe/summarize " + module + ":summarize+0 records_total=@records_total:s64\n"
-                   "r:probe/process__return " + module + ":process+0 retval=$retval:s32\n");
+    CHECK(r.out == "p:probe/process " + module +
+                       ":process+0 id=+0(%di):s32 factor=%si:s32\n"
+                       "p:probe/tally " +
+                       module +
+                       ":tally+0 x=%di:s32\n"
+                       "p:probe/summarize " +
+                       module +
+                       ":summarize+0 records_total=@records_total:s64\n"
+                       "r:probe/process__return " +
+                       module + ":process+0 retval=$retval:s32\n");
   }
 }

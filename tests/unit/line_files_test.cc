@@ -3,13 +3,13 @@
 // The line-program header reader against libdw: for every CU of the DWARF 4
 // and 5 fixtures (and of the VM's vmlinux when this machine has it), the
 // file basenames read from the header are the ones dwarf_getsrcfiles gives.
-#include <catch2/catch.hpp>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 
 #include "debuginfo/dwarf_internal.h"

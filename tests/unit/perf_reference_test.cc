@@ -41,8 +41,8 @@ std::vector<std::string> Targets(const std::string& definitions) {
 TEST_CASE("our probe addresses are perf probe's") {
   std::string perf = PerfOrSkip();
   for (const char* fixture : {"target_O0", "target_O2", "target_nopie"}) {
-    for (const char* spec : {"compute", "greet", "many_args", "helper", "call_helper_here", "main",
-                             "compute%return", "compute+4", "greet+8"}) {
+    for (const char* spec : {"compute", "greet", "many_args", "helper", "call_helper_here", "main", "compute%return",
+                             "compute+4", "greet+8"}) {
       INFO(fixture << " " << spec);
       std::string bin = FixturePath(fixture);
       int status = 0;
@@ -76,9 +76,9 @@ TEST_CASE("through DWARF, our probe addresses are perf probe's (or the first of 
   std::string perf = PerfOrSkip();
   for (const char* fixture : {"records_O0", "records_O2"}) {
     std::string bin = FixturePath(fixture);
-    for (const char* spec : {"process", "summarize", "tally", "tally@records_other.c", "process:3",
-                             "process;records_total*", "records.c:59", "summarize%return", "process:4", "main:5",
-                             "summarize:2"}) {
+    for (const char* spec :
+         {"process", "summarize", "tally", "tally@records_other.c", "process:3", "process;records_total*",
+          "records.c:59", "summarize%return", "process:4", "main:5", "summarize:2"}) {
       INFO(fixture << " " << spec);
       int status = 0;
       std::string theirs = RunProgram({perf, "probe", "-q", "-x", bin, "-D", spec}, &status);

@@ -58,14 +58,22 @@ std::vector<std::string> Args(const Case& c, std::vector<std::string> rest) {
 TEST_CASE("pipeline: -D, trace --probe and vars find the same places") {
   FakeTracefs tracefs;
   const Case cases[] = {
-      {"records_O2", "process req->id"},     {"records_O2", "scale value"},
-      {"records_O2", "clamp.constprop.0 x"}, {"records_O2", "tally x"},
-      {"records_O2", "process:3 local"},     {"records_O2", "records.c:59 req->id"},
-      {"records_O0", "process req->id"},     {"records_O0", "scale value"},
-      {"split", "split_work code"},          {"split", "release b"},
-      {"split", "clampi v"},                 {"split", "split_work:4 it"},
-      {"kernel_like", "process req->id"},    {"kernel_like", "tally x"},
-      {"kernel_like", "clamp.constprop.0 x"}, {"kernel_split", "split_work:4 it"},
+      {"records_O2", "process req->id"},
+      {"records_O2", "scale value"},
+      {"records_O2", "clamp.constprop.0 x"},
+      {"records_O2", "tally x"},
+      {"records_O2", "process:3 local"},
+      {"records_O2", "records.c:59 req->id"},
+      {"records_O0", "process req->id"},
+      {"records_O0", "scale value"},
+      {"split", "split_work code"},
+      {"split", "release b"},
+      {"split", "clampi v"},
+      {"split", "split_work:4 it"},
+      {"kernel_like", "process req->id"},
+      {"kernel_like", "tally x"},
+      {"kernel_like", "clamp.constprop.0 x"},
+      {"kernel_split", "split_work:4 it"},
   };
   for (const Case& c : cases) {
     INFO(c.fixture << ": " << c.spec);
@@ -91,8 +99,9 @@ TEST_CASE("pipeline: -D, trace --probe and vars find the same places") {
 }
 
 TEST_CASE("pipeline: every line that line numbers, -D can probe") {
-  for (const Case& c : {Case{"records_O2", "process"}, Case{"records_O0", "process"}, Case{"split", "split_work"},
-                       Case{"split", "release"}, Case{"records_O2", "clamp.constprop.0"}, Case{"kernel_like", "process"}}) {
+  for (const Case& c :
+       {Case{"records_O2", "process"}, Case{"records_O0", "process"}, Case{"split", "split_work"},
+        Case{"split", "release"}, Case{"records_O2", "clamp.constprop.0"}, Case{"kernel_like", "process"}}) {
     INFO(c.fixture << ": line " << c.spec);
     auto listing = RunKprobectl(Args(c, {"line", c.spec}));
     REQUIRE(listing.status == 0);
@@ -115,13 +124,21 @@ TEST_CASE("pipeline: --fprobe folds a function's places into one fprobe per name
   auto run = [&](const std::string& spec) { return RunKprobectl({"--no-cache", "-k", bin, "--fprobe", "-D", spec}); };
   auto entry = run("process req->id");
   CHECK(entry.status == 0);
-  CHECK(entry.out == "f:probe/process process id=+0(%di):s32\n");
+  // fprobes read no registers: the arguments are $argN.
+  CHECK(entry.out == "f:probe/process process id=+0($arg1):s32\n");
   auto exit = run("process%return $retval");
   CHECK(exit.out == "f:probe/process__return process%return retval=$retval:s32\n");
   auto statics = run("tally x");  // two static functions named tally, x in %di in both
-  CHECK(statics.out == "f:probe/tally tally x=%di:s32\n");
+  CHECK(statics.out == "f:probe/tally tally x=$arg1:s32\n");
   auto clone = run("clamp.constprop.0 x");
-  CHECK(clone.out == "f:probe/clamp clamp.constprop.0 x=%di:s32\n");
+  CHECK(clone.out == "f:probe/clamp clamp.constprop.0 x=$arg1:s32\n");
+  auto reg = run("process %r12");
+  CHECK(reg.err ==
+        "kprobectl: error: 'r12' is in register %r12, which an fprobe cannot read (only the arguments at entry, "
+        "$retval at return, and the stack)\n  hint: leave --fprobe out: kprobes read every register\n");
+  auto at_return = run("process%return req->id");
+  CHECK(at_return.status != 0);
+  CHECK(at_return.err.find("at the return, which an fprobe cannot read") != std::string::npos);
   auto inlined = run("scale value");
   CHECK(inlined.status != 0);
   CHECK(inlined.err ==
@@ -132,6 +149,5 @@ TEST_CASE("pipeline: --fprobe folds a function's places into one fprobe per name
         "kprobectl: error: 'process:3': an fprobe probes a function's entry or return only\n"
         "  hint: probe FUNC or FUNC%return with --fprobe, or leave --fprobe out for lines and offsets\n");
   auto user = RunKprobectl({"--no-cache", "-x", FixturePath("target_O2"), "--fprobe", "-D", "compute"});
-  CHECK(user.err ==
-        "kprobectl: error: --fprobe is for kernel functions\n  hint: user-space probes are uprobes\n");
+  CHECK(user.err == "kprobectl: error: --fprobe is for kernel functions\n  hint: user-space probes are uprobes\n");
 }

@@ -9,18 +9,30 @@ namespace {
 
 std::string KindName(ArgKind k) {
   switch (k) {
-    case ArgKind::kVariable: return "var";
-    case ArgKind::kVars: return "$vars";
-    case ArgKind::kParams: return "$params";
-    case ArgKind::kRetval: return "$retval";
-    case ArgKind::kComm: return "$comm";
-    case ArgKind::kArg: return "$arg";
-    case ArgKind::kStackN: return "$stackN";
-    case ArgKind::kStack: return "$stack";
-    case ArgKind::kRegister: return "reg";
-    case ArgKind::kSymbol: return "sym";
-    case ArgKind::kAddress: return "addr";
-    case ArgKind::kImmediate: return "imm";
+    case ArgKind::kVariable:
+      return "var";
+    case ArgKind::kVars:
+      return "$vars";
+    case ArgKind::kParams:
+      return "$params";
+    case ArgKind::kRetval:
+      return "$retval";
+    case ArgKind::kComm:
+      return "$comm";
+    case ArgKind::kArg:
+      return "$arg";
+    case ArgKind::kStackN:
+      return "$stackN";
+    case ArgKind::kStack:
+      return "$stack";
+    case ArgKind::kRegister:
+      return "reg";
+    case ArgKind::kSymbol:
+      return "sym";
+    case ArgKind::kAddress:
+      return "addr";
+    case ArgKind::kImmediate:
+      return "imm";
   }
   return "?";
 }

@@ -74,14 +74,10 @@ TEST_CASE("bad probe points get a caret under the bad token") {
     const char* input;
     const char* message;
   } rows[] = {
-      {"foo+bar",
-       "invalid probe point: expected a byte offset after '+' (decimal or 0x hex)\n    foo+bar\n        ^"},
-      {"foo:x1",
-       "invalid probe point: expected a line number after ':'\n    foo:x1\n        ^"},
-      {"foo%entry",
-       "invalid probe point: unknown probe place '%entry'\n    foo%entry\n        ^"},
-      {"foo:3+4",
-       "invalid probe point: an offset (+OFFSET) cannot be used with a line number\n    foo:3+4\n    ^"},
+      {"foo+bar", "invalid probe point: expected a byte offset after '+' (decimal or 0x hex)\n    foo+bar\n        ^"},
+      {"foo:x1", "invalid probe point: expected a line number after ':'\n    foo:x1\n        ^"},
+      {"foo%entry", "invalid probe point: unknown probe place '%entry'\n    foo%entry\n        ^"},
+      {"foo:3+4", "invalid probe point: an offset (+OFFSET) cannot be used with a line number\n    foo:3+4\n    ^"},
       {"foo:3;bar",
        "invalid probe point: a lazy pattern (;PATTERN) cannot be used with a line number\n    foo:3;bar\n    ^"},
       {"foo+4;bar",
@@ -95,8 +91,7 @@ TEST_CASE("bad probe points get a caret under the bad token") {
       {"foo@a.c@b.c",
        "invalid probe point: a probe point takes one source file (SRC@SRC)\n    foo@a.c@b.c\n           ^"},
       {"foo:1:2", "invalid probe point: a probe point takes one line number\n    foo:1:2\n         ^"},
-      {"9ev=foo",
-       "invalid probe point: invalid event name '9ev'\n    9ev=foo\n    ^"},
+      {"9ev=foo", "invalid probe point: invalid event name '9ev'\n    9ev=foo\n    ^"},
       {"g-x:ev=foo", "invalid probe point: invalid group name 'g-x'\n    g-x:ev=foo\n    ^"},
       {"ev=", "invalid probe point: expected a function, a source file or an address\n    ev=\n       ^"},
       {"0xzz", "invalid probe point: invalid address '0xzz'\n    0xzz\n    ^"},
@@ -131,10 +126,17 @@ TEST_CASE("which specs need debuginfo") {
     const char* input;
     bool needs;
   } rows[] = {
-      {"foo", false},        {"foo+4 %di", false},      {"foo%return $retval", false},
-      {"foo:3", true},       {"foo;x=*", true},       {"a.c:3", true},
-      {"foo@a.c", true},     {"foo x", true},           {"foo $vars", true},
-      {"foo $params", true}, {"foo +0(%di):string", false},
+      {"foo", false},
+      {"foo+4 %di", false},
+      {"foo%return $retval", false},
+      {"foo:3", true},
+      {"foo;x=*", true},
+      {"a.c:3", true},
+      {"foo@a.c", true},
+      {"foo x", true},
+      {"foo $vars", true},
+      {"foo $params", true},
+      {"foo +0(%di):string", false},
   };
   for (const Row& row : rows) {
     INFO(row.input);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include "kprobectl/resolve.h"
+
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "kprobectl/resolve.h"
 #include "kprobectl/strings.h"
 #include "test_support.h"
 
@@ -67,11 +68,11 @@ TEST_CASE("entry probes with $argN map to the ABI registers and stack") {
     INFO(fixture);
     auto lines = Define(fixture, {"compute $arg1 $arg2:s32", "many_args $arg6 $arg7 $arg8:s64"});
     REQUIRE(lines);
-    CHECK(*lines == std::vector<std::string>{
-                        "p:probe_" + std::string(fixture) + "/compute " + At(fixture, "compute") +
-                            " arg1=%di arg2=%si:s32",
-                        "p:probe_" + std::string(fixture) + "/many_args " + At(fixture, "many_args") +
-                            " arg6=%r9 arg7=+8(%sp) arg8=+16(%sp):s64"});
+    CHECK(*lines ==
+          std::vector<std::string>{
+              "p:probe_" + std::string(fixture) + "/compute " + At(fixture, "compute") + " arg1=%di arg2=%si:s32",
+              "p:probe_" + std::string(fixture) + "/many_args " + At(fixture, "many_args") +
+                  " arg6=%r9 arg7=+8(%sp) arg8=+16(%sp):s64"});
   }
 }
 
@@ -90,13 +91,12 @@ TEST_CASE("return probes, strings, registers, symbols, immediates") {
   auto lines = Define(f, {"compute%return $retval:s32 $comm", "greet name=$arg1:string times=%si:s32",
                           "greet%return +0($retval):string", "compute @fixture_counter:s32 \\7:u8 %r12 $stack2"});
   REQUIRE(lines);
-  CHECK(*lines ==
-        std::vector<std::string>{
-            "r:probe_target_O2/compute__return " + At(f, "compute") + " retval=$retval:s32 comm=$comm",
-            "p:probe_target_O2/greet " + At(f, "greet") + " name=+0(%di):string times=%si:s32",
-            "r:probe_target_O2/greet__return " + At(f, "greet") + " arg1=+0($retval):string",
-            "p:probe_target_O2/compute " + At(f, "compute") + " fixture_counter=@+" + counter +
-                ":s32 arg2=\\7:u8 r12=%r12 stack2=$stack2"});
+  CHECK(*lines == std::vector<std::string>{
+                      "r:probe_target_O2/compute__return " + At(f, "compute") + " retval=$retval:s32 comm=$comm",
+                      "p:probe_target_O2/greet " + At(f, "greet") + " name=+0(%di):string times=%si:s32",
+                      "r:probe_target_O2/greet__return " + At(f, "greet") + " arg1=+0($retval):string",
+                      "p:probe_target_O2/compute " + At(f, "compute") + " fixture_counter=@+" + counter +
+                          ":s32 arg2=\\7:u8 r12=%r12 stack2=$stack2"});
 }
 
 TEST_CASE("static functions of one name all get probes: EV, EV_1") {
@@ -116,8 +116,7 @@ TEST_CASE("offsets, addresses, globs, group and event names") {
   auto lines = Define(f, {"compute+4 %di", "grp:ev=compute", Hex(compute_vaddr) + " $arg1", "comp*%return"});
   REQUIRE(lines);
   CHECK(*lines == std::vector<std::string>{
-                      "p:probe_target_O2/compute " + At(f, "compute", 4) + " di=%di",
-                      "p:grp/ev " + At(f, "compute"),
+                      "p:probe_target_O2/compute " + At(f, "compute", 4) + " di=%di", "p:grp/ev " + At(f, "compute"),
                       "p:probe_target_O2/abs_" + Hex(compute_vaddr).substr(2) + " " + At(f, "compute") + " arg1=%di",
                       "r:probe_target_O2/compute__return " + At(f, "compute")});
 }
@@ -164,11 +163,13 @@ TEST_CASE("resolution errors name the input and say what to do") {
        "invalid argument: $arg1 is only known at a function's entry; at compute+4 the registers may hold other "
        "values\n    compute+4 $arg1\n              ^",
        "probe the function itself (FUNC), or fetch the register that holds the value (%REG)"},
-      {"compute%return $arg1", "invalid argument: $arg1 is not known when the function returns\n"
-                               "    compute%return $arg1\n                   ^",
+      {"compute%return $arg1",
+       "invalid argument: $arg1 is not known when the function returns\n"
+       "    compute%return $arg1\n                   ^",
        "add a second probe on the function's entry to record its arguments"},
-      {"compute $retval", "invalid argument: $retval is only available in return probes\n    compute $retval\n"
-                          "            ^",
+      {"compute $retval",
+       "invalid argument: $retval is only available in return probes\n    compute $retval\n"
+       "            ^",
        "add %return to the probe point: compute%return"},
       {"compute %rdi", "invalid argument: unknown register '%rdi'\n    compute %rdi\n            ^",
        "the kernel names it %di"},
@@ -180,20 +181,24 @@ TEST_CASE("resolution errors name the input and say what to do") {
        "invalid argument: type 'symstr' is for kernel probes; user probes cannot use it\n"
        "    compute %di:symstr\n                ^",
        "fetch the value as an integer (:x64) instead"},
-      {"compute x=%di x=%si", "invalid argument: two arguments are named 'x'\n    compute x=%di x=%si\n"
-                              "                  ^",
+      {"compute x=%di x=%si",
+       "invalid argument: two arguments are named 'x'\n    compute x=%di x=%si\n"
+       "                  ^",
        ""},
       {"compute:3", "'compute:3' names a source line, which needs debuginfo (DWARF) to resolve",
        "probe FUNC, FUNC+OFFSET, FUNC%return or 0xADDRESS; source-level probe points need debuginfo support "
        "(see kprobectl(8))"},
-      {"compute a->b", "invalid argument: variable 'a' needs debuginfo (DWARF) to be found\n    compute a->b\n"
-                       "            ^",
+      {"compute a->b",
+       "invalid argument: variable 'a' needs debuginfo (DWARF) to be found\n    compute a->b\n"
+       "            ^",
        "fetch registers instead ($argN, %REG, $retval, +OFFSET(%REG))"},
-      {"compute $vars", "invalid argument: $vars needs debuginfo (DWARF) to be found\n    compute $vars\n"
-                        "            ^",
+      {"compute $vars",
+       "invalid argument: $vars needs debuginfo (DWARF) to be found\n    compute $vars\n"
+       "            ^",
        "fetch registers instead ($argN, %REG, $retval, +OFFSET(%REG))"},
-      {"compute @+0x10:u8[0]", "invalid argument: invalid array type 'u8[0]': the length must be a number from 1 "
-                               "to 64\n    compute @+0x10:u8[0]\n                   ^",
+      {"compute @+0x10:u8[0]",
+       "invalid argument: invalid array type 'u8[0]': the length must be a number from 1 "
+       "to 64\n    compute @+0x10:u8[0]\n                   ^",
        "types: u8 u16 u32 u64, s8..s64, x8..x64, char, string, ustring, symbol, symstr, "
        "b<width>@<offset>/<container>, %pd, %pD, and arrays such as u8[16]"},
   };
@@ -252,7 +257,6 @@ TEST_CASE("kernel probes without debuginfo: SYM+OFF targets") {
   CHECK(lines == std::vector<std::string>{
                      "p:probe/do_sys_open do_sys_open+0 arg1=%di arg2=+0(%si):string",
                      "r8:probe/do_sys_open__return do_sys_open+0 retval=$retval:s64 arg2=+0($arg2):ustring",
-                     "p:probe/vfs_read vfs_read+16 di=%di",
-                     "p:probe/abs_ffffffff81000000 0xffffffff81000000",
+                     "p:probe/vfs_read vfs_read+16 di=%di", "p:probe/abs_ffffffff81000000 0xffffffff81000000",
                      "p:grp/ev do_sys_open+0 jiffies=@jiffies:u64"});
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include <catch2/catch.hpp>
-
 #include "kprobectl/trace_event_def.h"
+
+#include <catch2/catch.hpp>
 
 using namespace kprobectl;
 
@@ -92,8 +92,8 @@ TEST_CASE("malformed definitions are errors") {
   for (const char* line : {"x:probe/f f", "p:probe/f", "p:probef f+0", "p3:probe/f f+0", "pprobe/f f+0",
                            "p:probe/f f+zz", "p:probe/f /bin/true:zz"}) {
     INFO(line);
-    CHECK_FALSE(ParseDefinition(line, std::string(line).find("/bin") != std::string::npos ? ProbeKind::kUser
-                                                                                          : ProbeKind::kKernel));
+    CHECK_FALSE(ParseDefinition(
+        line, std::string(line).find("/bin") != std::string::npos ? ProbeKind::kUser : ProbeKind::kKernel));
   }
 }
 

@@ -3,6 +3,8 @@
 // The trace stage without a kernel: the planner's choices, the tracer on a
 // captured ring-buffer page, what a killed run left (on a directory that
 // stands in for tracefs), process maps, and finding -x by name.
+#include "kprobectl/trace_plan.h"
+
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -13,7 +15,6 @@
 #include "kprobectl/leftovers.h"
 #include "kprobectl/strings.h"
 #include "kprobectl/trace_locations.h"
-#include "kprobectl/trace_plan.h"
 #include "kprobectl/tracer.h"
 #include "test_support.h"
 
@@ -97,7 +98,8 @@ TEST_CASE("tracer: a captured page printed to the stream it is given") {
     plan->caller = [](int, uint64_t, uint64_t) { return std::string("main+0x5e"); };
     plans.push_back(*plan);
   }
-  Printer printer({false, false}, [](int) { return std::string("types"); }, nullptr);
+  Printer printer(
+      {false, false}, [](int) { return std::string("types"); }, nullptr);
   std::ostringstream out;
   Tracer tracer(**decoder, plans, printer, out, "the test's stream");
   CapturedPages pages({ReadFile(DataPath("trace/types.cpu0.raw"))});
@@ -126,8 +128,7 @@ TEST_CASE("leftovers: a dead run's instance and recorded probes are found and re
   std::filesystem::create_directories(tracefs_dir / "events/tmp/a");
   WriteFile(tracefs_dir / "events/tmp/a/enable", "0\n");
   // The kernel prints the probes back in its own form.
-  WriteFile(tracefs_dir / "uprobe_events",
-            "p:tmp/a /bin/x:0x0000000000000010\np:mine/b /bin/x:0x0000000000000010\n");
+  WriteFile(tracefs_dir / "uprobe_events", "p:tmp/a /bin/x:0x0000000000000010\np:mine/b /bin/x:0x0000000000000010\n");
   {
     auto record = TemporaryRecord::Create(registry.path(), tracefs.root(), {4242, 99});
     REQUIRE(record);
@@ -152,8 +153,9 @@ TEST_CASE("leftovers: a dead run's instance and recorded probes are found and re
   std::vector<std::string> written;
   auto account = RemoveLeftover(tracefs, l, [&](std::string_view line) { written.emplace_back(line); });
   REQUIRE(account);
-  CHECK(*account == "removed what kprobectl trace (pid 4242) left behind when it was stopped without cleaning up: "
-                    "kprobectl-4242, tmp:a");
+  CHECK(*account ==
+        "removed what kprobectl trace (pid 4242) left behind when it was stopped without cleaning up: "
+        "kprobectl-4242, tmp:a");
   CHECK_FALSE(std::filesystem::exists(tracefs_dir / "instances/kprobectl-4242"));
   CHECK(std::filesystem::exists(tracefs_dir / "instances/kprobectl-77"));
   CHECK(std::find(written.begin(), written.end(), "write " + tracefs.PathOf("uprobe_events") + ": -:tmp/a") !=
@@ -201,7 +203,10 @@ TEST_CASE("finding -x by name: programs in PATH, libraries where the dynamic lin
   std::filesystem::create_directories(dir / "lib64");
   std::filesystem::copy_file(FixturePath("types"), dir / "bin/prog");
   std::filesystem::permissions(dir / "bin/prog", std::filesystem::perms::owner_all);
-  WriteFile(dir / "lib32/libz.so.1", std::string("\x7f" "ELF\x01\x01\x01", 7) + std::string(60, '\0'));
+  WriteFile(dir / "lib32/libz.so.1", std::string("\x7f"
+                                                 "ELF\x01\x01\x01",
+                                                 7) +
+                                         std::string(60, '\0'));
   std::filesystem::copy_file(FixturePath("libfx.so"), dir / "lib64/libz.so.1");
   WriteFile(dir / "ld.so.conf", "include " + dir.path() + "/conf.d/*.conf\n");
   std::filesystem::create_directories(dir / "conf.d");

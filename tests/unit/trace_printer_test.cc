@@ -4,12 +4,13 @@
 // kernel (tests/data/trace, see its README): every integer type at its
 // limits, strings with escapes and bytes that are not UTF-8, a faulting
 // pointer, bitfields, an array, a return probe. Golden text and JSON.
+#include "kprobectl/trace_printer.h"
+
 #include <catch2/catch.hpp>
 
+#include "json_check.h"
 #include "kprobectl/strings.h"
 #include "kprobectl/trace_decoder.h"
-#include "kprobectl/trace_printer.h"
-#include "json_check.h"
 #include "test_support.h"
 
 using namespace kprobectl;
@@ -37,7 +38,8 @@ std::string PrintCaptured(bool json) {
   uint64_t missed = 0;
   REQUIRE((*decoder)->DecodePage({reinterpret_cast<const uint8_t*>(raw.data()), raw.size()}, 0, records, &missed));
   CHECK(missed == 0);
-  Printer printer({json, false}, [](int) { return std::string("types"); }, nullptr);
+  Printer printer(
+      {json, false}, [](int) { return std::string("types"); }, nullptr);
   std::string out;
   for (const Record& r : records) printer.Print(plans.at(r.type), r, out);
   return out;
@@ -109,7 +111,8 @@ TEST_CASE("latency: entry and return paired per thread, log2 histogram") {
   entry.location = "f+0x0";
   ret.location = "f";
   uint8_t data[24] = {};
-  Printer printer({false, true}, [](int) { return std::string("x"); }, nullptr);
+  Printer printer(
+      {false, true}, [](int) { return std::string("x"); }, nullptr);
   std::string out;
   auto at = [&](uint64_t ts, int pid, bool is_ret) {
     Record r;
@@ -121,9 +124,9 @@ TEST_CASE("latency: entry and return paired per thread, log2 histogram") {
   };
   at(1000, 1, false);
   at(1500, 2, false);
-  at(3000, 1, true);   // 2000 ns
-  at(9500, 2, true);   // 8000 ns
-  at(9600, 3, true);   // no entry seen: no latency
+  at(3000, 1, true);  // 2000 ns
+  at(9500, 2, true);  // 8000 ns
+  at(9600, 3, true);  // no entry seen: no latency
   auto lines = SplitLines(out);
   REQUIRE(lines.size() == 5);
   CHECK(lines[2].ends_with(" latency=2.000us"));

@@ -156,8 +156,10 @@ class FakeKernel : public TracefsDir {
       std::string kept;
       bool found = false;
       for (const std::string& l : SplitLines(events)) {
-        if (l.find(":" + name + " ") != std::string::npos) found = true;
-        else kept += l + "\n";
+        if (l.find(":" + name + " ") != std::string::npos)
+          found = true;
+        else
+          kept += l + "\n";
       }
       if (!found) return Fail("cannot write to /fake/uprobe_events: No such file or directory");
       events = kept;
@@ -167,7 +169,7 @@ class FakeKernel : public TracefsDir {
     if (reject_(line)) {
       if (log_errors_)
         files_["error_log"] += "[  1.000000] trace_uprobe: error: Invalid fetch argument\n  Command: " + line +
-                             "\n                              ^\n";
+                               "\n                              ^\n";
       return Fail("cannot write to /fake/uprobe_events: Invalid argument");
     }
     events += line + "\n";
@@ -191,7 +193,8 @@ class FakeKernel : public TracefsDir {
 };
 
 TraceEventDef UserDef(const std::string& event, const std::string& args = "") {
-  auto def = ParseDefinition("p:kpt/" + event + " /bin/true:0x1000" + (args.empty() ? "" : " " + args), ProbeKind::kUser);
+  auto def =
+      ParseDefinition("p:kpt/" + event + " /bin/true:0x1000" + (args.empty() ? "" : " " + args), ProbeKind::kUser);
   REQUIRE(def);
   return *def;
 }

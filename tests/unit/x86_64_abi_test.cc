@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include <catch2/catch.hpp>
-
 #include "kprobectl/x86_64_abi.h"
+
+#include <catch2/catch.hpp>
 
 using namespace kprobectl;
 
@@ -15,8 +15,8 @@ TEST_CASE("System V integer arguments at a function's entry") {
 }
 
 TEST_CASE("DWARF register numbers map to kernel names") {
-  const char* expected[] = {"ax", "dx", "cx", "bx", "si", "di", "bp", "sp", "r8", "r9",
-                            "r10", "r11", "r12", "r13", "r14", "r15", "ip"};
+  const char* expected[] = {"ax", "dx",  "cx",  "bx",  "si",  "di",  "bp",  "sp", "r8",
+                            "r9", "r10", "r11", "r12", "r13", "r14", "r15", "ip"};
   for (unsigned n = 0; n <= 16; ++n) {
     INFO(n);
     auto name = x86_64::DwarfRegisterName(n);
@@ -34,17 +34,17 @@ TEST_CASE("DWARF register numbers map to kernel names") {
 }
 
 TEST_CASE("the kernel's register names, and suggestions for the others") {
-  for (const char* name : {"ax", "bx", "cx", "dx", "si", "di", "bp", "sp", "r8", "r9", "r10", "r11", "r12", "r13",
-                           "r14", "r15", "ip", "flags", "cs", "ss", "ds", "es", "fs", "gs", "orig_ax"}) {
+  for (const char* name : {"ax",  "bx",  "cx",  "dx", "si",    "di", "bp", "sp", "r8", "r9", "r10", "r11",    "r12",
+                           "r13", "r14", "r15", "ip", "flags", "cs", "ss", "ds", "es", "fs", "gs",  "orig_ax"}) {
     INFO(name);
     CHECK(x86_64::IsRegister(name));
   }
   struct Row {
     const char* wrong;
     const char* right;
-  } rows[] = {{"rdi", "di"}, {"edi", "di"}, {"dil", "di"}, {"rax", "ax"}, {"eax", "ax"}, {"al", "ax"},
-              {"r8d", "r8"}, {"r15w", "r15"}, {"r10b", "r10"}, {"rip", "ip"}, {"rflags", "flags"},
-              {"rsp", "sp"}, {"orig_rax", "orig_ax"}};
+  } rows[] = {{"rdi", "di"},       {"edi", "di"}, {"dil", "di"},          {"rax", "ax"},   {"eax", "ax"},
+              {"al", "ax"},        {"r8d", "r8"}, {"r15w", "r15"},        {"r10b", "r10"}, {"rip", "ip"},
+              {"rflags", "flags"}, {"rsp", "sp"}, {"orig_rax", "orig_ax"}};
   for (const Row& row : rows) {
     INFO(row.wrong);
     CHECK_FALSE(x86_64::IsRegister(row.wrong));
