@@ -21,8 +21,8 @@
 namespace kprobectl {
 
 struct KernelEnv {
-  std::string release;    // uname -r
-  std::string root = "";  // prefix for every path (tests)
+  std::string release;  // uname -r
+  std::string root;     // prefix for every path (tests)
   std::string notes = "/sys/kernel/notes";
   std::string kallsyms = "/proc/kallsyms";
   std::string debugfs = "/sys/kernel/debug";

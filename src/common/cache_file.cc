@@ -37,7 +37,7 @@ uint64_t Hash64(const void* data, size_t size, uint64_t seed) {
   // whole on every run, so this loop is on the path of every command.
   uint64_t lanes[4] = {seed + kPrime1 + kPrime2, seed + kPrime2, seed, seed - kPrime1};
   for (; end - p >= 32; p += 32)
-    for (int i = 0; i < 4; ++i) {
+    for (size_t i = 0; i < 4; ++i) {
       uint64_t x = (lanes[i] ^ Word(p + 8 * i)) * kPrime1;
       lanes[i] = (x << 31) | (x >> 33);
     }

@@ -218,7 +218,7 @@ std::unique_ptr<NameIndex> DwarfInfo::ChooseIndex() {
   }
   if (auto input = ScanInputs()) {
     status_.use = IndexStatus::kScan;
-    return MakeScanIndex(*this, std::move(*input));
+    return MakeScanIndex(std::move(*input));
   }
   status_.use = IndexStatus::kWalk;
   return InMemory(WalkAll());

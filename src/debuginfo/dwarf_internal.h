@@ -156,7 +156,7 @@ Elf_Data* SectionData(Elf* elf, std::string_view name);
 const unsigned char* ElfIdent(Elf* elf);
 bool IsRelocatable(Elf* elf);  // ET_REL (or unreadable)
 class DwarfInfo;
-std::unique_ptr<NameIndex> MakeScanIndex(DwarfInfo& info, ScanInput input);
+std::unique_ptr<NameIndex> MakeScanIndex(ScanInput input);
 // False when a form in .debug_abbrev could name a DIE from outside its CU
 // or .debug_str, which the scan would miss.
 Result<bool> AbbrevsAllowScan(int fd, const RawSection& abbrev);

@@ -47,7 +47,7 @@ Result<LineRange> ParseLineRange(std::string_view text) {
       range.end = range.start + *n;
     } else {
       if (*n < range.start) return bad("the range ends before it starts");
-      range.end = *n;
+      range.end = n;
     }
   }
   return range;

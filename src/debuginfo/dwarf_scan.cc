@@ -119,7 +119,7 @@ void Search(const std::string& data, size_t to, const std::vector<Pattern>& patt
 
 class ScanIndex : public NameIndex {
  public:
-  ScanIndex(DwarfInfo& info, ScanInput input) : info_(info), input_(std::move(input)) {}
+  explicit ScanIndex(ScanInput input) : input_(std::move(input)) {}
 
   std::vector<FunctionInstance> Functions(const std::string& name, size_t max_units) override {
     if (max_units == SIZE_MAX || found_.contains(name))
@@ -276,7 +276,6 @@ class ScanIndex : public NameIndex {
     return hits[0];
   }
 
-  DwarfInfo& info_;
   ScanInput input_;
   std::string strings_;
   std::map<std::string, Found> found_;
@@ -308,8 +307,6 @@ Result<bool> AbbrevsAllowScan(int fd, const RawSection& abbrev) {
   return true;
 }
 
-std::unique_ptr<NameIndex> MakeScanIndex(DwarfInfo& info, ScanInput input) {
-  return std::make_unique<ScanIndex>(info, std::move(input));
-}
+std::unique_ptr<NameIndex> MakeScanIndex(ScanInput input) { return std::make_unique<ScanIndex>(std::move(input)); }
 
 }  // namespace kprobectl::dwarf

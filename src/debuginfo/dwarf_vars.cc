@@ -214,7 +214,7 @@ std::vector<Dwarf_Die> VisibleVariables(Scopes& scopes, bool params_only, Dwarf_
       if (dwarf_dieoffset(&scopes.dies[i]) == function) probed = i;
     }
     if (!probed && !innermost) return {};
-    first = probed.value_or(*innermost);
+    first = probed ? *probed : *innermost;
   }
   std::vector<Dwarf_Die> out;
   std::set<std::string> names;

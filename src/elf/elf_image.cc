@@ -430,8 +430,9 @@ const ElfSymbol* ElfImage::SymbolAt(uint64_t vaddr, ElfSymbol::Type type) const 
   const Table& table = *table_;
   // A few look-ups cost less as scans than sorting 100,000 symbols would.
   constexpr unsigned kScans = 32;
-  if (table.values[0].empty() && table.values[1].empty() && table_->address_lookups < kScans &&
-      ++table_->address_lookups <= kScans) {
+  bool scan = table.values[0].empty() && table.values[1].empty() && table_->address_lookups < kScans;
+  if (scan) ++table_->address_lookups;
+  if (scan) {
     std::optional<uint32_t> best;
     uint64_t best_value = 0;
     bool best_global = false;

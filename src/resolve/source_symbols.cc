@@ -64,7 +64,7 @@ Result<std::vector<Place>> Places(const ProbeSpec& spec, const ElfImage& image) 
   if (p.address) {
     Place place;
     place.address = *p.address + p.offset.value_or(0);
-    KP_TRY(image.CodeFileOffset(place.address));
+    (void)KP_TRY(image.CodeFileOffset(place.address));  // an address the file maps
     place.origin.source = "the symbol table";
     if (const ElfSymbol* f = image.FunctionAt(place.address)) {
       place.origin.function = f->name;

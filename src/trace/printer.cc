@@ -193,7 +193,7 @@ void Printer::AppendValue(const ArgPlan& arg, const Record& record, std::string&
   if (arg.count) out += json ? '[' : '{';
   for (unsigned i = 0; i < count; ++i) {
     if (i) out += ',';
-    const uint8_t* p = base + arg.offset + i * arg.size;
+    const uint8_t* p = base + arg.offset + size_t{i} * arg.size;
     switch (arg.kind) {
       case ValueKind::kSigned:
         AppendSigned(out, ReadSigned(p, arg.size));
