@@ -134,6 +134,7 @@ class ElfImage {
     template <typename F>
     void ForEachNamed(std::string_view name, F&& f) const;  // f(entry index, Entry&) for each symbol called `name`
   };
+  friend struct ElfReader;  // elf_image.cc: what Open() reads with libelf
   // The symbol of `type` that contains `vaddr`, globals preferred on ties.
   const ElfSymbol* SymbolAt(uint64_t vaddr, ElfSymbol::Type type) const;
   const ElfSymbol* Made(uint32_t entry) const;
