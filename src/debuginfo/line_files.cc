@@ -76,6 +76,64 @@ std::string_view Basename(std::string_view path) { return path.substr(path.rfind
 
 }  // namespace
 
+namespace {
+
+// One value of a DWARF 5 entry format (a string, or a value skipped);
+// false for a form this reader does not know.
+bool ReadForm(Reader& r, uint64_t form, const LineSections& sections, unsigned offset_size, std::string_view* value) {
+  bool ok = true;
+  // clang-format off
+  switch (form) {
+    case 0x08: *value = r.String(); break;                                              // string
+    case 0x1f: *value = StringAt(sections.line_str, r.Fixed(offset_size), &ok); break;  // line_strp
+    case 0x0e: *value = StringAt(sections.str, r.Fixed(offset_size), &ok); break;       // strp
+    case 0x0b: r.Fixed(1); break;                                                       // data1
+    case 0x05: r.Fixed(2); break;                                                       // data2
+    case 0x06: r.Fixed(4); break;                                                       // data4
+    case 0x07: r.Fixed(8); break;                                                       // data8
+    case 0x1e: r.Skip(16); break;                                                       // data16
+    case 0x0f: r.Uleb(); break;                                                         // udata
+    case 0x09: r.Skip(r.Uleb()); break;                                                 // block
+    default: return false;
+  }
+  // clang-format on
+  return ok;
+}
+
+// DWARF 5's directory or file entries, described by (content type, form)
+// pairs; the files' paths (DW_LNCT_path) kept when `keep`.
+bool ReadEntries(Reader& r, const LineSections& sections, unsigned offset_size, bool keep,
+                 std::vector<std::string>& out) {
+  unsigned formats = static_cast<unsigned>(r.Fixed(1));
+  std::vector<std::pair<uint64_t, uint64_t>> format;
+  for (unsigned i = 0; i < formats; ++i) {
+    uint64_t type = r.Uleb();
+    format.emplace_back(type, r.Uleb());
+  }
+  uint64_t count = r.Uleb();
+  for (uint64_t e = 0; e < count && r.ok; ++e)
+    for (const auto& [type, form] : format) {
+      std::string_view value;
+      if (!ReadForm(r, form, sections, offset_size, &value)) return false;
+      if (keep && type == 1 /* DW_LNCT_path */) out.emplace_back(Basename(value));
+    }
+  return r.ok;
+}
+
+// DWARF 2-4: include_directories, then file_names.
+void ReadOldFiles(Reader& r, std::vector<std::string>& out) {
+  while (r.ok && !r.String().empty()) {
+  }  // include_directories
+  for (std::string_view name; r.ok && !(name = r.String()).empty();) {
+    r.Uleb();  // directory index
+    r.Uleb();  // mtime
+    r.Uleb();  // length
+    out.emplace_back(Basename(name));
+  }
+}
+
+}  // namespace
+
 Result<std::vector<std::string>> LineProgramFiles(const LineSections& sections, uint64_t offset) {
   if (offset >= sections.line.size()) return Fail("line program offset out of range");
   Reader r{sections.line.data() + offset, sections.line.data() + sections.line.size()};
@@ -98,71 +156,10 @@ Result<std::vector<std::string>> LineProgramFiles(const LineSections& sections, 
   r.Skip(opcode_base > 0 ? opcode_base - 1 : 0);  // standard_opcode_lengths
 
   std::vector<std::string> out;
-  if (version < 5) {
-    while (r.ok && !r.String().empty()) {
-    }  // include_directories
-    for (std::string_view name; r.ok && !(name = r.String()).empty();) {
-      r.Uleb();  // directory index
-      r.Uleb();  // mtime
-      r.Uleb();  // length
-      out.emplace_back(Basename(name));
-    }
-  } else {
-    // Entries described by (content type, form) pairs: the directories'
-    // are skipped, the files' paths kept.
-    auto entries = [&](bool keep) -> bool {
-      unsigned formats = static_cast<unsigned>(r.Fixed(1));
-      std::vector<std::pair<uint64_t, uint64_t>> format;
-      for (unsigned i = 0; i < formats; ++i) {
-        uint64_t type = r.Uleb();
-        format.emplace_back(type, r.Uleb());
-      }
-      uint64_t count = r.Uleb();
-      for (uint64_t e = 0; e < count && r.ok; ++e)
-        for (const auto& [type, form] : format) {
-          std::string_view value;
-          bool ok = true;
-          switch (form) {
-            case 0x08:
-              value = r.String();
-              break;  // string
-            case 0x1f:
-              value = StringAt(sections.line_str, r.Fixed(offset_size), &ok);
-              break;  // line_strp
-            case 0x0e:
-              value = StringAt(sections.str, r.Fixed(offset_size), &ok);
-              break;  // strp
-            case 0x0b:
-              r.Fixed(1);
-              break;  // data1
-            case 0x05:
-              r.Fixed(2);
-              break;  // data2
-            case 0x06:
-              r.Fixed(4);
-              break;  // data4
-            case 0x07:
-              r.Fixed(8);
-              break;  // data8
-            case 0x1e:
-              r.Skip(16);
-              break;  // data16
-            case 0x0f:
-              r.Uleb();
-              break;  // udata
-            case 0x09:
-              r.Skip(r.Uleb());
-              break;  // block
-            default:
-              return false;
-          }
-          if (!ok) return false;
-          if (keep && type == 1 /* DW_LNCT_path */) out.emplace_back(Basename(value));
-        }
-      return r.ok;
-    };
-    if (!entries(false) || !entries(true)) return Fail("line program header with forms this reader does not know");
-  }
+  if (version < 5)
+    ReadOldFiles(r, out);
+  else if (!ReadEntries(r, sections, offset_size, false, out) || !ReadEntries(r, sections, offset_size, true, out))
+    return Fail("line program header with forms this reader does not know");
   if (!r.ok) return Fail("truncated line program header");
   std::erase_if(out, [](const std::string& s) { return s.empty(); });
   std::sort(out.begin(), out.end());
