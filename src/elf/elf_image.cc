@@ -182,114 +182,113 @@ Result<void> Stripped(const std::string& path) {
 // What Open() reads with libelf, as a friend of ElfImage (the header names
 // no libelf type).
 struct ElfReader {
-static void ReadSegments(Elf* elf, std::vector<LoadSegment>& segments_) {
-  size_t phnum = 0;
-  elf_getphdrnum(elf, &phnum);
-  for (size_t i = 0; i < phnum; ++i) {
-    GElf_Phdr phdr;
-    if (!gelf_getphdr(elf, static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD) continue;
-    segments_.push_back({phdr.p_vaddr, phdr.p_memsz, phdr.p_offset, phdr.p_filesz, (phdr.p_flags & PF_X) != 0});
-  }
-}
-
-// One 64-bit .symtab (a vmlinux): read in place from the mapping.
-static bool UseInPlace(ElfImage::Table& t, Elf* elf, const std::shared_ptr<const void>& map, size_t map_size) {
-  auto inside = [&](const void* p, size_t n) {
-    auto* b = static_cast<const char*>(map.get());
-    auto* q = static_cast<const char*>(p);
-    return q >= b && n <= map_size && q - b <= static_cast<ptrdiff_t>(map_size - n);
-  };
-  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
-    GElf_Shdr shdr;
-    if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB) continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    Elf_Data* strings = elf_getdata(elf_getscn(elf, shdr.sh_link), nullptr);
-    if (data && strings && data->d_type == ELF_T_SYM && shdr.sh_entsize == sizeof(Elf64_Sym) && data->d_buf &&
-        strings->d_buf && inside(data->d_buf, data->d_size) && inside(strings->d_buf, strings->d_size) &&
-        reinterpret_cast<uintptr_t>(data->d_buf) % alignof(Elf64_Sym) == 0) {
-      t.raw_symbols = static_cast<const unsigned char*>(data->d_buf);
-      t.raw_count = data->d_size / sizeof(Elf64_Sym);
-      t.raw_strings = static_cast<const char*>(strings->d_buf);
-      t.raw_strings_size = strings->d_size;
-      t.mapping = map;
+  static void ReadSegments(Elf* elf, std::vector<LoadSegment>& segments_) {
+    size_t phnum = 0;
+    elf_getphdrnum(elf, &phnum);
+    for (size_t i = 0; i < phnum; ++i) {
+      GElf_Phdr phdr;
+      if (!gelf_getphdr(elf, static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD) continue;
+      segments_.push_back({phdr.p_vaddr, phdr.p_memsz, phdr.p_offset, phdr.p_filesz, (phdr.p_flags & PF_X) != 0});
     }
   }
-  return t.raw_symbols != nullptr;
-}
 
-// The version a .dynsym entry's index names, its name kept once in `names`.
-static void ApplyVersion(ElfImage::Table& t, GElf_Versym version_index,
+  // One 64-bit .symtab (a vmlinux): read in place from the mapping.
+  static bool UseInPlace(ElfImage::Table& t, Elf* elf, const std::shared_ptr<const void>& map, size_t map_size) {
+    auto inside = [&](const void* p, size_t n) {
+      auto* b = static_cast<const char*>(map.get());
+      auto* q = static_cast<const char*>(p);
+      return q >= b && n <= map_size && q - b <= static_cast<ptrdiff_t>(map_size - n);
+    };
+    for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+      GElf_Shdr shdr;
+      if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB) continue;
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      Elf_Data* strings = elf_getdata(elf_getscn(elf, shdr.sh_link), nullptr);
+      if (data && strings && data->d_type == ELF_T_SYM && shdr.sh_entsize == sizeof(Elf64_Sym) && data->d_buf &&
+          strings->d_buf && inside(data->d_buf, data->d_size) && inside(strings->d_buf, strings->d_size) &&
+          reinterpret_cast<uintptr_t>(data->d_buf) % alignof(Elf64_Sym) == 0) {
+        t.raw_symbols = static_cast<const unsigned char*>(data->d_buf);
+        t.raw_count = data->d_size / sizeof(Elf64_Sym);
+        t.raw_strings = static_cast<const char*>(strings->d_buf);
+        t.raw_strings_size = strings->d_size;
+        t.mapping = map;
+      }
+    }
+    return t.raw_symbols != nullptr;
+  }
+
+  // The version a .dynsym entry's index names, its name kept once in `names`.
+  static void ApplyVersion(ElfImage::Table& t, GElf_Versym version_index,
                            const std::map<unsigned, std::string>& versions,
                            std::map<unsigned, std::pair<uint32_t, uint32_t>>& version_names, ElfImage::Entry& e) {
-  unsigned v = version_index & 0x7fff;
-  auto it = versions.find(v);
-  if (it == versions.end() || v <= 1) return;
-  auto [named, fresh] = version_names.try_emplace(v);
-  if (fresh) {
-    named->second = {static_cast<uint32_t>(t.names.size()), static_cast<uint32_t>(it->second.size())};
-    t.names += it->second;
+    unsigned v = version_index & 0x7fff;
+    auto it = versions.find(v);
+    if (it == versions.end() || v <= 1) return;
+    auto [named, fresh] = version_names.try_emplace(v);
+    if (fresh) {
+      named->second = {static_cast<uint32_t>(t.names.size()), static_cast<uint32_t>(it->second.size())};
+      t.names += it->second;
+    }
+    e.version = named->second.first;
+    e.version_size = named->second.second;
+    e.default_version = (version_index & 0x8000) == 0;
   }
-  e.version = named->second.first;
-  e.version_size = named->second.second;
-  e.default_version = (version_index & 0x8000) == 0;
-}
 
-// Every symbol of every table, copied; with both .symtab and .dynsym, each
-// exported symbol once, with the version .dynsym knows.
-static void Copy(ElfImage::Table& t, Elf* elf, Elf_Data* versym, const std::map<unsigned, std::string>& versions,
+  // Every symbol of every table, copied; with both .symtab and .dynsym, each
+  // exported symbol once, with the version .dynsym knows.
+  static void Copy(ElfImage::Table& t, Elf* elf, Elf_Data* versym, const std::map<unsigned, std::string>& versions,
                    size_t tables, size_t total) {
-  struct KeyHash {
-    size_t operator()(const std::pair<std::string_view, uint64_t>& k) const {
-      return std::hash<std::string_view>()(k.first) ^ (k.second * 0x9E3779B97F4A7C15ULL);
-    }
-  };
-  // (name, address) -> entry; the names point into libelf's string tables.
-  std::unordered_map<std::pair<std::string_view, uint64_t>, uint32_t, KeyHash> index;
-  t.entries.reserve(total);
-  if (tables > 1) index.reserve(total);
-  std::map<unsigned, std::pair<uint32_t, uint32_t>> version_names;  // version index -> its name in names
-  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
-    GElf_Shdr shdr;
-    if (!gelf_getshdr(scn, &shdr) || (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM)) continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    Elf_Data* strings = elf_getdata(elf_getscn(elf, shdr.sh_link), nullptr);
-    if (!data || !strings || !strings->d_buf || shdr.sh_entsize == 0) continue;
-    const char* strbase = static_cast<const char*>(strings->d_buf);
-    const size_t strsize = strings->d_size;
-    const auto base = static_cast<uint32_t>(t.names.size());
-    t.names.append(strbase, strsize);
-    size_t count = shdr.sh_size / shdr.sh_entsize;
-    for (size_t i = 1; i < count; ++i) {
-      GElf_Sym sym;
-      if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF || sym.st_name >= strsize)
-        continue;
-      const char* raw = strbase + sym.st_name;
-      size_t length = strnlen(raw, strsize - sym.st_name);
-      if (length == 0) continue;
-      ElfImage::Entry e = ElfImage::Table::Classify(sym.st_info, sym.st_value, sym.st_size);
-      e.name = base + sym.st_name;
-      GElf_Versym version_index;
-      if (!ElfImage::Table::SplitVersion(raw, length, e) && shdr.sh_type == SHT_DYNSYM && versym &&
-          gelf_getversym(versym, static_cast<int>(i), &version_index))
-        ApplyVersion(t, version_index, versions, version_names, e);
-      if (tables > 1) {
-        auto [it, fresh] = index.try_emplace({std::string_view(raw, e.name_size), e.value},
-                                             static_cast<uint32_t>(t.entries.size()));
-        if (!fresh) {
-          ElfImage::Entry& old = t.entries[it->second];
-          if (old.version_size == 0) {
-            old.version = e.version;
-            old.version_size = e.version_size;
-            old.default_version = e.default_version;
-          }
-          continue;
-        }
+    struct KeyHash {
+      size_t operator()(const std::pair<std::string_view, uint64_t>& k) const {
+        return std::hash<std::string_view>()(k.first) ^ (k.second * 0x9E3779B97F4A7C15ULL);
       }
-      t.entries.push_back(e);
+    };
+    // (name, address) -> entry; the names point into libelf's string tables.
+    std::unordered_map<std::pair<std::string_view, uint64_t>, uint32_t, KeyHash> index;
+    t.entries.reserve(total);
+    if (tables > 1) index.reserve(total);
+    std::map<unsigned, std::pair<uint32_t, uint32_t>> version_names;  // version index -> its name in names
+    for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+      GElf_Shdr shdr;
+      if (!gelf_getshdr(scn, &shdr) || (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM)) continue;
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      Elf_Data* strings = elf_getdata(elf_getscn(elf, shdr.sh_link), nullptr);
+      if (!data || !strings || !strings->d_buf || shdr.sh_entsize == 0) continue;
+      const char* strbase = static_cast<const char*>(strings->d_buf);
+      const size_t strsize = strings->d_size;
+      const auto base = static_cast<uint32_t>(t.names.size());
+      t.names.append(strbase, strsize);
+      size_t count = shdr.sh_size / shdr.sh_entsize;
+      for (size_t i = 1; i < count; ++i) {
+        GElf_Sym sym;
+        if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF || sym.st_name >= strsize)
+          continue;
+        const char* raw = strbase + sym.st_name;
+        size_t length = strnlen(raw, strsize - sym.st_name);
+        if (length == 0) continue;
+        ElfImage::Entry e = ElfImage::Table::Classify(sym.st_info, sym.st_value, sym.st_size);
+        e.name = base + sym.st_name;
+        GElf_Versym version_index;
+        if (!ElfImage::Table::SplitVersion(raw, length, e) && shdr.sh_type == SHT_DYNSYM && versym &&
+            gelf_getversym(versym, static_cast<int>(i), &version_index))
+          ApplyVersion(t, version_index, versions, version_names, e);
+        if (tables > 1) {
+          auto [it, fresh] =
+              index.try_emplace({std::string_view(raw, e.name_size), e.value}, static_cast<uint32_t>(t.entries.size()));
+          if (!fresh) {
+            ElfImage::Entry& old = t.entries[it->second];
+            if (old.version_size == 0) {
+              old.version = e.version;
+              old.version_size = e.version_size;
+              old.default_version = e.default_version;
+            }
+            continue;
+          }
+        }
+        t.entries.push_back(e);
+      }
     }
   }
-}
-
 };
 
 Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cache_dir) {
@@ -304,7 +303,8 @@ Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cach
   // Only a file with both tables has symbols twice (a vmlinux has .symtab only).
   auto [tables, total] = KP_TRY(CountSymbols(m, path));
   auto table = std::make_shared<Table>();
-  if (tables == 1 && gelf_getclass(m.elf.get()) == ELFCLASS64 && ElfReader::UseInPlace(*table, m.elf.get(), m.mapping, m.size)) {
+  if (tables == 1 && gelf_getclass(m.elf.get()) == ELFCLASS64 &&
+      ElfReader::UseInPlace(*table, m.elf.get(), m.mapping, m.size)) {
     bool any = false;
     for (size_t i = 1; i < table->raw_count && !any; ++i) any = !table->At(i).skip;
     if (!any) return std::unexpected(Stripped(path).error());
