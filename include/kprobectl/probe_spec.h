@@ -31,6 +31,7 @@ struct ProbePoint {
   std::optional<uint64_t> offset;           // +OFFS
   std::optional<std::string> lazy_pattern;  // ;PTN, as written
   bool retprobe = false;                    // %return
+  std::string tracepoint;                   // tp:NAME, a tracepoint probe (nothing else is set)
   size_t pos = 0;                           // where the point starts in the spec text
 };
 

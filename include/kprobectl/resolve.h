@@ -57,6 +57,7 @@ struct FetchRoot {
     kAbsolute,        // number: @0xADDR
     kImmediate,       // name: \IMM as written
     kConstant,        // value: a constant the debuginfo knows
+    kKernelName,      // name: a tracepoint's argument as the kernel names it (BTF), with ->members
   } kind = kRegister;
   uint64_t number = 0;
   int64_t value = 0;

@@ -113,6 +113,7 @@ Result<void> ApplyKernelPolicy(std::vector<ResolvedProbe>& probes, const Target&
   // those the kernel takes and says which it left out; one whose every
   // instance is refused is an error.
   for (ResolvedProbe& probe : probes) {
+    if (probe.type == ProbeType::kTracepoint) continue;  // not a function: no blacklist, no notrace
     std::vector<ResolvedLocation> kept;
     std::optional<Error> first;
     for (ResolvedLocation& loc : probe.locations) {

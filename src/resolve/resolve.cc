@@ -34,6 +34,7 @@ ProbeSpec AsWritten(const ProbeSpec& spec, const Target& target) {
 
 Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& target, const SystemView& system,
                                              const ResolveOptions& options, std::vector<std::string>* notes) {
+  if (!written.point.tracepoint.empty()) return resolve::LocateTracepoint(written, target, system);
   ProbeSpec spec = AsWritten(written, target);
   // Variables, lines, files: only the DWARF knows them.
   bool needs_dwarf = NeedsDebuginfo(spec) || options.for_variables;
@@ -89,6 +90,7 @@ Result<Resolution> Resolve(const std::vector<ProbeSpec>& specs, Target& target, 
                   : target.kernel()   ? std::string(kKernelGroup)
                                       : UserGroupName(target.path);
     probe.locations = KP_TRY(Locate(spec, target, system, options, &out.notes));
+    if (!spec.point.tracepoint.empty()) probe.type = ProbeType::kTracepoint;
     out.probes.push_back(std::move(probe));
   }
   if (options.fprobe && !target.kernel())

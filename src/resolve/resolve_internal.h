@@ -29,6 +29,9 @@ Result<FetchType> CheckArgType(const ProbeSpec& spec, const ProbeArg& arg, const
 Result<TypedFetch> RawArg(const ProbeSpec& spec, size_t index, const ArgContext& context);
 // Every argument of a spec without debuginfo.
 Result<std::vector<TypedFetch>> RawArgs(const ProbeSpec& spec, const ArgContext& context);
+// tp:NAME (tracepoints.cc): one location, its arguments as the kernel names them.
+Result<std::vector<ResolvedLocation>> LocateTracepoint(const ProbeSpec& spec, const Target& target,
+                                                       const SystemView& system);
 // The whole list made valid: count, name lengths and characters, unique
 // names. `from` gives the argument each came from (null for $vars).
 Result<void> FinishArgs(const ProbeSpec& spec, std::vector<TypedFetch>& args, const std::vector<const ProbeArg*>& from);

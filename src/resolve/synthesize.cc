@@ -137,6 +137,9 @@ Result<FetchArg> SynthesizeArg(const TypedFetch& fetch, ProbeKind kind, const El
     case FetchRoot::kConstant:
       text = "\\" + std::to_string(r.value);
       break;
+    case FetchRoot::kKernelName:
+      text = r.name;
+      break;
   }
   for (size_t i = first_deref; i < fetch.derefs.size(); ++i)
     text = Dereference(fetch.derefs[i].offset, fetch.derefs[i].user, text);

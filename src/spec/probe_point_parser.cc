@@ -35,6 +35,7 @@ class PointParser {
       start = eq + 1;
     }
     if (start == end_) return SyntaxError(start, "expected a function, a source file or an address");
+    if (text_.substr(start, end_ - start).starts_with("tp:")) return ParseTracepoint(start + 3, point);
 
     bool file_spec = false;
     if (FindUnescaped(start, "+@%") == end_) {
@@ -176,6 +177,18 @@ class PointParser {
     return out;
   }
 
+  // tp:NAME: a tracepoint, by name (letters, digits, '_').
+  Result<ProbePoint> ParseTracepoint(size_t at, ProbePoint point) {
+    size_t i = at;
+    while (i < end_ && IsIdentChar(text_[i])) ++i;
+    if (i == at) return SyntaxError(at, "expected a tracepoint name after 'tp:'");
+    if (i < end_)
+      return SyntaxError(i, "a tracepoint probe is tp:NAME; nothing follows the name",
+                         "e.g. tp:sched_switch prev->pid next->comm (the kernel reads them by name through BTF)");
+    point.tracepoint = std::string(text_.substr(at, i - at));
+    return point;
+  }
+
   std::unexpected<kprobectl::Error> SyntaxError(size_t pos, std::string what,
                                                 std::string hint = std::string(kPointHint)) {
     return std::unexpected(kprobectl::Error{CaretMessage("invalid probe point: " + what, text_, pos), std::move(hint)});
@@ -233,6 +246,7 @@ bool NeedsDebuginfo(const ArgExpr& expr) {
 
 bool NeedsDebuginfo(const ProbeSpec& spec) {
   const ProbePoint& p = spec.point;
+  if (!p.tracepoint.empty()) return false;  // the kernel reads its arguments by name (BTF)
   if (p.line || p.lazy_pattern || !p.file.empty()) return true;
   for (const ProbeArg& arg : spec.args)
     if (NeedsDebuginfo(arg.expr)) return true;
@@ -240,6 +254,7 @@ bool NeedsDebuginfo(const ProbeSpec& spec) {
 }
 
 std::string DescribePoint(const ProbePoint& p) {
+  if (!p.tracepoint.empty()) return "tp:" + p.tracepoint;
   std::string out = p.address ? Hex(*p.address) : p.function.empty() ? p.file : p.function;
   if (!p.version.empty()) out += "@" + p.version;
   if (!p.function.empty() && !p.file.empty()) out += "@" + p.file;

@@ -151,3 +151,32 @@ TEST_CASE("pipeline: --fprobe folds a function's places into one fprobe per name
   auto user = RunKprobectl({"--no-cache", "-x", FixturePath("target_O2"), "--fprobe", "-D", "compute"});
   CHECK(user.err == "kprobectl: error: --fprobe is for kernel functions\n  hint: user-space probes are uprobes\n");
 }
+
+TEST_CASE("pipeline: tp:NAME is a tracepoint probe with the tracepoint's arguments by name") {
+  std::string bin = FixturePath("kernel_like");
+  auto run = [&](std::vector<std::string> args) {
+    std::vector<std::string> all{"--no-cache", "-k", bin};
+    all.insert(all.end(), args.begin(), args.end());
+    return RunKprobectl(all);
+  };
+  auto members = run({"-D", "tp:sched_switch prev->pid next->comm:string task=next $comm"});
+  CHECK(members.err == "");
+  CHECK(members.out ==
+        "t:probe/sched_switch sched_switch pid=prev->pid comm=next->comm:string task=next comm_1=$comm\n");
+  // With other probes and with --fprobe (which is for functions), it stays a t: probe.
+  auto mixed = run({"--fprobe", "-D", "my:ev=tp:sched_switch prev", "process%return $retval"});
+  CHECK(mixed.out == "t:my/ev sched_switch prev=prev\nf:probe/process__return process%return retval=$retval:s32\n");
+  auto ret = run({"-D", "tp:sched_switch%return"});
+  CHECK(ret.status != 0);
+  CHECK(ret.err.find("a tracepoint probe is tp:NAME; nothing follows the name") != std::string::npos);
+  auto reg = run({"-D", "tp:sched_switch %di"});
+  CHECK(reg.err.find("'%di' is not something a tracepoint probe can read") != std::string::npos);
+  auto index = run({"-D", "tp:sched_switch prev->comm[0]"});
+  CHECK(index.err.find("without [index]") != std::string::npos);
+  auto empty = run({"-D", "tp:"});
+  CHECK(empty.err.find("expected a tracepoint name after 'tp:'") != std::string::npos);
+  auto user = RunKprobectl({"--no-cache", "-x", FixturePath("target_O2"), "-D", "tp:sched_switch"});
+  CHECK(user.err ==
+        "kprobectl: error: 'tp:sched_switch' is a kernel tracepoint; -x probes user space\n"
+        "  hint: leave -x out for tracepoints\n");
+}

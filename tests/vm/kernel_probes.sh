@@ -176,6 +176,32 @@ else
   check "--fprobe on a kernel without fprobe events is refused" grep -q 'this kernel has no fprobe events' <<<"$err"
 fi
 
+# 8. Tracepoint probes (t: in dynamic_events, Linux 6.5+): tp:NAME with
+#    the tracepoint's arguments by name and their members, read by the
+#    kernel through its BTF. They fire on exec, and nothing is left.
+if grep -q 't\[:\[<group>/\]\[<event>\]\]' $tracefs/README; then
+  kp -q add 'kpvm:tp=tp:sched_process_exec p->pid old_pid file=bprm->filename:string'
+  check "tp: adds a tracepoint probe" grep -q '^t:kpvm/tp sched_process_exec' $tracefs/dynamic_events
+  listed=$(kp list 'kpvm:*' 2>&1)
+  echo "$listed" | sed 's/^/# /'
+  check "list shows the tracepoint probe" grep -q 'kpvm:tp' <<<"$listed"
+  kp trace -q -o /tmp/kpvm-tp 'kpvm:*' -- /bin/true >/dev/null
+  grep 'kpvm:tp' /tmp/kpvm-tp | head -2 | sed 's/^/# /'
+  check "the tracepoint probe fired with the pid and the file" \
+    grep -q 'kpvm:tp: .*pid=[1-9][0-9]* old_pid=[1-9][0-9]* file="/bin/true"' /tmp/kpvm-tp
+  rc=0
+  err=$(kp -q add 'kpvm:tq=tp:sched_process_exec no_such_arg' 2>&1) || rc=$?
+  echo "$err" | sed 's/^/# /'
+  check "an argument the tracepoint does not have is an error" [ $rc -ne 0 ]
+  check "... and nothing of it is written" [ -z "$(grep 'kpvm/tq' $tracefs/dynamic_events)" ]
+  check "del removes the tracepoint probe" kp -q del 'kpvm:*'
+  check "nothing left after the tracepoint probes" [ -z "$(grep kpvm $tracefs/dynamic_events)" ] && nothing_left
+else
+  err=$(kp -D 'tp:sched_switch' 2>&1)
+  echo "# $err"
+  check "tp: on a kernel without tracepoint probes is refused" grep -q 'this kernel has no tracepoint probes' <<<"$err"
+fi
+
 # The guest kernel's own complaints while all this ran.
 problems=$(dmesg | grep -E 'BUG:|WARNING:|Oops|soft lockup|blocked for more than' || true)
 [ -z "$problems" ] && ok "the kernel reported no bug, warning or lockup" ||
