@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "kprobectl/result.h"
 
@@ -54,5 +55,11 @@ Result<FetchType> ParseFetchType(std::string_view text);
 // The kernel's spelling: "s32", "string", "b3@4/32", "u8[16]"; the inverse
 // of ParseFetchType.
 std::string FormatFetchType(const FetchType& type);
+
+// A bitfield of `bit_size` bits starting `bit_start` bits into its object
+// (little-endian), declared with a type of `type_size` bytes: the kernel's
+// b<width>@<offset>/<container> and the byte offset of the container, the
+// declared type's size tried first, then 64 bits.
+Result<std::pair<FetchType, int64_t>> BitfieldFetch(uint64_t bit_start, uint64_t bit_size, uint64_t type_size);
 
 }  // namespace kprobectl

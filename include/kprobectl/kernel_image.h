@@ -29,6 +29,7 @@ struct KernelEnv {
   std::string tracefs;  // for available_filter_functions
   std::string proc = "/proc";
   std::string sys_module = "/sys/module";
+  std::string btf = "/sys/kernel/btf";         // vmlinux and each module's split BTF
   std::string runtime_dir = "/run/kprobectl";  // records of temporary probes (see leftovers.h)
   static KernelEnv Running();                  // this machine's
 };

@@ -144,8 +144,11 @@ Result<std::vector<TraceEventDef>> Synthesize(const Resolution& resolution, cons
 Result<FetchArg> SynthesizeArg(const TypedFetch& fetch, ProbeKind kind, const ElfImage* image, uint64_t address);
 
 // The functions of the target that can be probed (funcs), sorted, those
-// the kernel would refuse left out.
-Result<std::vector<std::string>> ProbeableFunctions(const Target& target, const GlobFilter& filter);
+// the kernel would refuse left out. Without the kernel's image (BTF only),
+// `running`'s lists (available_filter_functions, the kprobe blacklist)
+// decide by name.
+Result<std::vector<std::string>> ProbeableFunctions(const Target& target, const GlobFilter& filter,
+                                                    const SystemView* running = nullptr);
 
 // The source listing `line` shows, the range's function found as a probe
 // point's is (a clone's name is its function's).

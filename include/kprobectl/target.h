@@ -3,13 +3,14 @@
 // What a command works on, decided once: a user binary (-x), the running
 // kernel, a kernel image (-k VMLINUX) or a kernel module (-m). In: what the
 // options name, where to look (KernelEnv, the search paths). Out: the
-// target's kind and files: its ELF symbols and its DWARF, or why there is
-// none. Every later stage asks the Target, never the options again.
+// target's kind and files: its ELF symbols, its DWARF and, for the kernel
+// without DWARF, its BTF, or why there is none. Every later stage asks the Target, never the options again.
 #pragma once
 
 #include <memory>
 #include <string>
 
+#include "kprobectl/btf.h"
 #include "kprobectl/debuginfo.h"
 #include "kprobectl/elf_image.h"
 #include "kprobectl/find_binary.h"
@@ -25,6 +26,8 @@ struct TargetRequest {
   std::string module;        // -m: a loaded module's name, or a .ko path
   bool force = false;        // accept a kernel image whose build-id is not the running kernel's
   bool need_symbols = true;  // false: the DWARF alone (line listings)
+  bool btf = false;          // --btf: kernel types from BTF even when there is DWARF
+  std::string btf_file;      // --btf=FILE: a raw BTF file or an ELF file's .BTF section
   IndexOptions index;        // how the DWARF's names are looked up
 };
 
@@ -40,6 +43,10 @@ struct Target {
   std::unique_ptr<ElfImage> image;       // null without a file (or without need_symbols)
   std::unique_ptr<Debuginfo> debuginfo;  // null when there is no DWARF
   Error debuginfo_error;                 // why it is null
+  // A kernel target's BTF, read when it has no DWARF (or with --btf):
+  // parameters and types at function entries and returns.
+  std::unique_ptr<BtfInfo> btf;
+  Error btf_error;  // why it is null
 
   ProbeKind probe_kind() const { return kind == kUserBinary ? ProbeKind::kUser : ProbeKind::kKernel; }
   bool kernel() const { return kind != kUserBinary; }

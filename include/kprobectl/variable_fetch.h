@@ -2,7 +2,7 @@
 //
 // A typed value the kernel can fetch, arch-neutral: what a source of types
 // and locations (DWARF, BTF) hands the resolver. Start from a register's
-// value, a static address or a constant, then follow `derefs` (value =
+// value, a function's Nth argument at its entry, a static address or a constant, then follow `derefs` (value =
 // *(value + d)) in order; `type` reads the final value. For a string type
 // the last step names the address the string is read from, as the kernel's
 // "+0(%di):string" does.
@@ -17,8 +17,9 @@
 namespace kprobectl {
 
 struct VariableFetch {
-  enum Root { kRegister, kStatic, kConstant } root = kRegister;
+  enum Root { kRegister, kStatic, kConstant, kArgument } root = kRegister;
   unsigned dwarf_register = 0;  // kRegister: DWARF's number (x86_64::DwarfRegisterName)
+  unsigned argument = 0;        // kArgument: the Nth integer argument at the function's entry (1-based; BTF)
   uint64_t address = 0;         // kStatic: the object's address in the ELF image
   int64_t constant = 0;         // kConstant
   std::vector<int64_t> derefs;  // kStatic: derefs[0] applies to `address`

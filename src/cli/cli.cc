@@ -70,6 +70,11 @@ void DeclareGlobalOptions(CLI::App& app, CommandLine& c) {
   app.add_flag("-n,--dry-run", o.dry_run, "Print the probe definitions, write nothing");
   app.add_option("--maxactive", o.maxactive, "Kernel return probes: instances tracked at once");
   app.add_flag("--fprobe", o.fprobe, "Kernel function entries and returns as fprobe events (Linux 6.5)");
+  app.add_option("--btf", o.btf_file,
+                 "Kernel parameters and types from BTF, even where there is DWARF; with FILE, from that file "
+                 "(raw BTF, or an ELF file's .BTF)")
+      ->expected(0, 1)
+      ->type_name("[FILE]");
   app.add_option("-a,--add", c.add_specs, "Add a probe: 'SPEC [ARG...]' (repeatable)");
   app.add_option("-D,--definition", c.definitions,
                  "Print the definition for 'SPEC [ARG...]', write nothing (repeatable)");
@@ -125,10 +130,12 @@ std::string VersionText() {
   return "kprobectl " KPROBECTL_VERSION
          "\n"
          "architecture: x86-64\n"
-         "probes: kprobes, kretprobes, fprobes (--fprobe), uprobes, uretprobes; tracefs kprobe_events, "
+         "probes: kprobes, kretprobes, fprobes (--fprobe), tracepoint probes (tp:), uprobes, uretprobes; tracefs "
+         "kprobe_events, "
          "uprobe_events, dynamic_events\n"
          "debuginfo: DWARF 2-5 through libdw " KPROBECTL_LIBDW_VERSION
-         " (split functions, inlined copies, clones), index cache, debuginfod (when DEBUGINFOD_URLS is set)\n"
+         " (split functions, inlined copies, clones), index cache, debuginfod (when DEBUGINFOD_URLS is set); "
+         "kernel BTF through libbpf when there is no DWARF (--btf)\n"
          "kernel modules: .ko, .ko.xz, .ko.zst\n"
          "trace: libtracefs and libtraceevent (text, JSON, latency)";
 }
@@ -241,6 +248,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return 2;
   }
   if (!c.no_cache) c.options.cache_dir = cli::DefaultCacheDir();
+  c.options.btf = app.count("--btf") > 0;
   const char* runtime_dir = std::getenv("KPROBECTL_RUNTIME_DIR");
   c.options.runtime_dir = runtime_dir ? runtime_dir : KernelEnv::Running().runtime_dir;
   c.options.progress = &err == &std::cerr && isatty(STDERR_FILENO);

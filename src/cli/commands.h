@@ -38,6 +38,8 @@ struct Options {
   bool dry_run = false;                  // -D / --dry-run
   unsigned maxactive = 0;                // --maxactive N
   bool fprobe = false;                   // --fprobe
+  bool btf = false;                      // --btf
+  std::string btf_file;                  // --btf-file FILE
   std::string cache_dir;                 // the debuginfo index cache; empty with --no-cache
   std::string runtime_dir;               // records of trace's temporary probes; empty: none
   bool progress = false;                 // stderr is a terminal: show a slow index build's progress

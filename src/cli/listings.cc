@@ -45,23 +45,56 @@ Result<void> RunLine(const Options& options, const std::string& text, Streams io
   return {};
 }
 
+namespace {
+
+std::string AtText(const ResolvedLocation& loc, uint64_t address) {
+  return "\t@<" +
+         (loc.origin.symbol.empty() ? Hex(address)
+                                    : loc.origin.symbol + "+" + std::to_string(loc.origin.symbol_offset)) +
+         ">";
+}
+
+// A kernel without DWARF: what its BTF knows at the function's entry (the
+// parameters) or its return (the return value).
+Result<void> PrintBtfVars(const ProbeSpec& spec, const Resolution& resolution, const BtfInfo& btf, Streams io) {
+  for (const ResolvedLocation& loc : resolution.probes.front().locations) {
+    io.out << AtText(loc, 0) << " (BTF: " << (spec.point.retprobe ? "the return value" : "the parameters at entry")
+           << ")\n";
+    if (spec.point.retprobe) {
+      auto ret = btf.ReturnType(loc.origin.function);
+      io.out << "\t\t" << (ret ? ret->second + "\t$retval" : std::string("(No matched variables)")) << "\n";
+      continue;
+    }
+    auto params = KP_TRY(btf.Parameters(loc.origin.function));
+    for (const BtfParameter& p : params) io.out << "\t\t" << p.c_type << "\t" << p.name << "\n";
+    if (params.empty()) io.out << "\t\t(No matched variables)\n";
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<void> RunVars(const Options& options, const std::string& text, Streams io) {
   ProbeSpec spec = KP_TRY(ParseProbeSpec(text));
   Target target = KP_TRY(OpenTargetOf(options, io.err));
-  (void)KP_TRY(target.RequireDebuginfo());
+  if (!target.btf) (void)KP_TRY(target.RequireDebuginfo());
   SystemView system = ReadSystemView(nullptr, KernelEnv::Running(), target, false);
   ResolveOptions resolve = ResolveOptionsOf(options);
   resolve.for_variables = true;
   Resolution resolution = KP_TRY(Resolve({spec}, target, system, resolve));
   ReportResolution(resolution, options, io.err);
   ReportIndex(target, options, io.err);
+  if (!target.debuginfo) {
+    // Printed once every location is known to have a prototype.
+    std::ostringstream listing;
+    KP_TRY_VOID(PrintBtfVars(spec, resolution, *target.btf, {listing, io.err}));
+    io.out << "Available variables at " << DescribePoint(spec.point) << "\n" << listing.str();
+    return {};
+  }
   io.out << "Available variables at " << DescribePoint(spec.point) << "\n";
   for (const ResolvedLocation& loc : resolution.probes.front().locations) {
     const DwarfAddress& at = *loc.dwarf;
-    io.out << "\t@<"
-           << (loc.origin.symbol.empty() ? Hex(at.address)
-                                         : loc.origin.symbol + "+" + std::to_string(loc.origin.symbol_offset))
-           << ">";
+    io.out << AtText(loc, at.address);
     if (at.inlined) io.out << " (" << at.function << " inlined)";
     io.out << "\n";
     auto vars = KP_TRY(target.debuginfo->Variables(at, options.externs));

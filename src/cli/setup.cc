@@ -51,6 +51,8 @@ Result<Target> OpenTargetOf(const Options& options, std::ostream& err, bool need
   request.module = options.module;
   request.force = options.force;
   request.need_symbols = need_symbols;
+  request.btf = options.btf;
+  request.btf_file = options.btf_file;
   // The progress line names the file; the running kernel's is found later.
   std::string named = !options.exec.empty() ? options.exec : !options.vmlinux.empty() ? options.vmlinux : "vmlinux";
   request.index = MakeIndexOptions(options, err, named);

@@ -119,4 +119,18 @@ std::string FormatFetchType(const FetchType& type) {
   return out;
 }
 
+Result<std::pair<FetchType, int64_t>> BitfieldFetch(uint64_t bit_start, uint64_t bit_size, uint64_t type_size) {
+  for (uint64_t container : {type_size * 8, uint64_t{64}}) {
+    if (container != 8 && container != 16 && container != 32 && container != 64) continue;
+    uint64_t container_byte = (bit_start / container) * (container / 8);
+    uint64_t offset = bit_start - container_byte * 8;
+    if (offset + bit_size <= container)
+      return std::pair<FetchType, int64_t>{
+          FetchType::Bitfield(static_cast<unsigned>(bit_size), static_cast<unsigned>(offset),
+                              static_cast<unsigned>(container)),
+          static_cast<int64_t>(container_byte)};
+  }
+  return Fail("a bitfield of " + std::to_string(bit_size) + " bits that no 64-bit container holds");
+}
+
 }  // namespace kprobectl

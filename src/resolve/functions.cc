@@ -2,13 +2,53 @@
 //
 // funcs: the functions of a target that can be probed, from its symbols;
 // for a kernel, without those kprobe_events would refuse.
+#include <optional>
 #include <set>
+#include <string_view>
 
 #include "kprobectl/resolve.h"
 
 namespace kprobectl {
 
-Result<std::vector<std::string>> ProbeableFunctions(const Target& target, const GlobFilter& filter) {
+namespace {
+
+// The names debugfs kprobes/blacklist lists ("0xSTART-0xEND\tSYMBOL").
+std::set<std::string> BlacklistedNames(std::string_view text) {
+  std::set<std::string> names;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(at, end - at);
+    if (size_t tab = line.find_last_of("\t "); tab != std::string_view::npos) names.emplace(line.substr(tab + 1));
+    at = end + 1;
+  }
+  return names;
+}
+
+// Without the kernel's image (BTF, no DWARF): the functions the BTF
+// describes that ftrace can trace and kprobes do not refuse, by name, from
+// the running kernel's own lists.
+std::vector<std::string> BtfFunctions(const BtfInfo& btf, const GlobFilter& filter, const SystemView* running) {
+  std::optional<TraceableFunctions> traceable;
+  std::set<std::string> blacklisted;
+  if (running && running->available_functions)
+    traceable = TraceableFunctions::FromAvailable(*running->available_functions);
+  if (running) blacklisted = BlacklistedNames(running->blacklist);
+  std::vector<std::string> names;
+  for (std::string& name : btf.Functions()) {
+    ElfSymbol by_name;
+    by_name.name = name;
+    if (filter.Matches(name) && !blacklisted.contains(name) && (!traceable || traceable->Traceable(by_name)))
+      names.push_back(std::move(name));
+  }
+  return names;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> ProbeableFunctions(const Target& target, const GlobFilter& filter,
+                                                    const SystemView* running) {
+  if (!target.image && target.btf) return BtfFunctions(*target.btf, filter, running);
   if (!target.image) return std::unexpected(target.debuginfo_error);
   const ElfImage& image = *target.image;
   KprobeBlacklist blacklist;

@@ -160,6 +160,15 @@ Result<void> CheckDepth(const ProbeSpec& spec, const ProbeArg& arg, const TypedF
   return {};
 }
 
+Result<void> ApplyWritten(const ProbeSpec& spec, const ProbeArg& arg, const std::optional<FetchType>& type,
+                          const std::string& c_type, TypedFetch& fetch) {
+  if (type && type->array_len && c_type.ends_with("*")) fetch.derefs.push_back({0, false});
+  for (const ArgDeref& d : arg.expr.derefs) fetch.derefs.push_back(d);
+  if (type) fetch.type = type;
+  if (!arg.name.empty()) fetch.name = arg.name;
+  return CheckDepth(spec, arg, fetch);
+}
+
 Result<TypedFetch> RawArg(const ProbeSpec& spec, size_t index, const ArgContext& ctx) {
   const ProbeArg& arg = spec.args[index];
   const ArgExpr& e = arg.expr;

@@ -36,6 +36,9 @@ Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& t
                                              const ResolveOptions& options, std::vector<std::string>* notes) {
   if (!written.point.tracepoint.empty()) return resolve::LocateTracepoint(written, target, system);
   ProbeSpec spec = AsWritten(written, target);
+  // A kernel without DWARF: its BTF knows parameters and types.
+  if (!target.debuginfo && target.btf && spec.point.version.empty())
+    return resolve::LocateWithBtf(spec, target, system, notes);
   // Variables, lines, files: only the DWARF knows them.
   bool needs_dwarf = NeedsDebuginfo(spec) || options.for_variables;
   if (!target.image) {

@@ -4,6 +4,7 @@
 // resolves the same way, and the sources themselves.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,11 @@ Result<std::vector<ResolvedLocation>> LocateTracepoint(const ProbeSpec& spec, co
 Result<void> FinishArgs(const ProbeSpec& spec, std::vector<TypedFetch>& args, const std::vector<const ProbeArg*>& from);
 // The kernel runs at most kMaxFetchInstructions per argument.
 Result<void> CheckDepth(const ProbeSpec& spec, const ProbeArg& arg, const TypedFetch& fetch);
+// A variable's fetch (DWARF's or BTF's, of C type `c_type`) as `arg` writes
+// it: an array :TYPE on a pointer reads what it points to, then its
+// +OFF(...) dereferences, its :TYPE and NAME=; checked for depth.
+Result<void> ApplyWritten(const ProbeSpec& spec, const ProbeArg& arg, const std::optional<FetchType>& type,
+                          const std::string& c_type, TypedFetch& fetch);
 // Refuses specs that cannot be resolved without DWARF, saying why.
 Result<void> RequireNoDebuginfo(const ProbeSpec& spec);
 
@@ -47,6 +53,9 @@ Result<std::vector<ResolvedLocation>> LocateWithDwarf(const ProbeSpec& spec, Tar
 Result<std::vector<ResolvedLocation>> LocateWithSymbols(const ProbeSpec& spec, const Target& target,
                                                         const SystemView& system);
 Result<std::vector<ResolvedLocation>> LocateByName(const ProbeSpec& spec, const SystemView& system);
+// A kernel target without DWARF: places as above, parameters from BTF.
+Result<std::vector<ResolvedLocation>> LocateWithBtf(const ProbeSpec& spec, const Target& target,
+                                                    const SystemView& system, std::vector<std::string>* notes);
 
 // The kernel's policy over kernel probes; refused instances of a point
 // with others go to `left_out`, a point with none left is an error.

@@ -102,6 +102,9 @@ Result<TypedFetch> FromVariable(const VariableFetch& v, const KernelFeatures& fe
       if (v.derefs.empty()) return Fail("'" + v.name + "' is an address, not a value the kernel can fetch");
       out.root = FetchRoot::Of(FetchRoot::kStatic, v.address);
       break;
+    case VariableFetch::kArgument:
+      out.root = FetchRoot::Of(FetchRoot::kArgument, v.argument);
+      break;
     case VariableFetch::kConstant:
       if (!features.immediates)
         return Fail("'" + v.name + "' is the constant " + std::to_string(v.constant) +
@@ -124,12 +127,7 @@ Result<TypedFetch> VariableArg(const ProbeSpec& spec, const ProbeArg& arg, Debug
   if (!variable) return ArgError(spec, e.pos, variable.error().message, variable.error().hint);
   auto fetch = FromVariable(*variable, *ctx.features);
   if (!fetch) return ArgError(spec, e.pos, fetch.error().message, fetch.error().hint);
-  // An array type on a pointer reads what it points to.
-  if (type && type->array_len && variable->c_type.ends_with("*")) fetch->derefs.push_back({0, false});
-  for (const ArgDeref& d : e.derefs) fetch->derefs.push_back(d);
-  if (type) fetch->type = type;
-  if (!arg.name.empty()) fetch->name = arg.name;
-  KP_TRY_VOID(CheckDepth(spec, arg, *fetch));
+  KP_TRY_VOID(ApplyWritten(spec, arg, type, variable->c_type, *fetch));
   return *fetch;
 }
 

@@ -27,12 +27,50 @@ Result<Target> OpenModule(const TargetRequest& request, const KernelEnv& env) {
   return t;
 }
 
+// The BTF of a kernel target that has no DWARF, or of any with --btf
+// (the DWARF is then set aside): --btf=FILE, a kernel image's .BTF
+// section, the running kernel's; a module's is split over its kernel's.
+// Asked for (--btf), it must open; otherwise its error is kept for messages.
+Result<void> OpenBtf(Target& t, const TargetRequest& request, const KernelEnv& env) {
+  bool asked = request.btf || !request.btf_file.empty();
+  if (asked && !t.kernel()) return Fail("--btf is for kernel probes; -x reads the program's DWARF", "leave out --btf");
+  if (!t.kernel() || (t.debuginfo && !asked)) return {};
+  if (t.debuginfo) {
+    t.debuginfo.reset();
+    t.debuginfo_error = {"--btf sets the DWARF aside", "leave out --btf to use the DWARF"};
+  }
+  std::string running = env.root + env.btf + "/vmlinux";
+  std::string kernel = !request.btf_file.empty() ? request.btf_file : running;
+  Result<std::unique_ptr<BtfInfo>> btf;
+  if (t.kind == Target::kModule) {
+    // A module named is a loaded one: the kernel's /sys/kernel/btf/MODULE;
+    // a .ko file, its own .BTF section.
+    bool by_name = request.module.find('/') == std::string::npos && request.module.find(".ko") == std::string::npos;
+    btf = BtfInfo::Open(by_name ? env.root + env.btf + "/" + t.module : t.path, kernel);
+  } else if (t.kind == Target::kKernelImage && request.btf_file.empty()) {
+    btf = BtfInfo::Open(t.path);
+  } else {
+    btf = BtfInfo::Open(kernel);
+  }
+  if (btf) {
+    t.btf = std::move(*btf);
+    return {};
+  }
+  if (asked) return std::unexpected(btf.error());
+  t.btf_error = btf.error();
+  return {};
+}
+
 }  // namespace
 
 Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, const SearchPaths& search) {
   if (!request.exec.empty() && (!request.vmlinux.empty() || !request.module.empty()))
     return Fail("-x does not go with -k or -m", "-x probes a program, -k and -m the kernel");
-  if (!request.module.empty()) return OpenModule(request, env);
+  if (!request.module.empty()) {
+    Target t = KP_TRY(OpenModule(request, env));
+    KP_TRY_VOID(OpenBtf(t, request, env));
+    return t;
+  }
   Target t;
   if (!request.exec.empty()) {
     t.kind = Target::kUserBinary;
@@ -45,6 +83,7 @@ Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, co
     auto found = FindKernelDebuginfo(env, request.force);
     if (!found) {
       t.debuginfo_error = found.error();
+      KP_TRY_VOID(OpenBtf(t, request, env));
       return t;
     }
     t.path = *found;
@@ -70,6 +109,7 @@ Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, co
     t.debuginfo = std::move(*debuginfo);
   else
     t.debuginfo_error = debuginfo.error();
+  KP_TRY_VOID(OpenBtf(t, request, env));
   return t;
 }
 

@@ -7,6 +7,7 @@
 // Each was a difference from perf on a sample of the kernel's functions.
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <map>
 
 #include "kprobectl/strings.h"
 #include "test_support.h"
@@ -83,4 +84,69 @@ TEST_CASE("where else a variable can be fetched, for lines before the function's
   CHECK(result.status == 1);
   CHECK(result.err.find("  hint: it can be fetched at read_write.c:390 read_write.c:392 read_write.c:393\n") !=
         std::string::npos);
+}
+
+// BTF and DWARF of the same kernel: at a function's entry the BTF source
+// (--btf: the image's .BTF section, its DWARF set aside) must fetch every
+// parameter as the DWARF does: same register or stack slot, same type.
+namespace {
+
+// "p:probe/E TARGET a=X b=Y" lines: TARGET -> {a: X, b: Y}.
+std::map<std::string, std::map<std::string, std::string>> Definitions(const std::string& out) {
+  std::map<std::string, std::map<std::string, std::string>> defs;
+  for (const std::string& line : SplitLines(out)) {
+    auto words = SplitWords(line);
+    if (words.size() < 2 || !line.starts_with("p:")) continue;
+    auto& args = defs[words[1]];
+    for (size_t i = 2; i < words.size(); ++i)
+      if (size_t eq = words[i].find('='); eq != std::string::npos)
+        args[words[i].substr(0, eq)] = words[i].substr(eq + 1);
+  }
+  return defs;
+}
+
+}  // namespace
+
+TEST_CASE("BTF and DWARF fetch the same parameters at the entry, on a sample of the kernel's functions") {
+  auto funcs = SplitLines(Run({"funcs"}).out);
+  REQUIRE(funcs.size() > 30000);
+  size_t same = 0, named_apart = 0, compared_functions = 0;
+  // Every 300th function (clones, whose parameters BTF does not describe, left out).
+  for (size_t i = 0; i < funcs.size(); i += 300) {
+    const std::string& fn = funcs[i];
+    if (fn.find('.') != std::string::npos) continue;
+    auto dwarf = Definitions(Run({"-D", fn + " $params"}).out);
+    auto btf = Definitions(Run({"--btf", "-D", fn + " $params"}).out);
+    for (const auto& [target, args] : btf) {
+      if (!dwarf.contains(target)) continue;
+      ++compared_functions;
+      for (const auto& [name, fetch] : args) {
+        INFO(fn << " at " << target << ": " << name);
+        if (!dwarf[target].contains(name)) {
+          ++named_apart;  // a declaration and its definition may name a parameter apart
+          continue;
+        }
+        CHECK(fetch == dwarf[target][name]);
+        ++same;
+      }
+    }
+  }
+  CHECK(compared_functions > 80);
+  CHECK(same > 150);
+  CHECK(named_apart <= 3);
+}
+
+TEST_CASE("BTF and DWARF follow the same member chains") {
+  for (const char* spec :
+       {"vfs_read file->f_path.dentry->d_name.name:string count buf", "do_sys_openat2 filename:string how->flags dfd",
+        "tcp_sendmsg sk->__sk_common.skc_dport size", "ip_rcv skb->pkt_type skb->dev->name:string skb->len",
+        "wake_up_process p->comm:string p->pid p->comm[2]", "hrtimer_start_range_ns $params", "vfs_read%return $retval",
+        "do_exit code"}) {
+    auto dwarf = Run({"-D", spec}), btf = Run({"--btf", "-D", spec});
+    INFO(spec << "\nDWARF: " << dwarf.err << "\nBTF: " << btf.err);
+    CHECK(dwarf.status == 0);
+    // The DWARF's first definition is the entry; inlined copies follow.
+    REQUIRE_FALSE(SplitLines(dwarf.out).empty());
+    CHECK(btf.out == SplitLines(dwarf.out).front() + "\n");
+  }
 }

@@ -54,7 +54,9 @@ TEST_CASE("cli: -D prints definitions and writes nothing") {
   auto sub = RunKprobectl({"--tracefs", tracefs.path(), "add", "--dry-run", "-x", bin, "compute", "$arg1", "$arg2"});
   CHECK(sub.out == lines[0] + "\n");
   auto kernel = RunKprobectl({"--tracefs", tracefs.path(), "-D", "vfs_read%return $retval"});
-  CHECK(kernel.out == "r:probe/vfs_read__return vfs_read+0 retval=$retval\n");
+  // Typed (":s64") where the machine's kernel has BTF, untyped without.
+  CHECK((kernel.out == "r:probe/vfs_read__return vfs_read+0 retval=$retval\n" ||
+         kernel.out == "r:probe/vfs_read__return vfs_read+0 retval=$retval:s64\n"));
 }
 
 TEST_CASE("cli: add writes every definition, list reads them back, perf style") {

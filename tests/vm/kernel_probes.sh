@@ -202,6 +202,50 @@ else
   check "tp: on a kernel without tracepoint probes is refused" grep -q 'this kernel has no tracepoint probes' <<<"$err"
 fi
 
+# 9. No kernel DWARF, as on most machines: the parameters and types come
+#    from the kernel's BTF (/sys/kernel/btf), a module's split over it. The
+#    debuginfo is hidden; the values are checked in the trace.
+if [ -r /sys/kernel/btf/vmlinux ]; then
+  rm -f "/usr/lib/debug/boot/vmlinux-$release" "/usr/lib/debug/lib/modules/$release"
+  defs=$(kp -D 'do_sys_openat2 filename:string how->flags' 2>&1; kp -D 'vfs_read%return $retval' 2>&1)
+  echo "$defs" | sed 's/^/# /'
+  check "without DWARF, a parameter and a member from BTF" \
+    grep -qx 'p:probe/do_sys_openat2 do_sys_openat2+0 filename=+0(%si):string flags=+0(%dx):u64' <<<"$defs"
+  check "... and a typed \$retval" grep -qx 'r:probe/vfs_read__return vfs_read+0 retval=$retval:s64' <<<"$defs"
+  kp trace -q -o /tmp/kpvm-btf --probe 'kpvm:bo=do_sys_openat2 filename:string how->flags' \
+    --probe 'kpvm:br=vfs_read name=file->f_path.dentry->d_name.name:string count' \
+    --probe 'kpvm:bx=vfs_read%return $retval' -- cat /tmp/kpvm-file >/dev/null
+  grep -E 'kpvm-file|retval=10$' /tmp/kpvm-btf | head -4 | sed 's/^/# /'
+  check "the BTF entry probe fired with the file name and the flags" \
+    grep -q 'kpvm:bo: .* filename="/tmp/kpvm-file" flags=32768$' /tmp/kpvm-btf
+  check "a member chain through four structs read the dentry's name" \
+    grep -q 'kpvm:br: .* name="kpvm-file" count=[1-9][0-9]*$' /tmp/kpvm-btf
+  check "the typed \$retval is the bytes cat read (10)" grep -q 'kpvm:bx__return: .* retval=10$' /tmp/kpvm-btf
+  vars=$(kp vars do_sys_openat2 2>&1)
+  echo "$vars" | sed 's/^/# /'
+  check "vars lists the parameters BTF knows" grep -q 'struct open_how\*	how' <<<"$vars"
+  check "funcs without DWARF: BTF's functions ftrace can trace" [ "$(kp funcs 'vfs_rea[d]' 2>&1)" = vfs_read ]
+  if [ -r /sys/kernel/btf/dummy ]; then
+    kp trace -q -o /tmp/kpvm-bm -m dummy --probe 'kpvm:bm=dummy_dev_init name=dev->name:string' -- \
+      ip link add kpvm1 type dummy
+    ip link del kpvm1 2>/dev/null
+    check "a module's probe from its split BTF fired with the device's name" \
+      grep -q 'kpvm:bm: (dummy_dev_init+0x[04]) name="kpvm1"' /tmp/kpvm-bm
+  fi
+  err=$(kp -D 'do_sys_openat2:3 dfd' 2>&1)
+  check "a line probe without DWARF says it needs it" grep -q "needs the kernel's DWARF" <<<"$err"
+  if grep -q 'kernel return probes support: $retval, $arg<N>' $tracefs/README; then
+    check "a parameter in a return probe (Linux 6.9+)" \
+      [ "$(kp -D 'vfs_read%return count' 2>&1)" = 'r:probe/vfs_read__return vfs_read+0 count=$arg3:u64' ]
+  else
+    err=$(kp -D 'vfs_read%return count' 2>&1)
+    check "a parameter in a return probe is refused before Linux 6.9" grep -q 'cannot keep a function.s arguments' <<<"$err"
+  fi
+  check "nothing left after the BTF probes" nothing_left
+else
+  echo "# no /sys/kernel/btf/vmlinux: BTF probes not tested"
+fi
+
 # The guest kernel's own complaints while all this ran.
 problems=$(dmesg | grep -E 'BUG:|WARNING:|Oops|soft lockup|blocked for more than' || true)
 [ -z "$problems" ] && ok "the kernel reported no bug, warning or lockup" ||

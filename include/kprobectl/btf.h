@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// The btf stage: what a kernel's BTF (/sys/kernel/btf/vmlinux, a module's
+// split BTF, an ELF file's .BTF section) says of its functions, as the
+// resolver needs it. BTF has every function's prototype and every type, and
+// no locations, lines or locals: a parameter is known only at the
+// function's entry, where the ABI puts it (the Nth integer argument), and
+// the return value's type only at its return. From there member chains
+// (->, ., [N], anonymous members, bitfields, arrays, strings) are walked as
+// the DWARF's are, to the same VariableFetch.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kprobectl/fetch_type.h"
+#include "kprobectl/probe_spec.h"
+#include "kprobectl/result.h"
+#include "kprobectl/variable_fetch.h"
+
+namespace kprobectl {
+
+namespace btf {
+class File;
+}
+
+struct BtfParameter {
+  std::string name;
+  std::string c_type;
+};
+
+class BtfInfo {
+ public:
+  // A raw BTF file or an ELF file's .BTF section; with `base_path`, a
+  // module's split BTF over its kernel's.
+  static Result<std::unique_ptr<BtfInfo>> Open(const std::string& path, const std::string& base_path = {});
+  ~BtfInfo();
+  BtfInfo(const BtfInfo&) = delete;
+  BtfInfo& operator=(const BtfInfo&) = delete;
+
+  const std::string& path() const;
+  bool HasFunction(std::string_view function) const;
+  // Every function the BTF describes, sorted, unique.
+  std::vector<std::string> Functions() const;
+  // The parameters of `function`, as declared.
+  Result<std::vector<BtfParameter>> Parameters(std::string_view function) const;
+  // A parameter and its member chain (expr: NAME->a.b[2]) at the entry.
+  Result<VariableFetch> Fetch(std::string_view function, const ArgExpr& expr, bool want_string) const;
+  // Every parameter that can be fetched ($params); the others in `skipped`, with why.
+  Result<std::vector<VariableFetch>> FetchAll(std::string_view function, std::vector<std::string>* skipped) const;
+  // How $retval reads: the return type's fetch type, and its C spelling.
+  std::optional<std::pair<FetchType, std::string>> ReturnType(std::string_view function) const;
+
+ private:
+  explicit BtfInfo(std::shared_ptr<const btf::File> file);
+  std::shared_ptr<const btf::File> file_;
+};
+
+}  // namespace kprobectl

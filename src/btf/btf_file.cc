@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// libbpf's BTF parser, confined here: btf__parse reads raw BTF and the
+// .BTF section of an ELF file alike, btf__parse_split a module's over its
+// base. Each type is copied out as a btf::Type when asked for.
+#include "btf_file.h"
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace kprobectl::btf {
+
+namespace {
+
+std::string Name(const struct ::btf* b, uint32_t offset) {
+  const char* name = btf__name_by_offset(b, offset);
+  return name ? name : "";
+}
+
+Type::Kind KindOf(const struct btf_type* t) {
+  switch (btf_kind(t)) {
+    case BTF_KIND_INT:
+      return Type::kInt;
+    case BTF_KIND_PTR:
+      return Type::kPointer;
+    case BTF_KIND_ARRAY:
+      return Type::kArray;
+    case BTF_KIND_STRUCT:
+      return Type::kStruct;
+    case BTF_KIND_UNION:
+      return Type::kUnion;
+    case BTF_KIND_ENUM:
+    case BTF_KIND_ENUM64:
+      return Type::kEnum;
+    case BTF_KIND_FWD:
+      return Type::kForward;
+    case BTF_KIND_TYPEDEF:
+      return Type::kTypedef;
+    case BTF_KIND_VOLATILE:
+      return Type::kVolatile;
+    case BTF_KIND_CONST:
+      return Type::kConst;
+    case BTF_KIND_RESTRICT:
+      return Type::kRestrict;
+    case BTF_KIND_FUNC:
+      return Type::kFunction;
+    case BTF_KIND_FUNC_PROTO:
+      return Type::kPrototype;
+    case BTF_KIND_FLOAT:
+      return Type::kFloat;
+    case BTF_KIND_TYPE_TAG:
+      return Type::kTypeTag;
+    default:
+      return Type::kOther;
+  }
+}
+
+void CopyDetails(const struct ::btf* b, const struct btf_type* t, Type& out) {
+  switch (btf_kind(t)) {
+    case BTF_KIND_INT: {
+      uint8_t encoding = btf_int_encoding(t);
+      out.size = t->size;
+      out.is_signed = (encoding & BTF_INT_SIGNED) != 0;
+      out.is_char = (encoding & BTF_INT_CHAR) != 0 || (t->size == 1 && out.name.find("char") != std::string::npos);
+      out.is_bool = (encoding & BTF_INT_BOOL) != 0;
+      out.int_bits = btf_int_bits(t);
+      out.int_offset = btf_int_offset(t);
+      break;
+    }
+    case BTF_KIND_ENUM:
+    case BTF_KIND_ENUM64:
+      out.size = t->size;
+      out.is_signed = btf_kflag(t);
+      break;
+    case BTF_KIND_FLOAT:
+      out.size = t->size;
+      break;
+    case BTF_KIND_ARRAY:
+      out.next = btf_array(t)->type;
+      out.count = btf_array(t)->nelems;
+      break;
+    case BTF_KIND_STRUCT:
+    case BTF_KIND_UNION: {
+      out.size = t->size;
+      const struct btf_member* m = btf_members(t);
+      for (uint16_t i = 0; i < btf_vlen(t); ++i)
+        out.members.push_back(
+            {Name(b, m[i].name_off), m[i].type, btf_member_bit_offset(t, i), btf_member_bitfield_size(t, i)});
+      break;
+    }
+    case BTF_KIND_FUNC_PROTO: {
+      out.next = t->type;
+      const struct btf_param* p = btf_params(t);
+      for (uint16_t i = 0; i < btf_vlen(t); ++i) out.members.push_back({Name(b, p[i].name_off), p[i].type, 0, 0});
+      break;
+    }
+    default:
+      out.next = t->type;  // pointers, typedefs, qualifiers, functions (their prototype)
+      break;
+  }
+}
+
+}  // namespace
+
+Result<File> File::Open(const std::string& path, std::shared_ptr<const File> base) {
+  // libbpf prints its complaints to stderr; its errors come back here as values.
+  libbpf_set_print(nullptr);
+  errno = 0;
+  struct ::btf* b = base ? btf__parse_split(path.c_str(), base->btf_) : btf__parse(path.c_str(), nullptr);
+  if (!b) {
+    int error = errno ? errno : EINVAL;
+    if (error == ENOENT)
+      return Fail("no BTF at " + path + (path.starts_with("/sys/") ? "" : " (no such file, or no .BTF section)"),
+                  "a kernel built with CONFIG_DEBUG_INFO_BTF has it at /sys/kernel/btf/vmlinux");
+    // libbpf's own codes (LIBBPF_ERRNO__*, from 4000) say the file is not BTF or ELF.
+    std::string why = error >= 4000 ? "it is neither raw BTF nor an ELF file" : std::strerror(error);
+    return Fail("cannot read the BTF of " + path + ": " + why,
+                "give a raw BTF file or an ELF file with a .BTF section");
+  }
+  File f;
+  f.path_ = path;
+  f.btf_ = b;
+  f.base_ = std::move(base);
+  return f;
+}
+
+File::File(File&& other) noexcept
+    : path_(std::move(other.path_)), btf_(std::exchange(other.btf_, nullptr)), base_(std::move(other.base_)) {}
+
+File& File::operator=(File&& other) noexcept {
+  if (this != &other) {
+    btf__free(btf_);
+    path_ = std::move(other.path_);
+    btf_ = std::exchange(other.btf_, nullptr);
+    base_ = std::move(other.base_);
+  }
+  return *this;
+}
+
+File::~File() { btf__free(btf_); }
+
+Type File::Get(uint32_t id) const {
+  Type out;
+  const struct btf_type* t = id ? btf__type_by_id(btf_, id) : nullptr;
+  if (!t) return out;  // void, or an id out of range
+  out.kind = KindOf(t);
+  out.name = Name(btf_, t->name_off);
+  CopyDetails(btf_, t, out);
+  return out;
+}
+
+std::optional<uint32_t> File::FindFunction(std::string_view name) const {
+  int id = btf__find_by_name_kind(btf_, std::string(name).c_str(), BTF_KIND_FUNC);
+  if (id <= 0) return std::nullopt;
+  return static_cast<uint32_t>(id);
+}
+
+std::vector<std::string> File::FunctionNames() const {
+  std::vector<std::string> out;
+  uint32_t count = btf__type_cnt(btf_);
+  // A split blob's own types come after its base's.
+  for (uint32_t id = base_ ? btf__type_cnt(base_->btf_) : 1; id < count; ++id) {
+    const struct btf_type* t = btf__type_by_id(btf_, id);
+    if (t && btf_is_func(t)) out.push_back(Name(btf_, t->name_off));
+  }
+  return out;
+}
+
+}  // namespace kprobectl::btf

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// One BTF blob as plain data, type by type: what the rest of the btf stage
+// reads, so that only btf_file.cc knows libbpf. A module's BTF is split: its
+// type ids continue those of its base (vmlinux), which it keeps open.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kprobectl/result.h"
+
+struct btf;
+
+namespace kprobectl::btf {
+
+struct Type {
+  enum Kind {
+    kVoid,
+    kInt,
+    kPointer,
+    kArray,
+    kStruct,
+    kUnion,
+    kEnum,
+    kForward,
+    kTypedef,
+    kVolatile,
+    kConst,
+    kRestrict,
+    kFunction,
+    kPrototype,
+    kFloat,
+    kTypeTag,
+    kOther,  // variables, data sections, declaration tags
+  } kind = kVoid;
+  std::string name;
+  uint32_t size = 0;       // bytes: int, float, struct, union, enum
+  uint32_t next = 0;       // what it refers to: pointee, element, typedef'd, qualified, prototype, return type
+  uint32_t count = 0;      // array elements
+  bool is_signed = false;  // int, enum
+  bool is_char = false;    // int: a character type
+  bool is_bool = false;    // int
+  uint32_t int_bits = 0;   // int: value bits (less than size * 8 for an old-style bitfield)
+  uint32_t int_offset = 0;
+  struct Member {
+    std::string name;
+    uint32_t type = 0;
+    uint32_t bit_offset = 0;     // struct and union members
+    uint32_t bitfield_size = 0;  // 0: not a bitfield
+  };
+  std::vector<Member> members;  // struct and union members, a prototype's parameters
+};
+
+class File {
+ public:
+  // A raw BTF file (/sys/kernel/btf/vmlinux) or an ELF file's .BTF section;
+  // with `base`, split BTF over it (a module's).
+  static Result<File> Open(const std::string& path, std::shared_ptr<const File> base = nullptr);
+  File(File&&) noexcept;
+  File& operator=(File&&) noexcept;
+  ~File();
+
+  const std::string& path() const { return path_; }
+  Type Get(uint32_t id) const;
+  // The FUNC named `name` (its id), in this blob or its base.
+  std::optional<uint32_t> FindFunction(std::string_view name) const;
+  // Every FUNC's name, in id order (duplicates possible).
+  std::vector<std::string> FunctionNames() const;
+
+ private:
+  File() = default;
+  std::string path_;
+  struct ::btf* btf_ = nullptr;
+  std::shared_ptr<const File> base_;
+};
+
+}  // namespace kprobectl::btf
