@@ -86,7 +86,13 @@ class TepDecoder : public EventDecoder {
     int lost = kbuffer_missed_events(kbuf_.get());
     if (missed && lost) *missed += lost > 0 ? static_cast<uint64_t>(lost) : 1;
     unsigned long long ts = 0;
+    const uint8_t* previous = nullptr;
     for (void* data = kbuffer_read_event(kbuf_.get(), &ts); data; data = kbuffer_next_event(kbuf_.get(), &ts)) {
+      // kbuffer steps by each event's length: a corrupt length of 0 would
+      // give the same event forever.
+      if (previous && static_cast<const uint8_t*>(data) <= previous)
+        return Fail("a corrupt ring-buffer page of CPU " + std::to_string(cpu) + ": its events do not advance");
+      previous = static_cast<const uint8_t*>(data);
       Record r;
       r.ts = ts;
       r.cpu = cpu;
