@@ -30,6 +30,17 @@ struct ElfSymbol {
   bool global = false;  // STB_GLOBAL or STB_WEAK
 };
 
+// A USDT (SystemTap SDT) marker, from a .note.stapsdt note: a nop the
+// program runs at the marker, and its arguments as the assembler wrote
+// them ("-4@%edi 8@-80(%rbx) -8@sym(%rip) -4@$12").
+struct SdtNote {
+  std::string provider;
+  std::string name;
+  uint64_t address = 0;    // the marker's nop (moved by .stapsdt.base as prelink moved it)
+  uint64_t semaphore = 0;  // its semaphore's address, 0 without one
+  std::string args;
+};
+
 struct LoadSegment {
   uint64_t vaddr = 0, memsz = 0, offset = 0, filesz = 0;
   bool executable = false;
@@ -56,6 +67,8 @@ class ElfImage {
   // look-ups below do not need them all).
   const std::vector<ElfSymbol>& symbols() const;
   const std::vector<LoadSegment>& segments() const { return segments_; }
+  // The USDT markers of .note.stapsdt, in the file's order.
+  const std::vector<SdtNote>& sdt_notes() const { return sdt_notes_; }
 
   // File offset of a virtual address inside a PT_LOAD segment's file bytes.
   Result<uint64_t> FileOffset(uint64_t vaddr) const;
@@ -144,6 +157,7 @@ class ElfImage {
   bool shared_object_ = false;
   std::string build_id_;
   std::vector<LoadSegment> segments_;
+  std::vector<SdtNote> sdt_notes_;
   // Shared by copies of the image; the const look-ups add to `made`.
   std::shared_ptr<Table> table_;
 };

@@ -2,8 +2,11 @@
 //
 // What -x names: a path, a program found in PATH ("python3"), or a shared
 // library found where the dynamic linker finds it ("libc.so.6"). In: the
-// name and the places to search. Out: the file's real path (symbolic links
-// resolved), or an error that says where it looked.
+// name and the places to search, maybe inside another mount namespace's
+// root (--target-ns: /proc/PID/root). Out: the file's real path (symbolic
+// links resolved, inside that root when there is one, so the path reaches
+// the same file from here: /proc/PID/root/usr/bin/app), or an error that
+// says where it looked.
 #pragma once
 
 #include <string>
@@ -16,12 +19,20 @@ namespace kprobectl {
 struct SearchPaths {
   std::vector<std::string> programs;   // PATH
   std::vector<std::string> libraries;  // LD_LIBRARY_PATH, ld.so.conf, then the defaults
+  std::string root;                    // every path above is inside it; empty: this process's root
 };
 
 // `path` and `ld_library_path` are the environment's values (null: unset);
 // `ld_so_conf` is read, with its include lines, for the linker's directories.
+// With a root, the directories are those of the file system under it
+// (its ld.so.conf, its PATH given).
 SearchPaths SearchPathsFrom(const char* path, const char* ld_library_path,
-                            const std::string& ld_so_conf = "/etc/ld.so.conf");
+                            const std::string& ld_so_conf = "/etc/ld.so.conf", const std::string& root = "");
+
+// `path` inside `root` with every symbolic link followed as a process whose
+// root it is would follow it (an absolute link starts again at `root`),
+// returned as root + the path it ends at.
+Result<std::string> ResolveInRoot(const std::string& root, const std::string& path);
 
 // A library is searched for only among x86-64 ELF files: a 32-bit libc.so.6
 // in /lib32 is not the one a 64-bit program loads.

@@ -5,6 +5,8 @@
 //   [[GRP:]EV=]FUNC[@SRC|@VER|@*][:RLN|+OFFS|%return|;PTN] [ARG...]
 //   [[GRP:]EV=]SRC:ALN | SRC;PTN [ARG...]      (SRC has a '.' before ':'/';')
 //   [[GRP:]EV=]0xADDR[%return] [ARG...]
+//   [[GRP:]EV=][%][sdt_]PROVIDER:NAME [ARG...]    (a USDT marker)
+//   [[GRP:]EV=]tp:TRACEPOINT [ARG...]             (a kernel tracepoint)
 //   ARG := [NAME=]EXPR[:TYPE]
 //
 // Positions (`pos`) are byte offsets into ProbeSpec::text so later stages can
@@ -32,7 +34,11 @@ struct ProbePoint {
   std::optional<std::string> lazy_pattern;  // ;PTN, as written
   bool retprobe = false;                    // %return
   std::string tracepoint;                   // tp:NAME, a tracepoint probe (nothing else is set)
-  size_t pos = 0;                           // where the point starts in the spec text
+  // A USDT marker, [%][sdt_]PROVIDER:NAME (nothing else is set): the
+  // provider and the name, either a glob.
+  std::string sdt_provider;
+  std::string sdt_name;
+  size_t pos = 0;  // where the point starts in the spec text
 };
 
 enum class ArgKind {

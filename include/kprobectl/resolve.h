@@ -90,6 +90,7 @@ struct ProbeOrigin {
   bool inlined = false;     // an inlined copy
   bool line_start = false;  // a line-table row starts here
   std::string source;       // what answered: "DWARF", "the symbol table", "the kernel"
+  std::string marker;       // a USDT marker's site: "sdt_PROVIDER:NAME"
 };
 
 struct ResolvedLocation {
@@ -149,6 +150,17 @@ Result<FetchArg> SynthesizeArg(const TypedFetch& fetch, ProbeKind kind, const El
 // decide by name.
 Result<std::vector<std::string>> ProbeableFunctions(const Target& target, const GlobFilter& filter,
                                                     const SystemView* running = nullptr);
+
+// The USDT markers of a user binary (funcs --sdt), by name
+// ("sdt_PROVIDER:NAME", which the filter sees), with the arguments of its
+// first site as the note writes them.
+struct MarkerSummary {
+  std::string name;
+  std::string args;
+  size_t sites = 0;
+  bool semaphore = false;
+};
+Result<std::vector<MarkerSummary>> ProbeableMarkers(const Target& target, const GlobFilter& filter);
 
 // The source listing `line` shows, the range's function found as a probe
 // point's is (a clone's name is its function's).

@@ -28,6 +28,7 @@ struct TargetRequest {
   bool need_symbols = true;  // false: the DWARF alone (line listings)
   bool btf = false;          // --btf: kernel types from BTF even when there is DWARF
   std::string btf_file;      // --btf=FILE: a raw BTF file or an ELF file's .BTF section
+  int target_ns = 0;         // --target-ns PID: -x as that process sees it (its mount namespace)
   IndexOptions index;        // how the DWARF's names are looked up
 };
 
@@ -55,5 +56,19 @@ struct Target {
 };
 
 Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, const SearchPaths& search);
+
+// --target-ns PID: where -x is searched for inside that process's mount
+// namespace (env.proc/PID/root, its PATH from its environment).
+Result<SearchPaths> SearchPathsOfProcess(const KernelEnv& env, int pid);
+
+// Whether process `pid` runs the file at `path` (a path from here), when it
+// maps a file of that name: a copy it maps that was deleted or replaced on
+// disk since is an error, since a probe on the file there now never fires
+// in it. `maps` is its /proc/PID/maps.
+Result<void> CheckMappedFile(const std::string& path, const std::string& path_inside, std::string_view maps, int pid);
+
+// Where a program's separate debuginfo is, by build-id: under `root` (a
+// container's) first, then this machine's /usr/lib/debug.
+std::vector<std::string> SeparateDebuginfoCandidates(const std::string& root, std::string_view build_id);
 
 }  // namespace kprobectl

@@ -4,7 +4,7 @@
 //   kprobectl [-x BIN] add SPEC [ARG...]     kprobectl [-x BIN] -a 'SPEC ARG...'
 //   kprobectl del PATTERN...                 kprobectl -d PATTERN
 //   kprobectl list [PATTERN...]              kprobectl -l [PATTERN]
-//   kprobectl funcs [FILTER]                 kprobectl -F [FILTER]
+//   kprobectl funcs [--sdt] [FILTER]         kprobectl -F [FILTER]
 //   kprobectl line FUNC[:RLN[+NUM|-RLN2]]    kprobectl -L ...
 //   kprobectl vars PROBE                     kprobectl -V PROBE
 //   kprobectl add --dry-run SPEC             kprobectl -D 'SPEC ARG...'
@@ -70,6 +70,10 @@ void DeclareGlobalOptions(CLI::App& app, CommandLine& c) {
   app.add_flag("-n,--dry-run", o.dry_run, "Print the probe definitions, write nothing");
   app.add_option("--maxactive", o.maxactive, "Kernel return probes: instances tracked at once");
   app.add_flag("--fprobe", o.fprobe, "Kernel function entries and returns as fprobe events (Linux 6.5)");
+  app.add_option("--target-ns", o.target_ns,
+                 "With -x: the binary as process PID sees it, in its mount namespace (a container)")
+      ->type_name("PID");
+  app.add_flag("--sdt", o.sdt, "funcs: list the binary's USDT markers (SDT notes) instead of its functions");
   app.add_option("--btf", o.btf_file,
                  "Kernel parameters and types from BTF, even where there is DWARF; with FILE, from that file "
                  "(raw BTF, or an ELF file's .BTF)")
@@ -130,9 +134,9 @@ std::string VersionText() {
   return "kprobectl " KPROBECTL_VERSION
          "\n"
          "architecture: x86-64\n"
-         "probes: kprobes, kretprobes, fprobes (--fprobe), tracepoint probes (tp:), uprobes, uretprobes; tracefs "
-         "kprobe_events, "
-         "uprobe_events, dynamic_events\n"
+         "probes: kprobes, kretprobes, fprobes (--fprobe), tracepoint probes (tp:), uprobes, uretprobes, USDT "
+         "markers with semaphores; tracefs kprobe_events, uprobe_events, dynamic_events\n"
+         "user space: C and C++ (demangled names, overloads), binaries in containers (--target-ns)\n"
          "debuginfo: DWARF 2-5 through libdw " KPROBECTL_LIBDW_VERSION
          " (split functions, inlined copies, clones), index cache, debuginfod (when DEBUGINFOD_URLS is set); "
          "kernel BTF through libbpf when there is no DWARF (--btf)\n"

@@ -38,6 +38,8 @@ struct Options {
   bool dry_run = false;                  // -D / --dry-run
   unsigned maxactive = 0;                // --maxactive N
   bool fprobe = false;                   // --fprobe
+  bool sdt = false;                      // funcs --sdt: USDT markers, not functions
+  int target_ns = 0;                     // --target-ns PID: -x inside that process's mount namespace
   bool btf = false;                      // --btf
   std::string btf_file;                  // --btf-file FILE
   std::string cache_dir;                 // the debuginfo index cache; empty with --no-cache

@@ -1,16 +1,43 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
 // funcs: the functions of a binary or kernel image that can be probed.
+#include <algorithm>
 #include <optional>
 
 #include "commands.h"
 #include "kprobectl/glob.h"
+#include "kprobectl/x86_64_sdt.h"
 
 namespace kprobectl::cli {
+
+namespace {
+
+// funcs --sdt: one line per marker, its name padded, the arguments of its
+// first site as its note writes them, and what else there is to know.
+Result<void> ListMarkers(const Target& target, const std::string& filter_text, Streams io) {
+  auto filter = KP_TRY(GlobFilter::Parse(filter_text.empty() ? "*" : filter_text));
+  std::vector<MarkerSummary> markers = KP_TRY(ProbeableMarkers(target, filter));
+  if (markers.empty() && filter_text.empty()) return Fail(target.path + " has no USDT markers (no .note.stapsdt)");
+  size_t width = 0;
+  for (const MarkerSummary& m : markers) width = std::max(width, m.name.size());
+  for (const MarkerSummary& m : markers) {
+    std::vector<std::string> args = x86_64::SplitSdtArguments(m.args);
+    std::string line = m.name + std::string(width - m.name.size() + 2, ' ');
+    for (size_t i = 0; i < args.size(); ++i) line += (i ? " arg" : "arg") + std::to_string(i + 1) + "=" + args[i];
+    if (args.empty()) line += "(no arguments)";
+    if (m.sites > 1) line += "  [" + std::to_string(m.sites) + " sites]";
+    if (m.semaphore) line += "  [semaphore]";
+    io.out << line << "\n";
+  }
+  return {};
+}
+
+}  // namespace
 
 Result<void> RunFuncs(const Options& options, const std::string& filter_text, Streams io) {
   // -x, -k, -m, or else the running kernel's image, found as for add.
   Target target = KP_TRY(OpenTargetOf(options, io.err));
+  if (options.sdt) return ListMarkers(target, filter_text, io);
   // perf's default filter hides compiler-internal names.
   auto filter = KP_TRY(GlobFilter::Parse(filter_text.empty() ? "!_*" : filter_text));
   // BTF alone has no addresses: the running kernel's own lists say what

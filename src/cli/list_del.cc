@@ -5,6 +5,7 @@
 #include <map>
 
 #include "commands.h"
+#include "kprobectl/cxx_names.h"
 #include "kprobectl/glob.h"
 #include "kprobectl/kernel_image.h"
 #include "kprobectl/probe_events.h"
@@ -50,7 +51,7 @@ std::string DescribeDefinition(const TraceEventDef& def, const ElfImage* image, 
       if (auto vaddr = image->VirtualAddress(t.offset)) {
         where = Hex(*vaddr);
         if (const ElfSymbol* f = image->FunctionAt(*vaddr))
-          where = f->name + (*vaddr > f->value ? "+" + std::to_string(*vaddr - f->value) : "");
+          where = DisplaySymbol(f->name) + (*vaddr > f->value ? "+" + std::to_string(*vaddr - f->value) : "");
       }
     }
     if (def.retprobe) where += "%return";

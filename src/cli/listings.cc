@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "kprobectl/cxx_names.h"
 #include "kprobectl/glob.h"
 #include "kprobectl/strings.h"
 
@@ -49,8 +50,9 @@ namespace {
 
 std::string AtText(const ResolvedLocation& loc, uint64_t address) {
   return "\t@<" +
-         (loc.origin.symbol.empty() ? Hex(address)
-                                    : loc.origin.symbol + "+" + std::to_string(loc.origin.symbol_offset)) +
+         (loc.origin.symbol.empty()
+              ? Hex(address)
+              : DisplaySymbol(loc.origin.symbol) + "+" + std::to_string(loc.origin.symbol_offset)) +
          ">";
 }
 
@@ -74,9 +76,31 @@ Result<void> PrintBtfVars(const ProbeSpec& spec, const Resolution& resolution, c
 
 }  // namespace
 
+// A USDT marker's arguments at each of its sites: their type (from their
+// size), name, and where the kernel reads them.
+Result<void> PrintMarkerVars(const Resolution& resolution, const Target& target, Streams io) {
+  for (const ResolvedLocation& loc : resolution.probes.front().locations) {
+    io.out << AtText(loc, loc.address) << " (" << loc.origin.marker << ")\n";
+    for (const TypedFetch& fetch : loc.args) {
+      FetchArg arg = KP_TRY(SynthesizeArg(fetch, ProbeKind::kUser, target.image.get(), loc.address));
+      io.out << "\t\t" << (arg.type.empty() ? "x64" : arg.type) << "\t" << arg.name << "\t(" << arg.fetch << ")\n";
+    }
+    if (loc.args.empty()) io.out << "\t\t(No matched variables)\n";
+  }
+  return {};
+}
+
 Result<void> RunVars(const Options& options, const std::string& text, Streams io) {
   ProbeSpec spec = KP_TRY(ParseProbeSpec(text));
   Target target = KP_TRY(OpenTargetOf(options, io.err));
+  bool marker = !spec.point.sdt_name.empty();
+  if (marker) {
+    SystemView system = ReadSystemView(nullptr, KernelEnv::Running(), target, false);
+    Resolution resolution = KP_TRY(Resolve({spec}, target, system, ResolveOptionsOf(options)));
+    ReportResolution(resolution, options, io.err);
+    io.out << "Available variables at " << DescribePoint(spec.point) << "\n";
+    return PrintMarkerVars(resolution, target, io);
+  }
   if (!target.btf) (void)KP_TRY(target.RequireDebuginfo());
   SystemView system = ReadSystemView(nullptr, KernelEnv::Running(), target, false);
   ResolveOptions resolve = ResolveOptionsOf(options);
@@ -107,7 +131,7 @@ Result<void> RunVars(const Options& options, const std::string& text, Streams io
       if (options.ranges) io.out << (v.available ? "[VAL]\t" : "[INV]\t");
       if (v.external) io.out << "(extern) ";
       io.out << v.c_type << "\t" << v.name;
-      if (options.ranges && f && !v.external) io.out << "\t" << RangesText(f->value, f->name, v.ranges);
+      if (options.ranges && f && !v.external) io.out << "\t" << RangesText(f->value, DisplaySymbol(f->name), v.ranges);
       io.out << "\n";
     }
     if (!any) io.out << "\t\t(No matched variables)\n";

@@ -53,10 +53,18 @@ Result<Target> OpenTargetOf(const Options& options, std::ostream& err, bool need
   request.need_symbols = need_symbols;
   request.btf = options.btf;
   request.btf_file = options.btf_file;
+  request.target_ns = options.target_ns;
   // The progress line names the file; the running kernel's is found later.
   std::string named = !options.exec.empty() ? options.exec : !options.vmlinux.empty() ? options.vmlinux : "vmlinux";
   request.index = MakeIndexOptions(options, err, named);
-  return OpenTarget(request, KernelEnv::Running(), SearchPathsFrom(getenv("PATH"), getenv("LD_LIBRARY_PATH")));
+  KernelEnv env = KernelEnv::Running();
+  if (options.target_ns) {
+    if (options.exec.empty())
+      return Fail("--target-ns goes with -x: it says whose file system the binary is in",
+                  "kprobectl --target-ns PID -x /usr/bin/app add FUNC");
+    return OpenTarget(request, env, KP_TRY(SearchPathsOfProcess(env, options.target_ns)));
+  }
+  return OpenTarget(request, env, SearchPathsFrom(getenv("PATH"), getenv("LD_LIBRARY_PATH")));
 }
 
 ResolveOptions ResolveOptionsOf(const Options& options) {

@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "dwarf_internal.h"
+#include "kprobectl/cxx_names.h"
 
 namespace kprobectl::dwarf {
 
@@ -100,6 +101,20 @@ void Normalize(std::vector<std::pair<std::string, std::vector<uint64_t>>>& table
   table = std::move(out);
 }
 
+// The other names of a C++ function: its linkage name, and the qualified
+// name that demangling it gives, when they differ from `name`.
+std::vector<std::string> CxxKeys(Dwarf_Die* die, const std::string& name) {
+  std::vector<std::string> keys;
+  std::string linkage = LinkageName(die);
+  if (linkage.empty()) return keys;
+  keys.push_back(linkage);
+  if (auto demangled = Demangle(linkage); demangled && !MadeForAnother(*demangled)) {
+    std::string qualified = SplitCxxName(*demangled).qualified;
+    if (qualified != name) keys.push_back(std::move(qualified));
+  }
+  return keys;
+}
+
 }  // namespace
 
 std::vector<std::string> UnitFiles(Dwarf_Die* cu, const LineSections* lines) {
@@ -126,6 +141,10 @@ std::vector<std::string> UnitFiles(Dwarf_Die* cu, const LineSections* lines) {
 void WalkUnit(Dwarf* dwarf, Dwarf_Off cu_offset, const std::string* only, UnitNames* out, const LineSections* lines) {
   Dwarf_Die cu;
   if (!dwarf_offdie(dwarf, cu_offset, &cu)) return;
+  // C++ functions are found by their qualified and linkage names too, once
+  // per origin (a class's inline method has a copy in many places).
+  bool cxx = IsCxxUnit(&cu);
+  std::unordered_map<Dwarf_Off, std::vector<std::string>> cxx_names;
   // Depth-first over the CU; `stack` holds the next sibling to visit, with
   // the functions (their origins) that enclose it, as links in `enclosing`.
   struct Enclosing {
@@ -155,9 +174,17 @@ void WalkUnit(Dwarf* dwarf, Dwarf_Off cu_offset, const std::string* only, UnitNa
         bool code = HasCode(&die);
         bool self = tag == DW_TAG_inlined_subroutine && SplitPartInlinedBack(&die, origin, enclosing, within);
         std::string name = code || dwarf_hasattr(&die, DW_AT_inline) ? DieName(&die) : std::string();
-        if (!name.empty() && !self && (!only || name == *only)) {
-          uint64_t flags = !code ? kAbstractFlag : tag == DW_TAG_inlined_subroutine ? kInlinedFlag : 0;
-          out->functions.push_back({std::move(name), dwarf_dieoffset(&die) | flags});
+        if (!name.empty() && !self) {
+          uint64_t posting = dwarf_dieoffset(&die) | (!code                              ? kAbstractFlag
+                                                      : tag == DW_TAG_inlined_subroutine ? kInlinedFlag
+                                                                                         : 0);
+          if (cxx) {
+            auto [it, fresh] = cxx_names.try_emplace(origin);
+            if (fresh) it->second = CxxKeys(&die, name);
+            for (const std::string& key : it->second)
+              if (!only || key == *only) out->functions.push_back({key, posting});
+          }
+          if (!only || name == *only) out->functions.push_back({std::move(name), posting});
         }
         enclosing.push_back({origin, within});
         children_within = static_cast<int>(enclosing.size()) - 1;

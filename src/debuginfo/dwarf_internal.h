@@ -31,7 +31,20 @@ namespace kprobectl::dwarf {
 // The one place that turns libdw's errors into messages.
 std::string LastError();
 
-std::string DieName(Dwarf_Die* die);           // follows abstract_origin/specification
+std::string DieName(Dwarf_Die* die);  // follows abstract_origin/specification
+// DW_AT_linkage_name (or gcc's older DW_AT_MIPS_linkage_name), followed
+// through abstract_origin/specification; empty for C.
+std::string LinkageName(Dwarf_Die* die);
+// The name a function goes by: C++'s qualified one ("shop::Cart::add"),
+// else DieName.
+std::string FunctionName(Dwarf_Die* die);
+// The innermost subprogram of a CU whose code holds `address`, by a walk
+// of every DIE: libdw's scopes, and a look at the CU's own children, miss
+// one defined inside another's scope but placed outside its code (a C++
+// lambda's operator() inside main, a function inside a namespace).
+std::optional<Dwarf_Die> NestedFunctionAt(Dwarf_Die* cu, uint64_t address);
+// Whether a CU is C++ (DW_AT_language).
+bool IsCxxUnit(Dwarf_Die* cu);
 bool TypeOf(Dwarf_Die* die, Dwarf_Die* type);  // DW_AT_type, integrated
 // C spelling of a type: "int", "struct req*", "const char*", "void*".
 std::string TypeName(Dwarf_Die* type);
@@ -55,6 +68,8 @@ struct FunctionInstance {
   bool inlined;
   bool abstract = false;  // an inline's abstract definition: no code (see kAbstractFlag)
 };
+// A C++ instance's parameter list, from its demangled linkage name ("" for C).
+std::string ParamsOf(const ReadyDwarf& dwarf, const FunctionInstance& fn);
 
 // Where functions and globals are found by name: a cache file, an index
 // built now, or (without a cache) a scan for one name (dwarf_index.cc,

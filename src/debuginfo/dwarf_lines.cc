@@ -9,6 +9,7 @@
 #include <set>
 
 #include "dwarf_internal.h"
+#include "kprobectl/cxx_names.h"
 #include "kprobectl/strings.h"
 
 namespace kprobectl {
@@ -19,7 +20,19 @@ Result<LineRange> ParseLineRange(std::string_view text) {
     return Fail("invalid line range '" + std::string(text) + "': " + what,
                 "write FUNC[:RLN[+NUM|-RLN2]] or SRC[:ALN[+NUM|-ALN2]]");
   };
-  size_t colon = text.find(':');
+  // The ':' before a line number: not a C++ scope's "::", not inside brackets.
+  size_t colon = std::string_view::npos;
+  for (size_t i = 0, depth = 0; i < text.size() && colon == std::string_view::npos; ++i) {
+    char c = text[i];
+    if (c == '(' || c == '<') ++depth;
+    if ((c == ')' || c == '>') && depth > 0) --depth;
+    if (c == ':' && depth == 0) {
+      if (i + 1 < text.size() && text[i + 1] == ':')
+        ++i;
+      else
+        colon = i;
+    }
+  }
   std::string_view head = text.substr(0, colon);
   if (head.empty()) return bad("expected a function or a source file");
   bool is_file = head.find('.') != std::string_view::npos || head.find('/') != std::string_view::npos;
@@ -175,7 +188,12 @@ Result<DwarfInfo::ListingScope> DwarfInfo::FunctionScope(const LineRange& range)
   // A header's inline can have copies in thousands of CUs: the listing
   // shows the function as the first CU that holds it has it, as perf's
   // does (all CUs when a file is named, to find the one it is in).
-  const auto [dwarf, instances] = Instances(range.function, range.file.empty() ? 1 : SIZE_MAX);
+  // C++: the qualified name, and a parameter list picks an overload.
+  CxxName written = IsCxxName(range.function) ? SplitCxxName(range.function) : CxxName{range.function, {}, {}};
+  auto [dwarf, all] = Instances(written.qualified, range.file.empty() && written.params.empty() ? 1 : SIZE_MAX);
+  std::vector<FunctionInstance> instances;
+  for (const FunctionInstance& fn : all)
+    if (written.params.empty() || ParamsMatch(written.params, ParamsOf(dwarf, fn))) instances.push_back(fn);
   const FunctionInstance* chosen = nullptr;
   for (const FunctionInstance& fn : instances) {
     Dwarf_Die die = dwarf.Die(fn.die);

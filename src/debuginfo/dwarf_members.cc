@@ -30,11 +30,22 @@ int64_t MemberLocation(Dwarf_Die* member) {
   return 0;
 }
 
-// A member by name, looking inside anonymous structs and unions too.
+// A member by name, looking inside anonymous structs and unions too, and
+// in a C++ class's base classes (DW_TAG_inheritance, at their offsets).
 std::optional<Member> FindMember(Dwarf_Die* aggregate, const std::string& name) {
   Dwarf_Die child;
   if (dwarf_child(aggregate, &child) != 0) return std::nullopt;
   do {
+    if (dwarf_tag(&child) == DW_TAG_inheritance) {
+      Dwarf_Die base;
+      if (!TypeOf(&child, &base)) continue;
+      Dwarf_Die peeled = PeelType(base);
+      if (auto inner = FindMember(&peeled, name)) {
+        inner->offset += MemberLocation(&child);
+        return inner;
+      }
+      continue;
+    }
     if (dwarf_tag(&child) != DW_TAG_member) continue;
     std::string member_name = DieName(&child);
     if (member_name == name) return Member{child, MemberLocation(&child)};
@@ -85,10 +96,47 @@ Result<std::pair<FetchType, int64_t>> Bitfield(Dwarf_Die* member, int64_t member
   return BitfieldFetch(bit_start, bit_size, type_size);
 }
 
+bool IsReference(Dwarf_Die* type) {
+  Dwarf_Die t = PeelType(*type);
+  int tag = dwarf_tag(&t);
+  return tag == DW_TAG_reference_type || tag == DW_TAG_rvalue_reference_type;
+}
+
+// A C++ reference is a pointer the language follows by itself: so does
+// the walk, before a member, an index or a read.
+Result<void> FollowReference(Walked& w) {
+  if (!IsReference(&w.type)) return {};
+  Dwarf_Die t = PeelType(w.type), referenced;
+  if (!TypeOf(&t, &referenced)) return Fail(w.what + " is a reference to nothing known");
+  w.place = KP_TRY(Pointee(w.place, 0, w.what));
+  w.type = referenced;
+  return {};
+}
+
+bool IsAggregate(Dwarf_Die* type) {
+  Dwarf_Die t = PeelType(*type);
+  int tag = dwarf_tag(&t);
+  return tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_class_type;
+}
+
+// libstdc++'s std::string keeps its characters at _M_dataplus._M_p (a
+// char*, the first word of the object): a walk there, or false for any
+// other type.
+Result<bool> WalkToStringData(Walked& w) {
+  Dwarf_Die t = PeelType(w.type);
+  if (!IsAggregate(&t) || !FindMember(&t, "_M_dataplus")) return false;
+  std::string name = w.name, what = w.what;  // still the string's, for the event and messages
+  for (const char* member : {"_M_dataplus", "_M_p"}) KP_TRY_VOID(WalkMember(w, {ArgAccessor::kDot, member, 0, 0}));
+  w.name = name;
+  w.what = what;
+  return true;
+}
+
 }  // namespace
 
 // One [N]: an element of an array in memory, or through a pointer.
 Result<void> WalkIndex(Walked& w, const ArgAccessor& acc) {
+  KP_TRY_VOID(FollowReference(w));
   Dwarf_Die t = PeelType(w.type);
   int tag = dwarf_tag(&t);
   Dwarf_Die elem;
@@ -108,6 +156,7 @@ Result<void> WalkIndex(Walked& w, const ArgAccessor& acc) {
 
 // One .member or ->member, through anonymous structs and unions.
 Result<void> WalkMember(Walked& w, const ArgAccessor& acc) {
+  KP_TRY_VOID(FollowReference(w));
   Dwarf_Die t = PeelType(w.type);
   int tag = dwarf_tag(&t);
   Dwarf_Die aggregate = t;
@@ -155,7 +204,15 @@ Result<void> WalkMember(Walked& w, const ArgAccessor& acc) {
 
 // The fetch that reads what the path leads to: a scalar, a bitfield, a
 // string (char arrays and pointers), or an array of scalars.
-Result<VariableFetch> Read(const Walked& w, bool want_string) {
+Result<VariableFetch> Read(const Walked& walked, bool want_string) {
+  // A reference reads what it refers to (a reference to an object stays
+  // its address, as a pointer would), a std::string as a string its chars.
+  Walked w = walked;
+  if (IsReference(&w.type)) {
+    Dwarf_Die t = PeelType(w.type), referenced;
+    if (want_string || (TypeOf(&t, &referenced) && !IsAggregate(&referenced))) KP_TRY_VOID(FollowReference(w));
+  }
+  if (want_string) (void)KP_TRY(WalkToStringData(w));
   VariableFetch fetch;
   Dwarf_Die type = w.type;
   Dwarf_Die t = PeelType(type);

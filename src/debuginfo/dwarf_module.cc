@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "dwarf_internal.h"
+#include "kprobectl/cxx_names.h"
 #include "kprobectl/glob.h"
 
 namespace kprobectl {
@@ -36,7 +37,9 @@ Result<std::unique_ptr<Debuginfo>> Debuginfo::Open(const std::string& path, cons
     return Fail("'" + path + "' is empty or unreadable", "give an ELF file built with -g");
   }
   auto size = static_cast<size_t>(st.st_size);
-  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  // Writable and private: libelf decompresses SHF_COMPRESSED sections (gcc
+  // -gz, distributions' debug packages) by rewriting their headers in place.
+  void* map = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   if (map == MAP_FAILED) {
     close(fd);
     return Fail("cannot map '" + path + "': " + std::strerror(errno));
@@ -173,6 +176,60 @@ std::string DieName(Dwarf_Die* die) {
   return {};
 }
 
+std::string LinkageName(Dwarf_Die* die) {
+  Dwarf_Attribute attr;
+  for (unsigned at : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name})
+    if (dwarf_attr_integrate(die, at, &attr))
+      if (const char* s = dwarf_formstring(&attr)) return s;
+  return {};
+}
+
+std::string FunctionName(Dwarf_Die* die) {
+  std::string linkage = LinkageName(die);
+  if (!linkage.empty())
+    if (auto demangled = Demangle(linkage); demangled && !MadeForAnother(*demangled))
+      return SplitCxxName(*demangled).qualified;
+  return DieName(die);
+}
+
+// The innermost subprogram of a CU whose code holds `address`, found by a
+// walk of every DIE (libdw's scopes skip those nested outside their
+// parent's ranges).
+std::optional<Dwarf_Die> NestedFunctionAt(Dwarf_Die* cu, uint64_t address) {
+  std::optional<Dwarf_Die> found;
+  std::vector<Dwarf_Die> stack;
+  Dwarf_Die child;
+  if (dwarf_child(cu, &child) == 0) stack.push_back(child);
+  while (!stack.empty()) {
+    Dwarf_Die die = stack.back();
+    stack.pop_back();
+    Dwarf_Die next;
+    if (dwarf_siblingof(&die, &next) == 0) stack.push_back(next);
+    if (dwarf_tag(&die) == DW_TAG_subprogram && dwarf_haspc(&die, address) == 1) found = die;
+    if (dwarf_child(&die, &next) == 0) stack.push_back(next);
+  }
+  return found;
+}
+
+// A C++ instance's parameter list, from its demangled linkage name.
+std::string ParamsOf(const ReadyDwarf& dwarf, const FunctionInstance& fn) {
+  Dwarf_Die die = dwarf.Die(fn.die);
+  auto demangled = Demangle(LinkageName(&die));
+  return demangled ? SplitCxxName(*demangled).params : std::string();
+}
+
+bool IsCxxUnit(Dwarf_Die* cu) {
+  switch (dwarf_srclang(cu)) {
+    case DW_LANG_C_plus_plus:
+    case DW_LANG_C_plus_plus_03:
+    case DW_LANG_C_plus_plus_11:
+    case DW_LANG_C_plus_plus_14:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool TypeOf(Dwarf_Die* die, Dwarf_Die* type) {
   Dwarf_Attribute attr;
   return dwarf_attr_integrate(die, DW_AT_type, &attr) && dwarf_formref_die(&attr, type);
@@ -271,7 +328,7 @@ DwarfAddress DwarfInfo::Describe(const ReadyDwarf& dwarf, const FunctionInstance
   Dwarf_Die die = dwarf.Die(fn.die);
   DwarfAddress out;
   out.address = address;
-  out.function = DieName(&die);
+  out.function = FunctionName(&die);
   out.inlined = fn.inlined;
   out.die_offset = fn.die;
   const char* decl_file = dwarf_decl_file(&die);

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "dwarf_internal.h"
+#include "kprobectl/cxx_names.h"
 #include "kprobectl/glob.h"
 #include "kprobectl/strings.h"
 
@@ -124,6 +125,10 @@ Result<DwarfAddress> DwarfInfo::AtAddress(uint64_t address) {
     return out;
   }
   free(scopes);
+  // libdw looks for scopes only inside DIEs whose ranges hold the address:
+  // a function defined inside another's scope but placed outside its code
+  // (a lambda's operator() in main's class) is found by a walk of the CU.
+  if (auto nested = NestedFunctionAt(&cu, address)) return Describe(dwarf, {dwarf_dieoffset(&*nested), false}, address);
   return Fail("no function in the debuginfo contains " + Hex(address));
 }
 
@@ -131,6 +136,7 @@ Result<DwarfAddress> DwarfInfo::AtAddress(uint64_t address) {
 struct DwarfInfo::FunctionSearch {
   bool found_any = false, skipped_inline = false;
   std::string no_code_error;
+  std::set<std::string> other_overloads;  // parameter lists a C++ name has, when none matched
 };
 
 Result<void> DwarfInfo::ResolveInstance(const ReadyDwarf& dwarf, const FunctionInstance& fn, const std::string& name,
@@ -188,6 +194,12 @@ Error DwarfInfo::NoAddress(const ProbePoint& point, const FunctionSearch& search
   std::string what = DescribePoint(point);
   if (!search.no_code_error.empty())
     return {search.no_code_error, "list the lines that have code with 'kprobectl line " + point.function + "'"};
+  if (!search.found_any && !search.other_overloads.empty()) {
+    CxxName written = SplitCxxName(point.function);
+    return {"no overload of '" + written.qualified + "' takes " + written.params + " in " + path_,
+            "its overloads take " +
+                Join(std::vector<std::string>(search.other_overloads.begin(), search.other_overloads.end()), ", ")};
+  }
   if (!search.found_any && !IsGlob(point.function) && InlineOnly(point.function))
     return {"'" + point.function + "' exists only as inlined code in " + path_ +
                 ": the compiler folded every call of it into its callers and left no address where one begins",
@@ -210,13 +222,16 @@ Error DwarfInfo::NoAddress(const ProbePoint& point, const FunctionSearch& search
 }
 
 Result<std::vector<DwarfAddress>> DwarfInfo::ResolveFunction(const ProbePoint& point, const FindOptions& options) {
+  // C++: the qualified name finds every overload; a parameter list written
+  // after it picks those whose demangled linkage name has those types.
+  CxxName written = IsCxxName(point.function) ? SplitCxxName(point.function) : CxxName{point.function, {}, {}};
   std::vector<std::string> names;
-  if (IsGlob(point.function)) {
+  if (IsGlob(written.qualified) && written.qualified.find("operator") == std::string::npos) {
     for (const std::string& name : FunctionNames())
-      if (GlobMatch(point.function, name)) names.push_back(name);
+      if (GlobMatch(written.qualified, name)) names.push_back(name);
     std::sort(names.begin(), names.end());
   } else {
-    names.push_back(point.function);
+    names.push_back(written.qualified);
   }
   std::vector<DwarfAddress> out;
   FunctionSearch search;
@@ -224,6 +239,13 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveFunction(const ProbePoint& p
     auto [dwarf, instances] = Instances(name);
     for (const FunctionInstance& fn : instances) {
       if (!FileMatches(dwarf, fn, point.file)) continue;
+      if (!written.params.empty()) {
+        std::string params = ParamsOf(dwarf, fn);
+        if (!ParamsMatch(written.params, params)) {
+          search.other_overloads.insert(params);
+          continue;
+        }
+      }
       search.found_any = true;
       if (fn.inlined && (!options.inlines || point.retprobe || point.offset)) {
         search.skipped_inline = true;

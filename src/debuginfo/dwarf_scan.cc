@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "dwarf_internal.h"
+#include "kprobectl/cxx_names.h"
 
 namespace kprobectl::dwarf {
 
@@ -172,8 +173,11 @@ class ScanIndex : public NameIndex {
     std::vector<bool> bitmap;
     const std::vector<bool>* Bitmap() const { return bitmap.empty() ? nullptr : &bitmap; }
   };
-  Result<Needles> NeedlesFor(const std::string& name) {
+  Result<Needles> NeedlesFor(const std::string& key) {
     if (strings_.empty()) strings_ = KP_TRY(ReadRange(input_.fd, input_.str));
+    // A C++ function's qualified name is no string of the DWARF: its DIE
+    // is named by the last scope ("add" of "shop::Cart::add").
+    std::string name = IsCxxName(key) ? LastScope(key) : key;
     std::string needle = name + '\0';
     Needles n;
     n.patterns.push_back({needle});

@@ -280,6 +280,11 @@ const std::vector<Dwarf_Die>& DwarfInfo::ScopeChain(Dwarf_Die* cu, uint64_t addr
         break;
       }
     } while (dwarf_siblingof(&child, &child) == 0);
+  if (!found)
+    if (auto nested = NestedFunctionAt(cu, address)) {
+      child = *nested;
+      found = true;
+    }
   if (found) {
     chain.push_back(child);
     for (bool deeper = true; deeper;) {

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "kprobectl/cache_file.h"
@@ -74,6 +75,81 @@ std::string ReadBuildId(Elf* elf) {
     }
   }
   return {};
+}
+
+// The section called `name`, and its header.
+Elf_Scn* SectionNamed(Elf* elf, std::string_view name, GElf_Shdr& shdr) {
+  size_t strndx = 0;
+  if (elf_getshdrstrndx(elf, &strndx) != 0) return nullptr;
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+    if (!gelf_getshdr(scn, &shdr)) continue;
+    const char* n = elf_strptr(elf, strndx, shdr.sh_name);
+    if (n && name == n) return scn;
+  }
+  return nullptr;
+}
+
+// SystemTap's note type (<sys/sdt.h> _SDT_NOTE_TYPE); elf.h has no name for it.
+constexpr unsigned kNtStapsdt = 3;
+
+// One NT_STAPSDT note's descriptor: the marker's address, the base the
+// note was written against, the semaphore's address (each a word of the
+// file's class), then provider, name and arguments, each ending in a NUL.
+// A descriptor that does not hold all of them is skipped.
+std::optional<SdtNote> ReadSdtDescriptor(const unsigned char* desc, size_t size, size_t word, uint64_t* base) {
+  if (size < 3 * word) return std::nullopt;
+  auto read_word = [&](size_t i) {
+    uint64_t v = 0;
+    std::memcpy(&v, desc + i * word, word);  // little-endian: x86-64 only
+    return v;
+  };
+  SdtNote note;
+  note.address = read_word(0);
+  *base = read_word(1);
+  note.semaphore = read_word(2);
+  std::string* fields[] = {&note.provider, &note.name, &note.args};
+  size_t at = 3 * word;
+  for (std::string* field : fields) {
+    const void* end = at < size ? std::memchr(desc + at, '\0', size - at) : nullptr;
+    if (!end) return std::nullopt;
+    size_t length = static_cast<size_t>(static_cast<const unsigned char*>(end) - (desc + at));
+    field->assign(reinterpret_cast<const char*>(desc + at), length);
+    at += length + 1;
+  }
+  if (note.provider.empty() || note.name.empty()) return std::nullopt;
+  return note;
+}
+
+// The USDT markers: the notes of .note.stapsdt. A prelinked file moved
+// its sections after the notes were written; .stapsdt.base (a byte the
+// notes' base field named) says by how much, and addresses move with it.
+std::vector<SdtNote> ReadSdtNotes(Elf* elf) {
+  std::vector<SdtNote> out;
+  GElf_Shdr shdr;
+  Elf_Scn* scn = SectionNamed(elf, ".note.stapsdt", shdr);
+  if (!scn || shdr.sh_type != SHT_NOTE) return out;
+  Elf_Data* data = elf_getdata(scn, nullptr);
+  if (!data || !data->d_buf) return out;
+  GElf_Shdr base_shdr;
+  std::optional<uint64_t> base_section;
+  if (SectionNamed(elf, ".stapsdt.base", base_shdr)) base_section = base_shdr.sh_addr;
+  size_t word = gelf_getclass(elf) == ELFCLASS32 ? 4 : 8;
+  size_t offset = 0, name_offset = 0, desc_offset = 0;
+  GElf_Nhdr nhdr;
+  while ((offset = gelf_getnote(data, offset, &nhdr, &name_offset, &desc_offset)) > 0) {
+    const auto* bytes = static_cast<const unsigned char*>(data->d_buf);
+    if (nhdr.n_type != kNtStapsdt || nhdr.n_namesz != 8 || std::memcmp(bytes + name_offset, "stapsdt", 8) != 0)
+      continue;
+    uint64_t note_base = 0;
+    auto note = ReadSdtDescriptor(bytes + desc_offset, nhdr.n_descsz, word, &note_base);
+    if (!note) continue;
+    if (base_section && note_base) {
+      note->address += *base_section - note_base;
+      if (note->semaphore) note->semaphore += *base_section - note_base;
+    }
+    out.push_back(std::move(*note));
+  }
+  return out;
 }
 
 }  // namespace
@@ -299,6 +375,7 @@ Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cach
   image.shared_object_ = m.ehdr.e_type == ET_DYN;
   image.build_id_ = ReadBuildId(m.elf.get());
   ElfReader::ReadSegments(m.elf.get(), image.segments_);
+  image.sdt_notes_ = ReadSdtNotes(m.elf.get());
   Versions versions = ReadVersions(m.elf.get());
   // Only a file with both tables has symbols twice (a vmlinux has .symtab only).
   auto [tables, total] = KP_TRY(CountSymbols(m, path));

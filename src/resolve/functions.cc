@@ -2,10 +2,12 @@
 //
 // funcs: the functions of a target that can be probed, from its symbols;
 // for a kernel, without those kprobe_events would refuse.
+#include <map>
 #include <optional>
 #include <set>
 #include <string_view>
 
+#include "kprobectl/cxx_names.h"
 #include "kprobectl/resolve.h"
 
 namespace kprobectl {
@@ -58,11 +60,40 @@ Result<std::vector<std::string>> ProbeableFunctions(const Target& target, const 
     traceable = KP_TRY(TraceableFunctions::FromImage(image));
   }
   std::set<std::string> names;
-  for (const ElfSymbol& s : image.symbols())
-    if (s.type == ElfSymbol::kFunction && s.value != 0 && filter.Matches(s.name) && !blacklist.Find(s.value) &&
-        traceable.Traceable(s))
-      names.insert(s.version.empty() ? s.name : s.name + "@" + (s.default_version ? "@" : "") + s.version);
+  for (const ElfSymbol& s : image.symbols()) {
+    if (s.type != ElfSymbol::kFunction || s.value == 0) continue;
+    // C++ by the names a probe point takes (overloads with their parameters).
+    std::string name = s.name;
+    if (auto demangled = Demangle(s.name)) {
+      CxxName parts = SplitCxxName(*demangled);
+      if (MadeForAnother(*demangled) || parts.qualifiers.find("[clone") != std::string::npos) continue;
+      name = parts.qualified + parts.params + parts.qualifiers;
+    }
+    if (filter.Matches(name) && !blacklist.Find(s.value) && traceable.Traceable(s))
+      names.insert(s.version.empty() ? name : name + "@" + (s.default_version ? "@" : "") + s.version);
+  }
   return std::vector<std::string>(names.begin(), names.end());
+}
+
+Result<std::vector<MarkerSummary>> ProbeableMarkers(const Target& target, const GlobFilter& filter) {
+  if (target.kernel() || !target.image)
+    return Fail("USDT markers are in user-space binaries",
+                "name one with -x: kprobectl -x /usr/bin/python3 funcs --sdt");
+  std::map<std::string, MarkerSummary> markers;
+  for (const SdtNote& note : target.image->sdt_notes()) {
+    std::string name = "sdt_" + note.provider + ":" + note.name;
+    if (!filter.Matches(name) && !filter.Matches(note.provider + ":" + note.name)) continue;
+    auto [it, fresh] = markers.try_emplace(name);
+    if (fresh) {
+      it->second.name = name;
+      it->second.args = note.args;
+    }
+    ++it->second.sites;
+    it->second.semaphore |= note.semaphore != 0;
+  }
+  std::vector<MarkerSummary> out;
+  for (auto& [name, summary] : markers) out.push_back(std::move(summary));
+  return out;
 }
 
 }  // namespace kprobectl

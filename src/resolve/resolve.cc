@@ -7,6 +7,7 @@
 // error, or, without DWARF, the reason there is none. The running kernel
 // whose image was not found is asked by name.
 #include <map>
+#include <optional>
 
 #include "kprobectl/strings.h"
 #include "resolve_internal.h"
@@ -32,9 +33,29 @@ ProbeSpec AsWritten(const ProbeSpec& spec, const Target& target) {
   return out;
 }
 
+// tp:NAME in a user binary with a marker of provider "tp" by that name
+// is that marker; else it is a tracepoint, the kernel's.
+std::optional<ProbeSpec> MarkerOfProviderTp(const ProbeSpec& spec, const Target& target) {
+  if (target.kernel() || !target.image) return std::nullopt;
+  for (const SdtNote& note : target.image->sdt_notes())
+    if (note.provider == "tp" && note.name == spec.point.tracepoint) {
+      ProbeSpec out = spec;
+      out.point.sdt_provider = "tp";
+      out.point.sdt_name = spec.point.tracepoint;
+      out.point.tracepoint.clear();
+      return out;
+    }
+  return std::nullopt;
+}
+
 Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& target, const SystemView& system,
-                                             const ResolveOptions& options, std::vector<std::string>* notes) {
+                                             const ResolveOptions& options, Resolution& out) {
+  std::vector<std::string>* notes = &out.notes;
+  if (!written.point.tracepoint.empty())
+    if (auto marker = MarkerOfProviderTp(written, target))
+      return resolve::LocateSdt(*marker, target, system, &out.left_out);
   if (!written.point.tracepoint.empty()) return resolve::LocateTracepoint(written, target, system);
+  if (!written.point.sdt_name.empty()) return resolve::LocateSdt(written, target, system, &out.left_out);
   ProbeSpec spec = AsWritten(written, target);
   // A kernel without DWARF: its BTF knows parameters and types.
   if (!target.debuginfo && target.btf && spec.point.version.empty())
@@ -92,8 +113,13 @@ Result<Resolution> Resolve(const std::vector<ProbeSpec>& specs, Target& target, 
     probe.group = !spec.group.empty() ? spec.group
                   : target.kernel()   ? std::string(kKernelGroup)
                                       : UserGroupName(target.path);
-    probe.locations = KP_TRY(Locate(spec, target, system, options, &out.notes));
-    if (!spec.point.tracepoint.empty()) probe.type = ProbeType::kTracepoint;
+    probe.locations = KP_TRY(Locate(spec, target, system, options, out));
+    if (!spec.point.tracepoint.empty() && target.kernel()) probe.type = ProbeType::kTracepoint;
+    // A marker's events are perf's: group sdt_PROVIDER.
+    if (spec.group.empty() && !probe.locations.empty() && !probe.locations[0].origin.marker.empty()) {
+      const std::string& marker = probe.locations[0].origin.marker;
+      probe.group = marker.substr(0, marker.find(':'));
+    }
     out.probes.push_back(std::move(probe));
   }
   if (options.fprobe && !target.kernel())

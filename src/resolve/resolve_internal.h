@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kprobectl/cxx_names.h"
 #include "kprobectl/resolve.h"
 
 namespace kprobectl::resolve {
@@ -21,6 +22,20 @@ struct ArgContext {
   const ElfImage* image = nullptr;  // resolves @SYMBOL of user probes
   uint64_t address = 0;             // the probe's address in the image
 };
+
+// What a point's function names: itself, and for C++ its qualified name
+// and the parameter list written, if any.
+struct WantedName {
+  std::string text;
+  bool glob = false;
+  bool cxx = false;
+  CxxName parts;
+};
+WantedName Wanted(const ProbePoint& p);
+// Whether symbol `s` is the function `w` names: by its name, or a C++
+// symbol by its demangled name (overloads by their parameters); `shown`
+// gets the name messages and events use.
+bool NameMatches(const WantedName& w, const ElfSymbol& s, std::string* shown);
 
 // "invalid argument: WHAT" with the spec and a caret under `pos`.
 std::unexpected<Error> ArgError(const ProbeSpec& spec, size_t pos, std::string what, std::string hint = {});
@@ -53,6 +68,11 @@ Result<std::vector<ResolvedLocation>> LocateWithDwarf(const ProbeSpec& spec, Tar
 Result<std::vector<ResolvedLocation>> LocateWithSymbols(const ProbeSpec& spec, const Target& target,
                                                         const SystemView& system);
 Result<std::vector<ResolvedLocation>> LocateByName(const ProbeSpec& spec, const SystemView& system);
+// A USDT marker of a user binary: a uprobe at each of its sites, with its
+// semaphore; arguments its note says fetchargs cannot read go to `left_out`
+// when they are left out.
+Result<std::vector<ResolvedLocation>> LocateSdt(const ProbeSpec& spec, const Target& target, const SystemView& system,
+                                                std::vector<std::string>* left_out);
 // A kernel target without DWARF: places as above, parameters from BTF.
 Result<std::vector<ResolvedLocation>> LocateWithBtf(const ProbeSpec& spec, const Target& target,
                                                     const SystemView& system, std::vector<std::string>* notes);

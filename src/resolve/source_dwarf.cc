@@ -5,6 +5,9 @@
 // DwarfAddress and VariableFetch, for a user binary or a kernel image.
 // Kernel targets are KASLR-safe: SYMBOL+OFF when the symbol's name is
 // unique in the image, _text+OFF when several functions share it.
+#include <algorithm>
+
+#include "kprobectl/cxx_names.h"
 #include "kprobectl/glob.h"
 #include "kprobectl/strings.h"
 #include "kprobectl/x86_64_abi.h"
@@ -32,18 +35,54 @@ Result<std::vector<DwarfAddress>> ResolveClone(const ProbePoint& point, Debuginf
   return out;
 }
 
+// A function the DWARF names no other way: a C++ lambda (gcc gives its
+// operator() no linkage name) or an alias (glibc's malloc is __libc_malloc
+// in its DWARF). The symbols the name matches give the code, and the DWARF
+// describes the function there. Entries, offsets and returns only: lines
+// need the function's own DWARF name.
+std::vector<DwarfAddress> BySymbols(const ProbePoint& p, Debuginfo& debuginfo, const ElfImage& image) {
+  std::vector<DwarfAddress> out;
+  if (p.function.empty() || IsGlob(p.function)) return out;
+  WantedName wanted = Wanted(p);
+  std::string shown;
+  for (const ElfSymbol& s : image.symbols()) {
+    if (s.type != ElfSymbol::kFunction || s.value == 0 || !NameMatches(wanted, s, &shown)) continue;
+    uint64_t offset = p.offset.value_or(0);
+    if (s.size && offset >= s.size) continue;
+    auto at = debuginfo.AtAddress(s.value + offset);
+    if (!at) continue;
+    at->function = shown;
+    if (std::none_of(out.begin(), out.end(), [&](const DwarfAddress& a) { return a.address == at->address; }))
+      out.push_back(*at);
+  }
+  return out;
+}
+
 Result<std::vector<DwarfAddress>> Addresses(const ProbeSpec& spec, Debuginfo& debuginfo, const ElfImage& image,
                                             const FindOptions& find) {
   const ProbePoint& p = spec.point;
   if (!p.version.empty()) return Fail("'" + DescribePoint(p) + "': symbol versions need the ELF path, not DWARF");
   if (p.address) return std::vector<DwarfAddress>{KP_TRY(debuginfo.AtAddress(*p.address + p.offset.value_or(0)))};
-  if (!p.function.empty() && p.function.find('.') != std::string::npos && !IsGlob(p.function)) {
+  if (!p.function.empty() && p.function.find('.') != std::string::npos && !IsGlob(p.function) &&
+      !IsCxxName(p.function)) {
     auto clones = KP_TRY(ResolveClone(p, debuginfo, image, find));
     if (clones.empty())
       return Fail("no function '" + p.function + "' in " + image.path(), "list functions with 'kprobectl funcs'");
     return clones;
   }
-  return debuginfo.Resolve(p, find);
+  auto found = debuginfo.Resolve(p, find);
+  if (found) return found;
+  auto by_symbols = BySymbols(p, debuginfo, image);
+  if (by_symbols.empty()) return found;
+  if ((p.line || p.lazy_pattern) && !by_symbols[0].function.empty()) {
+    auto dwarf_name = debuginfo.AtAddress(by_symbols[0].address);
+    std::string named = dwarf_name ? dwarf_name->function : "";
+    if (!named.empty() && named != p.function)
+      return Fail("'" + p.function + "' is '" + named + "' in the debuginfo; its lines are known by that name",
+                  "write '" + named + (p.line ? ":" + std::to_string(*p.line) : ";" + *p.lazy_pattern) + "'");
+    return found;
+  }
+  return by_symbols;
 }
 
 std::string EventBaseFor(const ProbeSpec& spec, const DwarfAddress& at) {

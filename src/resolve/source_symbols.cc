@@ -7,11 +7,39 @@
 // resolves and checks when the definition is written.
 #include <algorithm>
 
+#include "kprobectl/cxx_names.h"
 #include "kprobectl/glob.h"
 #include "kprobectl/strings.h"
 #include "resolve_internal.h"
 
 namespace kprobectl::resolve {
+
+// What a point's function names: itself, and for C++ its qualified name
+// and the parameter list written, if any.
+WantedName Wanted(const ProbePoint& p) {
+  WantedName w{p.function, IsGlob(p.function), IsCxxName(p.function), {}};
+  if (w.cxx) {
+    w.parts = SplitCxxName(p.function);
+    w.glob = IsGlob(w.parts.qualified);
+  }
+  return w;
+}
+
+// Whether symbol `s` is the function `w` names: by its name, or a C++
+// symbol by its demangled name (overloads by their parameters). A clone or
+// a .cold part is no function of its own here (the DWARF reaches them).
+// The name in `shown` is the one messages and events use.
+bool NameMatches(const WantedName& w, const ElfSymbol& s, std::string* shown) {
+  *shown = s.name;
+  if (s.name == w.text || (w.glob && GlobMatch(w.text, s.name))) return true;
+  if (!w.cxx || !s.name.starts_with("_Z")) return false;
+  CxxName have = SymbolCxxName(s.name);
+  if (have.qualifiers.find("[clone") != std::string::npos) return false;
+  bool named = have.qualified == w.parts.qualified || (w.glob && GlobMatch(w.parts.qualified, have.qualified));
+  if (!named || (!w.parts.params.empty() && !ParamsMatch(w.parts.params, have.params))) return false;
+  *shown = have.qualified;
+  return true;
+}
 
 namespace {
 
@@ -26,10 +54,11 @@ std::vector<std::string> SimilarFunctions(const ElfImage& image, std::string_vie
   std::vector<std::string> out;
   for (const ElfSymbol& s : image.symbols()) {
     if (s.type != ElfSymbol::kFunction || s.value == 0) continue;
+    std::string shown = s.name.starts_with("_Z") ? SymbolCxxName(s.name).qualified : s.name;
     bool similar =
-        s.name.find(name) != std::string::npos ||
-        (name.size() > 3 && std::string_view(name).find(s.name) != std::string_view::npos && s.name.size() > 3);
-    if (similar && std::find(out.begin(), out.end(), s.name) == out.end()) out.push_back(s.name);
+        shown.find(name) != std::string::npos ||
+        (name.size() > 3 && std::string_view(name).find(shown) != std::string_view::npos && shown.size() > 3);
+    if (similar && std::find(out.begin(), out.end(), shown) == out.end()) out.push_back(shown);
     if (out.size() == 5) break;
   }
   return out;
@@ -41,15 +70,15 @@ struct Place {
   ProbeOrigin origin;
 };
 
-Result<Place> PlaceIn(const ProbeSpec& spec, const ElfImage& image, const ElfSymbol& s) {
+Result<Place> PlaceIn(const ProbeSpec& spec, const ElfImage& image, const ElfSymbol& s, const std::string& shown) {
   uint64_t offset = spec.point.offset.value_or(0);
   if (s.size && offset >= s.size)
-    return Fail("offset " + std::to_string(offset) + " is outside '" + s.name + "' (" + std::to_string(s.size) +
+    return Fail("offset " + std::to_string(offset) + " is outside '" + shown + "' (" + std::to_string(s.size) +
                     " bytes) in " + image.path(),
                 "give an offset below the function's size");
   Place place;
   place.address = s.value + offset;
-  place.origin.function = s.name;
+  place.origin.function = shown;
   place.origin.symbol = s.name;
   place.origin.symbol_offset = offset;
   place.origin.entry = offset == 0;
@@ -75,16 +104,18 @@ Result<std::vector<Place>> Places(const ProbeSpec& spec, const ElfImage& image) 
     out.push_back(place);
     return out;
   }
-  bool glob = IsGlob(p.function);
+  WantedName wanted = Wanted(p);
+  bool glob = wanted.glob;
   std::vector<uint64_t> seen_addresses;
+  std::string shown;
   for (const ElfSymbol& s : image.symbols()) {
     if (s.type != ElfSymbol::kFunction || s.value == 0) continue;
-    if (glob ? !GlobMatch(p.function, s.name) : s.name != p.function) continue;
+    if (!NameMatches(wanted, s, &shown)) continue;
     if (!VersionMatches(p, s)) continue;
-    // Aliases (several names, one address) are one probe.
+    // Aliases (several names, one address: a C++ constructor's C1 and C2) are one probe.
     if (std::find(seen_addresses.begin(), seen_addresses.end(), s.value) != seen_addresses.end()) continue;
     seen_addresses.push_back(s.value);
-    out.push_back(KP_TRY(PlaceIn(spec, image, s)));
+    out.push_back(KP_TRY(PlaceIn(spec, image, s, shown)));
   }
   if (out.empty()) {
     std::string what = glob ? "no function matches '" + p.function + "'" : "no function '" + p.function + "'";

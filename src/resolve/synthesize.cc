@@ -173,6 +173,7 @@ Result<std::vector<TraceEventDef>> Synthesize(const Resolution& resolution, cons
 }
 
 std::string DescribeOrigin(const ProbeOrigin& o, bool retprobe) {
+  if (!o.marker.empty()) return "%" + o.marker;
   if (o.function.empty()) return {};
   std::string file = o.decl.file.empty() ? o.at.file : o.decl.file;
   if (file.empty()) return {};
@@ -184,6 +185,10 @@ std::string DescribeOrigin(const ProbeOrigin& o, bool retprobe) {
 }
 
 std::string SourceOfDefinition(const TraceEventDef& def, const ElfImage* image, Debuginfo* debuginfo) {
+  if (image && def.target.kind == ProbeTarget::kFile && !def.retprobe)
+    if (auto address = image->VirtualAddress(def.target.offset))
+      for (const SdtNote& note : image->sdt_notes())
+        if (note.address == *address) return "%sdt_" + note.provider + ":" + note.name;
   if (!image || !debuginfo) return {};
   auto address = def.target.kind == ProbeTarget::kFile ? image->VirtualAddress(def.target.offset)
                                                        : KernelImageAddress(*image, def.target);

@@ -5,6 +5,7 @@
 // the point has no '+', '@' or '%', has a ':' or ';', and the head has a '.'.
 // '\' escapes any of "=@+:;" inside names.
 #include <cctype>
+#include <optional>
 
 #include "kprobectl/probe_spec.h"
 #include "kprobectl/strings.h"
@@ -20,7 +21,17 @@ constexpr uint64_t kMaxOffset = 0x7fffffff;
 
 constexpr std::string_view kPointHint =
     "a probe point is [[GROUP:]EVENT=]FUNC[@SRC][:LINE|+OFFSET|%return|;PATTERN], "
-    "SRC:LINE, SRC;PATTERN or 0xADDRESS";
+    "SRC:LINE, SRC;PATTERN, 0xADDRESS, [sdt_]PROVIDER:NAME (a USDT marker) or tp:TRACEPOINT";
+
+// After "operator" at the start of a C++ scope, past its symbol
+// ("operator<<=", "operator()", "operator[]"); else `i` itself.
+size_t SkipOperator(std::string_view text, size_t i, size_t from) {
+  if (text.substr(i, 8) != "operator" || (i > from && text[i - 1] != ':')) return i;
+  size_t j = i + 8;
+  if (text.substr(j, 2) == "()") return j + 2;
+  while (j < text.size() && std::string_view("<>=!+-*/%^&|~[],").find(text[j]) != std::string_view::npos) ++j;
+  return j;
+}
 
 class PointParser {
  public:
@@ -36,13 +47,14 @@ class PointParser {
     }
     if (start == end_) return SyntaxError(start, "expected a function, a source file or an address");
     if (text_.substr(start, end_ - start).starts_with("tp:")) return ParseTracepoint(start + 3, point);
+    if (auto marker = ParseMarker(start, point)) return *marker;
 
     bool file_spec = false;
     if (FindUnescaped(start, "+@%") == end_) {
       size_t sep = FindUnescaped(start, ";:");
       if (sep < end_ && text_.substr(start, sep - start).find('.') != std::string_view::npos) file_spec = true;
     }
-    size_t sep = FindUnescaped(start, ";:+@%");
+    size_t sep = FindSeparator(start, ";:+@%");
     std::string head = Unescape(start, sep);
     if (file_spec) {
       point.file = head;
@@ -52,7 +64,8 @@ class PointParser {
       point.address = address;
     } else {
       if (head.empty()) return SyntaxError(start, "expected a function name");
-      for (size_t i = start; i < sep; ++i)
+      bool cxx_brackets = head.find_first_of("(<") != std::string::npos;  // "max<int>(int, long)"
+      for (size_t i = start; i < sep && !cxx_brackets; ++i)
         if (std::isspace(static_cast<unsigned char>(text_[i])))
           return SyntaxError(i, "unexpected blank in the function name");
       point.function = head;
@@ -168,6 +181,35 @@ class PointParser {
     return end_;
   }
 
+  // As FindUnescaped, over the head of a point that may name C++: a
+  // scope's "::", what brackets hold and an operator's own characters are
+  // part of the name ("ns::Cart::add:3" is line 3 of ns::Cart::add).
+  size_t FindSeparator(size_t from, std::string_view chars) const {
+    int depth = 0;
+    for (size_t i = from; i < end_; ++i) {
+      char c = text_[i];
+      if (c == '\\') {
+        ++i;
+        continue;
+      }
+      if (size_t past = SkipOperator(text_.substr(0, end_), i, from); past != i) {
+        i = past - 1;
+        continue;
+      }
+      if (c == ':' && i + 1 < end_ && text_[i + 1] == ':') {
+        ++i;
+        continue;
+      }
+      if (c == '(' || c == '<') ++depth;
+      if ((c == ')' || c == '>') && depth > 0) {
+        --depth;
+        continue;
+      }
+      if (depth == 0 && chars.find(c) != std::string_view::npos) return i;
+    }
+    return end_;
+  }
+
   std::string Unescape(size_t from, size_t to) const {
     std::string out;
     for (size_t i = from; i < to; ++i) {
@@ -189,6 +231,36 @@ class PointParser {
     return point;
   }
 
+  static bool IsMarkerChar(char c) { return IsIdentChar(c) || c == '*' || c == '?' || c == '[' || c == ']'; }
+
+  // A USDT marker: %[sdt_]PROVIDER:NAME, %NAME, sdt_PROVIDER:NAME, or
+  // PROVIDER:NAME when NAME does not start with a digit (FUNC:LINE does) and
+  // the ':' is not a C++ scope's "::". Nullopt when the point is no marker.
+  std::optional<Result<ProbePoint>> ParseMarker(size_t start, ProbePoint point) {
+    bool percent = text_[start] == '%';
+    size_t at = percent ? start + 1 : start;
+    size_t colon = at;
+    while (colon < end_ && IsMarkerChar(text_[colon])) ++colon;
+    bool has_name = colon < end_ && text_[colon] == ':' && colon + 1 < end_ && text_[colon + 1] != ':';
+    if (!percent) {
+      if (!has_name || colon == at) return std::nullopt;
+      bool sdt_prefix = text_.substr(at, colon - at).starts_with("sdt_");
+      if (!sdt_prefix && std::isdigit(static_cast<unsigned char>(text_[colon + 1]))) return std::nullopt;
+    }
+    size_t name_start = has_name ? colon + 1 : at;
+    size_t name_end = name_start;
+    while (name_end < end_ && IsMarkerChar(text_[name_end])) ++name_end;
+    if (name_end == name_start || (has_name && colon == at))
+      return SyntaxError(at, "expected a USDT marker, [sdt_]PROVIDER:NAME, after '%'",
+                         "list the markers of a binary with 'kprobectl -x BINARY funcs --sdt'");
+    if (name_end < end_)
+      return SyntaxError(name_end, "a USDT marker is [%][sdt_]PROVIDER:NAME; nothing follows the name",
+                         "arguments come after a blank: sdt_python:function__entry arg1:string");
+    point.sdt_provider = has_name ? std::string(text_.substr(at, colon - at)) : "*";
+    point.sdt_name = std::string(text_.substr(name_start, name_end - name_start));
+    return point;
+  }
+
   std::unexpected<kprobectl::Error> SyntaxError(size_t pos, std::string what,
                                                 std::string hint = std::string(kPointHint)) {
     return std::unexpected(kprobectl::Error{CaretMessage("invalid probe point: " + what, text_, pos), std::move(hint)});
@@ -198,10 +270,41 @@ class PointParser {
   size_t begin_, end_;
 };
 
-// Splits on blanks outside double quotes (for \"immediate strings").
+// Where a probe point that starts `text` ends, when it names C++ with
+// blanks inside brackets ("shop::max<int>(int, long)", "Pair<int, long>::
+// first"); nullopt when the point has no such blanks. An "operator" name's
+// own brackets (operator<, operator()) do not count; ';' ends the look
+// (a pattern follows), and so do unbalanced brackets.
+std::optional<size_t> CxxPointEnd(std::string_view text) {
+  int depth = 0;
+  bool blank_inside = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == ';' || c == '"' || c == '\\') return std::nullopt;
+    if (size_t past = SkipOperator(text, i, 0); past != i) {
+      i = past - 1;
+      continue;
+    }
+    if (c == '(' || c == '<') ++depth;
+    if ((c == ')' || c == '>') && --depth < 0) return std::nullopt;
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      if (depth == 0) return blank_inside ? std::optional<size_t>(i) : std::nullopt;
+      blank_inside = true;
+    }
+  }
+  return depth == 0 && blank_inside ? std::optional<size_t>(text.size()) : std::nullopt;
+}
+
+// Splits on blanks outside double quotes (for \"immediate strings"); a C++
+// point's blanks inside brackets stay in it.
 std::vector<std::pair<size_t, size_t>> Tokenize(std::string_view text) {
   std::vector<std::pair<size_t, size_t>> tokens;
   size_t i = 0;
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  if (auto end = CxxPointEnd(text.substr(i))) {
+    tokens.emplace_back(i, i + *end);
+    i += *end;
+  }
   while (i < text.size()) {
     while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
     if (i == text.size()) break;
@@ -247,6 +350,7 @@ bool NeedsDebuginfo(const ArgExpr& expr) {
 bool NeedsDebuginfo(const ProbeSpec& spec) {
   const ProbePoint& p = spec.point;
   if (!p.tracepoint.empty()) return false;  // the kernel reads its arguments by name (BTF)
+  if (!p.sdt_name.empty()) return false;    // a marker's arguments are in its note
   if (p.line || p.lazy_pattern || !p.file.empty()) return true;
   for (const ProbeArg& arg : spec.args)
     if (NeedsDebuginfo(arg.expr)) return true;
@@ -255,6 +359,7 @@ bool NeedsDebuginfo(const ProbeSpec& spec) {
 
 std::string DescribePoint(const ProbePoint& p) {
   if (!p.tracepoint.empty()) return "tp:" + p.tracepoint;
+  if (!p.sdt_name.empty()) return "%" + p.sdt_provider + ":" + p.sdt_name;
   std::string out = p.address ? Hex(*p.address) : p.function.empty() ? p.file : p.function;
   if (!p.version.empty()) out += "@" + p.version;
   if (!p.function.empty() && !p.file.empty()) out += "@" + p.file;

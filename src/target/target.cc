@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "kprobectl/target.h"
 
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
 namespace kprobectl {
 
 Result<Debuginfo*> Target::RequireDebuginfo() const {
@@ -61,6 +66,31 @@ Result<void> OpenBtf(Target& t, const TargetRequest& request, const KernelEnv& e
   return {};
 }
 
+// A program without DWARF of its own: its separate debuginfo, found by
+// build-id (a distribution's -dbgsym package, a container's own first).
+void OpenSeparateDebuginfo(Target& t, const TargetRequest& request, const std::string& root) {
+  if (t.debuginfo || !t.image) return;
+  for (const std::string& candidate : SeparateDebuginfoCandidates(root, t.image->build_id())) {
+    if (access(candidate.c_str(), R_OK) != 0) continue;
+    auto separate = Debuginfo::Open(candidate, request.index);
+    if (!separate) continue;
+    t.debuginfo = std::move(*separate);
+    t.debuginfo_error = {};
+    return;
+  }
+}
+
+// --target-ns: the file found must be the one the process runs.
+Result<void> CheckTargetProcess(const Target& t, const TargetRequest& request, const KernelEnv& env,
+                                const SearchPaths& search) {
+  if (!request.target_ns || search.root.empty()) return {};
+  std::ifstream in(env.root + env.proc + "/" + std::to_string(request.target_ns) + "/maps");
+  std::stringstream maps;
+  maps << in.rdbuf();
+  std::string inside = t.path.starts_with(search.root) ? t.path.substr(search.root.size()) : t.path;
+  return CheckMappedFile(t.path, inside, maps.str(), request.target_ns);
+}
+
 }  // namespace
 
 Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, const SearchPaths& search) {
@@ -109,6 +139,10 @@ Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, co
     t.debuginfo = std::move(*debuginfo);
   else
     t.debuginfo_error = debuginfo.error();
+  if (t.kind == Target::kUserBinary) {
+    OpenSeparateDebuginfo(t, request, search.root);
+    KP_TRY_VOID(CheckTargetProcess(t, request, env, search));
+  }
   KP_TRY_VOID(OpenBtf(t, request, env));
   return t;
 }

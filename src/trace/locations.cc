@@ -2,6 +2,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kprobectl/cxx_names.h"
 #include "kprobectl/strings.h"
 #include "kprobectl/trace_locations.h"
 
@@ -56,7 +57,7 @@ std::string EventLocations::NameIn(const std::string& path, uint64_t file_offset
   if (!image) return {};
   auto vaddr = image->VirtualAddress(file_offset);
   const ElfSymbol* f = vaddr ? image->FunctionAt(*vaddr) : nullptr;
-  return f ? f->name + "+" + Hex(*vaddr - f->value) : std::string();
+  return f ? DisplaySymbol(f->name) + "+" + Hex(*vaddr - f->value) : std::string();
 }
 
 void EventLocations::Locate(const TraceEventDef& def, EventPlan& plan) {
@@ -72,9 +73,17 @@ void EventLocations::Locate(const TraceEventDef& def, EventPlan& plan) {
   plan.location = Hex(t.offset);
   const ElfImage* image = Image(t.path);
   std::optional<uint64_t> vaddr = image ? image->VirtualAddress(t.offset) : std::nullopt;
+  // A USDT marker's site is named by the marker.
+  if (vaddr && !def.retprobe)
+    for (const SdtNote& note : image->sdt_notes())
+      if (note.address == *vaddr) {
+        plan.location = "sdt_" + note.provider + ":" + note.name;
+        return;
+      }
   const ElfSymbol* f = vaddr ? image->FunctionAt(*vaddr) : nullptr;
   if (!f) return;
-  plan.location = def.retprobe ? f->name : f->name + "+" + Hex(*vaddr - f->value);
+  std::string name = DisplaySymbol(f->name);
+  plan.location = def.retprobe ? name : name + "+" + Hex(*vaddr - f->value);
   if (!def.retprobe) return;
   uint64_t func_vaddr = *vaddr;
   plan.caller = [this, image, func_vaddr](int pid, uint64_t func_ip, uint64_t ret_ip) -> std::string {
@@ -86,7 +95,7 @@ void EventLocations::Locate(const TraceEventDef& def, EventPlan& plan) {
     for (const LoadSegment& seg : image->segments())
       if (seg.executable && caller >= seg.vaddr && caller < seg.vaddr + seg.memsz) {
         const ElfSymbol* c = image->FunctionAt(caller);
-        return c ? c->name + "+" + Hex(caller - c->value) : std::string();
+        return c ? DisplaySymbol(c->name) + "+" + Hex(caller - c->value) : std::string();
       }
     // Another file's code (the program calling a library): where the
     // process has it mapped, while it lives.

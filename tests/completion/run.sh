@@ -33,4 +33,6 @@ expect "kprobectl trace --lat" "--latency"
 expect "kprobectl -x $fx add comp" "compute"
 expect "kprobectl -x $fx -D gre" "greet"
 expect "kprobectl -x $fx vars comp" "compute"
+expect "kprobectl --sd" "--sdt"
+expect "kprobectl --target" "--target-ns"
 exit $failed

@@ -29,14 +29,6 @@ std::vector<std::string> Instances(const std::string& tracefs) {
   return out;
 }
 
-bool WaitFor(const std::function<bool()>& condition, int seconds = 20) {
-  for (int i = 0; i < seconds * 50; ++i) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
-}
-
 // Waits until the tracer's instance has `event` enabled.
 bool Tracing(const std::string& tracefs, const std::string& group, const std::string& event = "tick") {
   return WaitFor([&] {

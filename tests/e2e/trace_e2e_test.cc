@@ -48,14 +48,6 @@ std::vector<std::string> Values(const std::string& text, const std::string& name
   return out;
 }
 
-bool WaitFor(const std::function<bool()>& condition, int seconds = 20) {
-  for (int i = 0; i < seconds * 20; ++i) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("trace: a command's events in order, its exit status, nothing left") {

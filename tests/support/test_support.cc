@@ -222,6 +222,14 @@ std::string RealTracefsOrSkip() {
   std::_Exit(4);
 }
 
+bool WaitFor(const std::function<bool()>& condition, int seconds) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
 std::string UniqueGroup(const std::string& tag) { return "kpt" + tag + std::to_string(getpid()); }
 
 std::vector<std::string> GroupDefinitions(const std::string& tracefs, const std::string& group) {

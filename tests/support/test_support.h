@@ -4,6 +4,7 @@
 // CLI in-process, temporary directories, and access to the real tracefs.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -73,6 +74,10 @@ class ScopedEnv {
 // ctest reports as skipped) with the reason, or fail when CI=true, where the
 // end-to-end tests must run.
 std::string RealTracefsOrSkip();
+
+// Polls `condition` every 50 ms for up to `seconds`; whether it came true.
+// A bound that only catches a hang, never a verdict on speed.
+bool WaitFor(const std::function<bool()>& condition, int seconds = 20);
 
 // A group name unique to this process, e.g. "kpt12345".
 std::string UniqueGroup(const std::string& tag);

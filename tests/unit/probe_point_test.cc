@@ -22,6 +22,7 @@ std::string Render(const ProbeSpec& s) {
   if (p.offset) out += "offset=" + std::to_string(*p.offset) + " ";
   if (p.lazy_pattern) out += "pattern=" + *p.lazy_pattern + " ";
   if (p.retprobe) out += "return ";
+  if (!p.sdt_name.empty()) out += "marker=" + p.sdt_provider + ":" + p.sdt_name + " ";
   if (!out.empty()) out.pop_back();
   return out;
 }
@@ -75,7 +76,7 @@ TEST_CASE("bad probe points get a caret under the bad token") {
     const char* message;
   } rows[] = {
       {"foo+bar", "invalid probe point: expected a byte offset after '+' (decimal or 0x hex)\n    foo+bar\n        ^"},
-      {"foo:x1", "invalid probe point: expected a line number after ':'\n    foo:x1\n        ^"},
+      {"foo:1x", "invalid probe point: expected a line number after ':'\n    foo:1x\n        ^"},
       {"foo%entry", "invalid probe point: unknown probe place '%entry'\n    foo%entry\n        ^"},
       {"foo:3+4", "invalid probe point: an offset (+OFFSET) cannot be used with a line number\n    foo:3+4\n    ^"},
       {"foo:3;bar",
@@ -151,5 +152,50 @@ TEST_CASE("DescribePoint renders a point back") {
     auto spec = ParseProbeSpec(input);
     REQUIRE(spec);
     CHECK(DescribePoint(spec->point) == input);
+  }
+}
+
+TEST_CASE("USDT markers parse as perf writes them, and stay apart from lines and C++ scopes") {
+  struct Row {
+    const char* input;
+    const char* expected;
+  } rows[] = {
+      {"sdt_python:function__entry", "marker=sdt_python:function__entry"},
+      {"%sdt_python:function__entry", "marker=sdt_python:function__entry"},
+      {"%python:function__entry", "marker=python:function__entry"},
+      {"python:function__entry", "marker=python:function__entry"},
+      {"%throw", "marker=*:throw"},
+      {"sdt_python:*", "marker=sdt_python:*"},
+      {"sdt_x:2nd", "marker=sdt_x:2nd"},  // sdt_ says it is a marker, though a digit follows
+      {"mygrp:myev=python:line", "group=mygrp event=myev marker=python:line"},
+      // Not markers: a line of a function, a file's line, a C++ scope.
+      {"compute:3", "func=compute line=3"},
+      {"main.c:12", "file=main.c line=12"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.input);
+    auto spec = ParseProbeSpec(row.input);
+    REQUIRE(spec);
+    CHECK(Render(*spec) == row.expected);
+  }
+  auto described = ParseProbeSpec("sdt_python:line");
+  REQUIRE(described);
+  CHECK(DescribePoint(described->point) == "%sdt_python:line");
+  CHECK_FALSE(NeedsDebuginfo(*ParseProbeSpec("sdt_python:line arg1:string")));
+  struct Bad {
+    const char* input;
+    const char* message;
+  } bad[] = {
+      {"%", "invalid probe point: expected a USDT marker, [sdt_]PROVIDER:NAME, after '%'\n    %\n     ^"},
+      {"sdt_python:line%return",
+       "invalid probe point: a USDT marker is [%][sdt_]PROVIDER:NAME; nothing follows the name\n"
+       "    sdt_python:line%return\n"
+       "                   ^"},
+  };
+  for (const Bad& b : bad) {
+    INFO(b.input);
+    auto spec = ParseProbeSpec(b.input);
+    REQUIRE_FALSE(spec);
+    CHECK(spec.error().message == b.message);
   }
 }
