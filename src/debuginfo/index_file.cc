@@ -33,7 +33,7 @@ namespace kprobectl::dwarf {
 namespace {
 
 constexpr char kMagic[8] = {'K', 'P', 'R', 'O', 'B', 'I', 'D', 'X'};
-constexpr uint32_t kVersion = 5;  // 5: no self-inlined split parts, abstract-only names
+constexpr uint32_t kVersion = 6;  // 6: split parts in other functions' code, 5: self-inlined, abstract-only names
 constexpr size_t kHeaderSize = 128;
 constexpr size_t kRecordSize = 16;
 constexpr size_t kHashAt = 88;
