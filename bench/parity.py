@@ -17,6 +17,7 @@
 # three times): such a target stands for all of them, and is matched to
 # kprobectl's addresses where one fits.
 import argparse
+import bisect
 import concurrent.futures
 import json
 import lzma
@@ -30,6 +31,9 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+
+import parity_classes as classes
+import parity_dwarf
 
 KINDS = ("params", "retval", "vars")
 PERF_TIMEOUT = 300
@@ -85,8 +89,6 @@ class Runner:
 
     def job(self, tool, kind, func):
         path = self.path(tool, kind, func)
-        if tool == "perf" and path.exists():
-            return None
         result = run(self.argv(tool, kind, func), PERF_TIMEOUT if tool == "perf" else 120)
         write_json(path, result)
         return result
@@ -95,11 +97,12 @@ class Runner:
         return json.loads(self.path(tool, kind, func).read_text())
 
 
-def run_all(runner, jobs, funcs, tools):
+def run_all(runner, jobs, funcs, tools, keep=False):
     """Every command, on `jobs` workers; perf's slow ones and kprobectl's
-    fast ones interleaved so that both tools share the cores alike."""
+    fast ones interleaved so that both tools share the cores alike. An
+    answer perf gave (or, with `keep`, kprobectl) is not asked again."""
     todo = [(tool, kind, func) for func in funcs for kind in KINDS for tool in tools]
-    todo = [t for t in todo if not (t[0] == "perf" and runner.path(*t).exists())]
+    todo = [t for t in todo if not ((t[0] == "perf" or keep) and runner.path(*t).exists())]
     total, done, started = len(todo), 0, time.monotonic()
     if not total:
         return
@@ -115,19 +118,19 @@ def run_all(runner, jobs, funcs, tools):
 
 # --- the sample ----------------------------------------------------------------
 
-def traceable_names(path):
-    """The names a user would probe: the image's traceable functions, module
-    functions left out, gcc's clone suffixes cut (foo.isra.0 is foo), each
-    name once however many static functions share it."""
+def traceable_functions(path):
+    """The image's traceable functions as available_filter_functions names
+    them (module functions left out)."""
     opener = lzma.open if str(path).endswith(".xz") else open
-    names = set()
     with opener(path, "rt") as f:
-        for line in f:
-            words = line.split()
-            if not words or len(words) > 1:  # "NAME [MODULE]"
-                continue
-            names.add(words[0].split(".")[0])
-    return sorted(names)
+        return {words[0] for words in (line.split() for line in f) if len(words) == 1}  # not "NAME [MODULE]"
+
+
+def traceable_names(path):
+    """The names a user would probe: the traceable functions with gcc's
+    clone suffixes cut (foo.isra.0 is foo), each name once however many
+    static functions share it."""
+    return sorted({name.split(".")[0] for name in traceable_functions(path)})
 
 
 def sample(names, size, seed):
@@ -140,35 +143,65 @@ def sample(names, size, seed):
 
 
 class Symbols:
-    """The image's symbols by name (nm, once per build-id, kept in the cache)."""
+    """The image's symbols (nm, once per build-id, kept in the cache): by
+    name, and the functions by address."""
 
     def __init__(self, vmlinux, cache):
-        path = cache / "nm.json"
+        path = cache / "nm-typed.json"
         if not path.exists():
             out = subprocess.run(["nm", vmlinux], capture_output=True, text=True, check=True).stdout
-            table = defaultdict(list)
-            for line in out.splitlines():
-                words = line.split()
-                if len(words) == 3:
-                    table[words[2]].append(int(words[0], 16))
-            write_json(path, table)
-        self.table = json.loads(path.read_text())
+            rows = [(int(w[0], 16), w[1], w[2]) for w in (line.split() for line in out.splitlines()) if len(w) == 3]
+            write_json(path, rows)
+        rows = json.loads(path.read_text())
+        self.table = defaultdict(list)
+        for addr, _, name in rows:
+            self.table[name].append(addr)
+        self.functions = sorted((addr, name) for addr, kind, name in rows if kind in "tTwW")
+        self.starts = [addr for addr, _ in self.functions]
+        # gcc's clones by the name without their suffix (perf names
+        # tasklet_action_common.constprop.0 tasklet_action_common).
+        self.clones = defaultdict(list)
+        for name, addrs in self.table.items():
+            if "." in name:
+                self.clones[name.split(".")[0]].extend(addrs)
 
-    def addresses(self, target):
-        """The addresses a definition's target can stand for: SYM+OFF is one
-        per symbol of that name; MOD:... and raw addresses are left alone."""
+    def resolve(self, target):
+        """(the addresses a definition's target can stand for, whether it
+        named a clone without its suffix): SYM+OFF is one per symbol of
+        that name; MOD:... and raw addresses are left alone."""
         sym, _, off = target.partition("+")
         if ":" in sym:
-            return set()
+            return set(), False
         if sym.startswith("0x"):
-            return {int(sym, 16)}
-        return {a + int(off or "0", 0) for a in self.table.get(sym, [])}
+            return {int(sym, 16)}, False
+        stripped = sym not in self.table and sym in self.clones
+        bases = self.clones[sym] if stripped else self.table.get(sym, [])
+        return {a + int(off or "0", 0) for a in bases}, stripped
+
+    def function_at(self, address):
+        i = bisect.bisect_right(self.starts, address) - 1
+        return self.functions[i][1] if i >= 0 else "?"
+
+    def where(self, address):
+        i = bisect.bisect_right(self.starts, address) - 1
+        return f"{self.functions[i][1]}+{address - self.starts[i]}" if i >= 0 else hex(address)
+
+    def blacklisted(self, func):
+        """On the kprobe blacklist as the image says: NOKPROBE_SYMBOL, or in
+        a section the kernel refuses whole."""
+        if f"_kbl_addr_{func}" in self.table:
+            return True
+        for section in ("kprobes", "noinstr", "entry"):
+            lo, hi = self.table.get(f"__{section}_text_start"), self.table.get(f"__{section}_text_end")
+            if lo and hi and any(lo[0] <= a < hi[0] for a in self.table.get(func, [])):
+                return True
+        return False
 
 
 DEF = re.compile(r"^[pr][0-9]*:\S+ (\S+)(.*)$")
 
 
-def definitions(stdout, symbols):
+def definitions(stdout, symbols, notes):
     """[(candidate addresses, ((name, fetch), ...), (types...))] of -D output."""
     out = []
     for line in stdout.splitlines():
@@ -183,23 +216,29 @@ def definitions(stdout, symbols):
         # An unnamed argument is named by the kernel after its fetch
         # ($retval -> retval); compare what is fetched, not how it is spelt.
         named = tuple((a[0] or a[1].lstrip("$"), a[1]) for a in args)
-        out.append((symbols.addresses(m.group(1)), named, tuple(a[2] for a in args)))
+        addrs, stripped = symbols.resolve(m.group(1))
+        if stripped:
+            notes.add("perf names a clone without its suffix")
+        out.append((addrs, named, tuple(a[2] for a in args)))
     return out
 
 
 VARS_AT = re.compile(r"^\s*@<([^>]+)>")
 
 
-def var_blocks(stdout, symbols):
+def var_blocks(stdout, symbols, notes):
     """[(candidate addresses, (names...))] of vars / perf -V output."""
     out = []
     for line in stdout.splitlines():
         m = VARS_AT.match(line)
         if m:
-            out.append([symbols.addresses(m.group(1)), []])
-        elif out and line.startswith("\t\t"):
+            addrs, stripped = symbols.resolve(m.group(1))
+            if stripped:
+                notes.add("perf names a clone without its suffix")
+            out.append([addrs, []])
+        elif out and line.startswith("\t\t") and "\t" in line.strip():  # not "(No matched variables)"
             out[-1][1].append(line.split()[-1])
-    return [(a, tuple(sorted(v)), ()) for a, v in out]
+    return [(a, tuple(sorted(set(v))), ()) for a, v in out]
 
 
 def assign(entries):
@@ -215,51 +254,122 @@ def assign(entries):
     return result
 
 
-def compare(kind, kp, perf, symbols):
-    parse = var_blocks if kind == "vars" else definitions
+class Outcome:
+    """One row: its verdict, the classes that explain its differences, what
+    nothing explains, and notes on a "same" row."""
+
+    def __init__(self, verdict, detail=""):
+        self.verdict, self.detail = verdict, detail
+        self.classes, self.unexplained, self.notes = set(), [], set()
+
+    def explain(self, key, what):
+        if key:
+            self.classes.add(key)
+        else:
+            self.unexplained.append(what)
+
+
+class Context:
+    def __init__(self, symbols, dwarf, traceable):
+        self.symbols, self.dwarf, self.traceable = symbols, dwarf, traceable
+        self.probed_cache = {}
+
+    def probed(self, func, address):
+        key = (func, address)
+        if key not in self.probed_cache:
+            self.probed_cache[key] = classes.Probed(self.dwarf, func, address)
+        return self.probed_cache[key]
+
+
+def compare_definitions(out, ctx, func, at, ours, theirs, perf_stderr):
+    """kprobectl's fetches `ours` at `at[0]` and perf's `theirs` at `at[1]`."""
+    first = {}
+    for name, fetch in theirs:
+        if name not in first:
+            first[name] = fetch
+        elif first[name] == fetch:
+            out.explain(classes.perf_repeat(ctx.probed(func, at[1]), name), f"perf repeats {name}={fetch}")
+        else:
+            out.explain(None, f"perf fetches {name} twice, as {first[name]} and {fetch}")
+    mine = dict(ours)
+    where = ctx.symbols.where(at[0])
+    for name in mine.keys() - first.keys():
+        out.explain(classes.kp_only_fetch(ctx.probed(func, at[0]), name, mine[name]),
+                    f"at {where}: only kprobectl fetches {name}={mine[name]}")
+    for name in first.keys() - mine.keys():
+        out.explain(classes.perf_only(ctx.probed(func, at[1]), name, first[name], perf_stderr),
+                    f"at {where}: only perf fetches {name}={first[name]}")
+    for name in mine.keys() & first.keys():
+        if mine[name] != first[name]:
+            out.explain(None, f"at {where}: {name} is {mine[name]} for kprobectl, {first[name]} for perf")
+
+
+def compare_vars(out, ctx, func, at, ours, theirs):
+    where = ctx.symbols.where(at[0])
+    for name in sorted(set(ours) - set(theirs)):
+        out.explain(classes.kp_only_var(ctx.probed(func, at[0]), name), f"at {where}: only kprobectl lists {name}")
+    for name in sorted(set(theirs) - set(ours)):
+        out.explain(classes.perf_only(ctx.probed(func, at[1]), name, None, ""), f"at {where}: only perf lists {name}")
+
+
+def match_addresses(out, ctx, func, ours, theirs):
+    """The pairs (kprobectl's address, perf's) to compare; the addresses
+    only one tool probes are classified here."""
+    only_kp, only_perf = sorted(set(ours) - set(theirs)), sorted(set(theirs) - set(ours))
+    pairs = [(a, a) for a in sorted(set(ours) & set(theirs))]
+    for p in list(only_perf):
+        k = next((k for k in only_kp if classes.empty_entry(ctx.dwarf, func, p, k)), None)
+        if k is not None:
+            out.explain("empty-entry", "")
+            pairs.append((k, p))
+            only_kp.remove(k)
+            only_perf.remove(p)
+    for p in only_perf:
+        fn = ctx.symbols.function_at(p)
+        out.explain("notrace" if ctx.traceable and fn not in ctx.traceable else None,
+                    f"only perf probes {ctx.symbols.where(p)}")
+    for k in only_kp:
+        out.explain(None, f"only kprobectl probes {ctx.symbols.where(k)}")
+    return pairs
+
+
+def compare(kind, func, kp, perf, ctx):
     ok_kp, ok_perf = kp["rc"] == 0, perf["rc"] == 0
     if not ok_kp and not ok_perf:
-        return "both fail", ""
+        return Outcome("both fail")
     if ok_kp and not ok_perf:
-        return "only kprobectl succeeds", perf["stderr"].strip().splitlines()[-1:] and perf["stderr"].strip().splitlines()[-1]
+        lines = perf["stderr"].strip().splitlines()
+        return Outcome("only kprobectl succeeds", lines[-1] if lines else "")
     if ok_perf and not ok_kp:
-        return "only perf succeeds", kp["stderr"].strip().splitlines()[0] if kp["stderr"].strip() else ""
-    a_entries, b_entries = parse(kp["stdout"], symbols), parse(perf["stdout"], symbols)
-    # perf's candidates constrain ours: a name perf shares among statics is
-    # matched to whichever of its addresses kprobectl probes.
-    ours = assign(a_entries)
+        first = kp["stderr"].strip().splitlines()[0] if kp["stderr"].strip() else ""
+        out = Outcome("only perf succeeds", first)
+        out.explain("blacklist" if "blacklist" in first and ctx.symbols.blacklisted(func) else None, first)
+        return out
+    out = Outcome("same")
+    parse = var_blocks if kind == "vars" else definitions
+    ours = assign(parse(kp["stdout"], ctx.symbols, set()))
     if ours is None:
-        return "different", "kprobectl's targets do not resolve"
+        out.verdict = "different"
+        out.explain(None, "kprobectl's targets do not resolve")
+        return out
     theirs = {}
-    for cands, value, types in b_entries:
+    for cands, value, types in parse(perf["stdout"], ctx.symbols, out.notes):
         hit = sorted(c for c in cands if c in ours and c not in theirs) or sorted(c for c in cands if c not in theirs)
         if not hit:
-            return "different", "perf's targets do not resolve"
+            out.verdict = "different"
+            out.explain(None, "perf's targets do not resolve")
+            return out
         theirs[hit[0]] = (value, types)
-    if set(ours) != set(theirs):
-        only_kp = sorted(set(ours) - set(theirs))
-        only_perf = sorted(set(theirs) - set(ours))
-        return "different", f"addresses: {len(only_kp)} only kprobectl, {len(only_perf)} only perf"
-    notes = set()
-    for addr in ours:
-        a, b = ours[addr][0], theirs[addr][0]
-        if a == b:
-            continue
-        # Explained classes (README, "Parity with perf"):
-        deduped = tuple(dict.fromkeys(b))
-        if deduped != b:
-            notes.add("perf repeats a parameter")
-            b = deduped
-        if kind != "vars" and set(b) <= set(a) and all(f.startswith("\\") for _, f in set(a) - set(b)):
-            notes.add("kprobectl also fetches constants (\\IMM) perf leaves out")
-            continue
-        if sorted(a) == sorted(b):
-            continue
-        return "different", f"at {addr:#x}: kprobectl {a} perf {b}"
-    types = any(ours[a][1] != theirs[a][1] for a in ours)
-    if types:
-        notes.add("types differ")
-    return "same", "; ".join(sorted(notes))
+    for k, p in match_addresses(out, ctx, func, ours, theirs):
+        if kind == "vars":
+            compare_vars(out, ctx, func, (k, p), ours[k][0], theirs[p][0])
+        else:
+            compare_definitions(out, ctx, func, (k, p), ours[k][0], theirs[p][0], perf["stderr"])
+        if ours[k][1] != theirs[p][1] and sorted(ours[k][0]) == sorted(theirs[p][0]):
+            out.notes.add("types differ")
+    if out.classes or out.unexplained:
+        out.verdict = "different"
+    return out
 
 
 def percentile(values, q):
@@ -269,33 +379,50 @@ def percentile(values, q):
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
+VERDICTS = ["same", "only kprobectl succeeds", "only perf succeeds", "both fail", "different"]
+LABELS = {"params": "-D 'FUNC $params'", "retval": "-D 'FUNC%return $retval'", "vars": "vars FUNC / -V FUNC"}
+
+
+def table(rows, funcs, opts):
+    lines = [f"bench/parity: {len(funcs)} functions (seed {opts.seed}) of {opts.vmlinux}", ""]
+    lines.append(f"{'command':<26}" + "".join(f"{v:>25}" for v in VERDICTS) + f"{'unexplained':>13}")
+    for kind in KINDS:
+        unexplained = sum(1 for v in ("different", "only perf succeeds") for o in rows[kind][v] if o[1].unexplained)
+        lines.append(f"{LABELS[kind]:<26}" + "".join(f"{len(rows[kind][v]):>25}" for v in VERDICTS)
+                     + f"{unexplained:>13}")
+    lines += ["", "rows of \"different\" and \"only perf succeeds\" by class (a row can have several):",
+              f"  {'class':<16}{'params':>8}{'retval':>8}{'vars':>8}  what"]
+    for c in classes.CLASSES + [classes.Class("unexplained", "differences no class explains", "")]:
+        counts = [sum(1 for v in ("different", "only perf succeeds") for o in rows[kind][v]
+                      if (c.key in o[1].classes) or (c.key == "unexplained" and o[1].unexplained)) for kind in KINDS]
+        lines.append(f"  {c.key:<16}" + "".join(f"{n:>8}" for n in counts) + f"  {c.title}")
+    lines += ["", "notes on \"same\" rows:"]
+    notes = defaultdict(int)
+    for kind in KINDS:
+        for _, o in rows[kind]["same"]:
+            for note in o.notes:
+                notes[(kind, note)] += 1
+    lines += [f"  {kind}: {note}: {n}" for (kind, note), n in sorted(notes.items())]
+    return lines
+
+
 def report(opts, cache, runner, funcs):
     symbols = Symbols(opts.vmlinux, cache)
+    dwarf = parity_dwarf.Dwarf(opts.vmlinux, cache)
+    if not dwarf.tool:
+        print("bench/parity: no llvm-dwarfdump: the classes that read the DWARF cannot explain", file=sys.stderr)
+    ctx = Context(symbols, dwarf, traceable_functions(opts.traceable))
     rows = defaultdict(lambda: defaultdict(list))
     times = defaultdict(list)
-    type_diffs = defaultdict(int)
     for func in funcs:
         for kind in KINDS:
             kp, perf = runner.load("kprobectl", kind, func), runner.load("perf", kind, func)
             times[("kprobectl", kind)].append(kp["seconds"])
             times[("perf", kind)].append(perf["seconds"])
-            verdict, detail = compare(kind, kp, perf, symbols)
-            rows[kind][verdict].append((func, detail))
-            if verdict == "same":
-                for note in filter(None, detail.split("; ")):
-                    type_diffs[(kind, note)] += 1
-    verdicts = ["same", "only kprobectl succeeds", "only perf succeeds", "both fail", "different"]
-    lines = [f"bench/parity: {len(funcs)} functions (seed {opts.seed}) of {opts.vmlinux}", ""]
-    lines.append(f"{'command':<28}" + "".join(f"{v:>25}" for v in verdicts))
-    for kind in KINDS:
-        label = {"params": "-D 'FUNC $params'", "retval": "-D 'FUNC%return $retval'", "vars": "vars FUNC / -V FUNC"}[kind]
-        lines.append(f"{label:<28}" + "".join(f"{len(rows[kind][v]):>25}" for v in verdicts))
-    lines.append("")
-    lines.append("of \"same\", explained differences:")
-    for (kind, note), count in sorted(type_diffs.items()):
-        lines.append(f"  {kind}: {note}: {count}")
-    lines.append("")
-    lines.append(f"{'time per command (s)':<28}{'median':>10}{'p99':>10}{'worst':>10}")
+            outcome = compare(kind, func, kp, perf, ctx)
+            rows[kind][outcome.verdict].append((func, outcome))
+    lines = table(rows, funcs, opts)
+    lines += ["", f"{'time per command (s)':<28}{'median':>10}{'p99':>10}{'worst':>10}"]
     for tool in ("kprobectl", "perf"):
         for kind in KINDS:
             t = times[(tool, kind)]
@@ -303,15 +430,15 @@ def report(opts, cache, runner, funcs):
     for kind in KINDS:
         for verdict in ("different", "only perf succeeds"):
             if rows[kind][verdict]:
-                lines.append("")
-                lines.append(f"{kind}: {verdict}:")
-                for func, detail in rows[kind][verdict]:
-                    lines.append(f"  {func}: {detail}")
+                lines += ["", f"{kind}: {verdict}:"]
+                for func, o in rows[kind][verdict]:
+                    what = ", ".join(sorted(o.classes)) or "-"
+                    lines.append(f"  {func}: {what}" + "".join(f"\n      UNEXPLAINED {u}" for u in o.unexplained))
     text = "\n".join(lines) + "\n"
     print(text, end="")
     if opts.report:
         Path(opts.report).write_text(text)
-    bad = sum(len(rows[k]["different"]) + len(rows[k]["only perf succeeds"]) for k in KINDS)
+    bad = sum(1 for k in KINDS for v in ("different", "only perf succeeds") for _, o in rows[k][v] if o.unexplained)
     return 1 if bad else 0
 
 
@@ -339,6 +466,8 @@ def main():
                                                    "kprobectl-parity"))
     ap.add_argument("--report")
     ap.add_argument("--perf-only", action="store_true")
+    ap.add_argument("--keep", metavar="DIR",
+                    help="keep kprobectl's answers in DIR, and compare those already there again (no new runs)")
     ap.add_argument("funcs", nargs="*")
     opts = ap.parse_args()
 
@@ -346,14 +475,14 @@ def main():
     cache = Path(opts.cache) / bid
     funcs = opts.funcs or sample(traceable_names(opts.traceable), opts.sample, opts.seed)
     with tempfile.TemporaryDirectory(prefix="kprobectl-parity.") as tmp:
-        runner = Runner(opts, cache, Path(tmp))
+        runner = Runner(opts, cache, Path(opts.keep or tmp))
         if opts.perf_only:
             run_all(runner, opts.jobs, funcs, ["perf"])
             return 0
         # kprobectl's index is built once, before the timed commands: they
         # are compared warm, as a user's second command runs.
         run([opts.kprobectl, "-k", opts.vmlinux, "-D", "vfs_read"], 900)
-        run_all(runner, opts.jobs, funcs, ["perf", "kprobectl"])
+        run_all(runner, opts.jobs, funcs, ["perf", "kprobectl"], keep=bool(opts.keep))
         return report(opts, cache, runner, funcs)
 
 

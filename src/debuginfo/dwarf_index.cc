@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -45,6 +46,22 @@ Dwarf_Off OriginOf(Dwarf_Die* die) {
   return dwarf_dieoffset(&at);
 }
 
+// Where a DIE says it was declared (its own attributes, else those of its
+// DW_AT_specification, as dwarf_decl_line() reads them), or
+// (DW_AT_call_file/line) called from: a file of its CU's line table and a
+// line.
+struct SourcePlace {
+  Dwarf_Word file = 0, line = 0;
+  bool operator==(const SourcePlace&) const = default;
+};
+std::optional<SourcePlace> PlaceOf(Dwarf_Die* die, unsigned file_attr, unsigned line_attr) {
+  Dwarf_Attribute attr;
+  SourcePlace place;
+  if (!dwarf_attr_integrate(die, line_attr, &attr) || dwarf_formudata(&attr, &place.line) != 0) return std::nullopt;
+  if (!dwarf_attr_integrate(die, file_attr, &attr) || dwarf_formudata(&attr, &place.file) != 0) return std::nullopt;
+  return place;
+}
+
 // gcc's function splitting (-fpartial-inlining, and the kernel's
 // __brelse+21, d_same_name+86) can inline a function's split-off part back
 // into the function itself: an inlined_subroutine whose origin is a
@@ -53,20 +70,33 @@ Dwarf_Off OriginOf(Dwarf_Die* die) {
 // begins, so it is no copy of it: probing it would fire twice per call.
 // (A recursive call inlined into itself is called from a line of the body,
 // and stays a copy.)
+//
+// Such a part also stands for another function's code that gcc found the
+// same (acpi_subsys_poweroff_late+40 of the 6.1 cloud kernel is its tail,
+// `return acpi_dev_suspend(dev, device_may_wakeup(dev))`, described as
+// acpi_subsys_suspend_late's line 1174 "called" from line 1166, that
+// function's declaration): no call of it either, but the middle of its
+// body. A copy really called from its function's declaration line comes
+// from a macro that declares the caller on that line too (SYSCALL_DEFINE:
+// __do_sys_openat in __se_sys_openat, all at fs/open.c:1347), and stays.
 template <typename Enclosing>
 bool SplitPartInlinedBack(Dwarf_Die* die, Dwarf_Off origin, const std::vector<Enclosing>& enclosing, int within) {
   bool inside_itself = false;
   for (int i = within; i >= 0 && !inside_itself; i = enclosing[static_cast<size_t>(i)].outer)
     inside_itself = enclosing[static_cast<size_t>(i)].origin == origin;
-  if (!inside_itself) return false;
-  Dwarf_Attribute attr;
-  Dwarf_Word call_line = 0;
-  if (!dwarf_attr(die, DW_AT_call_line, &attr) || dwarf_formudata(&attr, &call_line) != 0) return true;
+  Dwarf* dwarf = dwarf_cu_getdwarf(die->cu);
   Dwarf_Die origin_die;
-  int decl_line = 0;
-  if (!dwarf_offdie(dwarf_cu_getdwarf(die->cu), origin, &origin_die) || dwarf_decl_line(&origin_die, &decl_line) != 0)
-    return true;
-  return call_line == static_cast<Dwarf_Word>(decl_line);
+  if (!dwarf_offdie(dwarf, origin, &origin_die)) return inside_itself;
+  auto call = PlaceOf(die, DW_AT_call_file, DW_AT_call_line);
+  auto decl = PlaceOf(&origin_die, DW_AT_decl_file, DW_AT_decl_line);
+  if (inside_itself) return !call || !decl || call->line == decl->line;
+  // File numbers compare only within one CU's line table.
+  if (!call || !decl || *call != *decl || origin_die.cu != die->cu || within < 0) return false;
+  Dwarf_Die holder;
+  if (!dwarf_offdie(dwarf, enclosing[static_cast<size_t>(within)].origin, &holder)) return false;
+  auto holder_decl = PlaceOf(&holder, DW_AT_decl_file, DW_AT_decl_line);
+  // Unknown where the holder is declared: kept as a copy.
+  return holder_decl && holder.cu == die->cu && *holder_decl != *decl;
 }
 
 using Postings = std::unordered_map<std::string, std::vector<uint64_t>>;

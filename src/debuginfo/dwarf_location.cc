@@ -13,6 +13,12 @@
 // at the entry address. A value that is a register plus an offset
 // (DW_OP_bregN k; DW_OP_stack_value) cannot be read as a number but can be
 // dereferenced (it is usually a pointer): Place keeps the pending offset.
+// After a register or the frame base, loads and constant offsets
+// (DW_OP_deref, DW_OP_plus_uconst, a constant and DW_OP_plus/minus) are
+// what nested fetchargs do, +c(+k(%reg)): they are followed too. Anything
+// else (arithmetic on two registers, comparisons) the kernel cannot
+// compute, and the variable is left out, not read from its first
+// operation alone.
 //
 // Location lists (DWARF 4 .debug_loc and DWARF 5 .debug_loclists alike) are
 // resolved by dwarf_getlocation_addr() to the entry that covers the probe
@@ -74,6 +80,78 @@ std::string OpName(unsigned atom) {
   return "operation " + Hex(atom);
 }
 
+Result<Place> Unsupported(const LocationContext& ctx, const Dwarf_Op& op) {
+  return Fail(ctx.what + " is in a place the kernel cannot read (its location uses " + OpName(op.atom) + ")",
+              "fetch it at another line, or fetch what it is computed from");
+}
+
+// The value of DW_OP_bregN k: register N plus k.
+Place RegisterStart(const Dwarf_Op& op) {
+  auto breg = BaseRegister(op);
+  Place place;
+  place.base.root = VariableFetch::kRegister;
+  place.base.dwarf_register = breg->first;
+  place.offset = breg->second;
+  return place;
+}
+
+// The value of DW_OP_fbreg k: the frame base (the CFA, a register plus an
+// offset, or a register's value) plus k.
+Result<Place> FrameBaseStart(DwarfInfo& info, const Dwarf_Op& op, const LocationContext& ctx) {
+  if (!ctx.frame_base) return Fail(ctx.what + " is relative to a frame base its function does not have");
+  Dwarf_Op* fb = nullptr;
+  size_t fb_len = 0;
+  int n = dwarf_getlocation_addr(ctx.frame_base, ctx.address, &fb, &fb_len, 1);
+  if (n <= 0 || fb_len != 1) return Fail("the frame base of " + ctx.what + " is unknown at this address");
+  Place place;
+  place.base.root = VariableFetch::kRegister;
+  if (fb[0].atom == DW_OP_call_frame_cfa) {
+    auto cfa = KP_TRY(info.CanonicalFrameAddress(ctx.address));
+    place.base.dwarf_register = cfa.first;
+    place.offset = cfa.second + static_cast<int64_t>(op.number);
+  } else if (auto breg = BaseRegister(fb[0])) {
+    place.base.dwarf_register = breg->first;
+    place.offset = breg->second + static_cast<int64_t>(op.number);
+  } else if (auto reg = Register(fb[0])) {
+    place.base.dwarf_register = *reg;
+    place.offset = static_cast<int64_t>(op.number);
+  } else {
+    return Unsupported(ctx, fb[0]);
+  }
+  return place;
+}
+
+// The address arithmetic the kernel's fetchargs can follow, after a start
+// value (a register or the frame base, plus an offset): loads (DW_OP_deref)
+// and constant offsets (DW_OP_plus_uconst; a constant then DW_OP_plus or
+// DW_OP_minus). With DW_OP_stack_value last the result is the object's
+// value, else the address it is at. gcc writes such chains for a pointer
+// kept in a struct the code reaches (bpf_map_mmap_close's map: DW_OP_breg5
+// RDI+112, DW_OP_deref, DW_OP_plus_uconst 0xc8, memory at *(%di+112)+200,
+// the fetch +200(+112(%di))) and for container_of() (ahash_save_req's tfm:
+// *(%di+32) - 0x48, whose members can be read).
+Result<Place> AddressArithmetic(Place value, const Dwarf_Op* ops, size_t len, const LocationContext& ctx) {
+  for (size_t i = 0; i < len; ++i) {
+    const Dwarf_Op& op = ops[i];
+    if (op.atom == DW_OP_stack_value && i + 1 == len) return value;
+    if (op.atom == DW_OP_deref) {
+      Place memory = KP_TRY(Pointee(value, 0, ctx.what));
+      Place loaded;
+      loaded.base = KP_TRY(ReadPlace(memory, ctx.what));
+      value = loaded;
+    } else if (op.atom == DW_OP_plus_uconst) {
+      value.offset += static_cast<int64_t>(op.number);
+    } else if (auto c = Constant(op);
+               c && i + 1 < len && (ops[i + 1].atom == DW_OP_plus || ops[i + 1].atom == DW_OP_minus)) {
+      value.offset += ops[i + 1].atom == DW_OP_plus ? *c : -*c;
+      ++i;
+    } else {
+      return Unsupported(ctx, op);
+    }
+  }
+  return Pointee(value, 0, ctx.what);  // no DW_OP_stack_value: the object is at that address
+}
+
 }  // namespace
 
 Result<std::pair<unsigned, int64_t>> DwarfInfo::CanonicalFrameAddress(uint64_t address) {
@@ -103,10 +181,6 @@ Result<std::pair<unsigned, int64_t>> DwarfInfo::CanonicalFrameAddress(uint64_t a
 Result<Place> LocationToPlace(DwarfInfo& info, Dwarf_Attribute* attr, const Dwarf_Op* ops, size_t len,
                               const LocationContext& ctx) {
   Place place;
-  auto unsupported = [&](const Dwarf_Op& op) {
-    return Fail(ctx.what + " is in a place the kernel cannot read (its location uses " + OpName(op.atom) + ")",
-                "fetch it at another line, or fetch what it is computed from");
-  };
   if (len == 0) return Fail(ctx.what + " is optimized out at this address");
   // A first piece that holds the whole value is the value's location.
   for (size_t i = 0; i < len; ++i)
@@ -125,35 +199,9 @@ Result<Place> LocationToPlace(DwarfInfo& info, Dwarf_Attribute* attr, const Dwar
     place.kind = Place::kValue;
     return place;
   }
-  if (auto breg = BaseRegister(op); breg && (len == 1 || (len == 2 && stack_value))) {
-    place.base.root = VariableFetch::kRegister;
-    place.base.dwarf_register = breg->first;
-    place.kind = stack_value ? Place::kValue : Place::kMemory;
-    place.offset = breg->second;
-    return place;
-  }
-  if (op.atom == DW_OP_fbreg && len == 1) {
-    if (!ctx.frame_base) return Fail(ctx.what + " is relative to a frame base its function does not have");
-    Dwarf_Op* fb = nullptr;
-    size_t fb_len = 0;
-    int n = dwarf_getlocation_addr(ctx.frame_base, ctx.address, &fb, &fb_len, 1);
-    if (n <= 0 || fb_len != 1) return Fail("the frame base of " + ctx.what + " is unknown at this address");
-    place.base.root = VariableFetch::kRegister;
-    place.kind = Place::kMemory;
-    if (fb[0].atom == DW_OP_call_frame_cfa) {
-      auto cfa = KP_TRY(info.CanonicalFrameAddress(ctx.address));
-      place.base.dwarf_register = cfa.first;
-      place.offset = cfa.second + static_cast<int64_t>(op.number);
-    } else if (auto breg = BaseRegister(fb[0])) {
-      place.base.dwarf_register = breg->first;
-      place.offset = breg->second + static_cast<int64_t>(op.number);
-    } else if (auto reg = Register(fb[0])) {
-      place.base.dwarf_register = *reg;
-      place.offset = static_cast<int64_t>(op.number);
-    } else {
-      return unsupported(fb[0]);
-    }
-    return place;
+  if (BaseRegister(op) || op.atom == DW_OP_fbreg) {
+    Place start = KP_TRY(op.atom == DW_OP_fbreg ? FrameBaseStart(info, op, ctx) : RegisterStart(op));
+    return AddressArithmetic(start, ops + 1, len - 1, ctx);
   }
   if (op.atom == DW_OP_addr && len == 1) {
     place.base.root = VariableFetch::kStatic;
@@ -195,8 +243,8 @@ Result<Place> LocationToPlace(DwarfInfo& info, Dwarf_Attribute* attr, const Dwar
   }
   for (size_t i = 0; i < len; ++i)
     if (!Register(ops[i]) && !BaseRegister(ops[i]) && !Constant(ops[i]) && ops[i].atom != DW_OP_stack_value)
-      return unsupported(ops[i]);
-  return unsupported(op);
+      return Unsupported(ctx, ops[i]);
+  return Unsupported(ctx, op);
 }
 
 Result<VariableFetch> ReadPlace(const Place& place, const std::string& what) {
@@ -206,9 +254,9 @@ Result<VariableFetch> ReadPlace(const Place& place, const std::string& what) {
     return f;
   }
   if (place.offset != 0)
-    return Fail(
-        what + " is computed (a register plus " + std::to_string(place.offset) + ") and cannot be fetched as a value",
-        "dereference it instead, e.g. " + what + "->MEMBER");
+    return Fail(what + " is computed (" + (place.base.derefs.empty() ? "a register" : "a value read from memory") +
+                    " plus " + std::to_string(place.offset) + ") and cannot be fetched as a value",
+                "dereference it instead, e.g. " + what + "->MEMBER");
   return place.base;
 }
 

@@ -24,17 +24,44 @@ namespace {
 // Built by descending from the out-of-line function rather than with
 // dwarf_getscopes(): inside an inlined copy, libdw's chain continues with
 // the inlined function's abstract definition, which loses the caller's
-// locals that are just as live there.
-// The scopes at an address, innermost first, ending with the CU (found once
-// per address: a search of the CU's top-level DIEs is the costly part).
+// locals that are just as live there. (The chain of an address is found
+// once: a search of the CU's top-level DIEs is the costly part.)
+//
+// A probe names one function (`at.die_offset`): the scopes start at its
+// innermost block, not inside a copy of another function inlined into it
+// that begins at the probe's address. Such a copy begins at a later view
+// of that address than the probed function's code there: at the probe it
+// has not begun, and its variables are not yet set. (gcc 12,
+// set_memory_wb+0x33: _set_memory_wb inlined at view 0,
+// change_page_attr_clear inside it at view 2, each with a parameter
+// 'addr'; the probe's 'addr' is _set_memory_wb's %di, not
+// change_page_attr_clear's frame slot.) A copy that began before the
+// probe's address is under way there, and its scopes stay (use_clamp+N in
+// the middle of an inlined clampi reads clampi's variables, as perf does).
 struct Scopes {
   std::vector<Dwarf_Die> chain;
   Dwarf_Die* dies = nullptr;
   int count = 0;
 
-  Scopes(DwarfInfo& info, Dwarf_Die* cu, uint64_t address) : chain(info.ScopeChain(cu, address)) {
+  Scopes(DwarfInfo& info, Dwarf_Die* cu, const DwarfAddress& at)
+      : chain(WithinProbed(info.ScopeChain(cu, at.address), at)) {
     dies = chain.data();
     count = static_cast<int>(chain.size());
+  }
+
+  // `chain` without the outermost copy inlined into the probed function's
+  // scope that begins at the probe's address, and the scopes inside it
+  // (all of `chain` when the probed function is not in it).
+  static std::vector<Dwarf_Die> WithinProbed(std::vector<Dwarf_Die> chain, const DwarfAddress& at) {
+    auto probed =
+        std::find_if(chain.begin(), chain.end(), [&](Dwarf_Die die) { return dwarf_dieoffset(&die) == at.die_offset; });
+    if (probed == chain.end()) return chain;
+    auto begins_here = std::find_if(std::make_reverse_iterator(probed), chain.rend(), [&](Dwarf_Die die) {
+      uint64_t entry = 0;
+      return dwarf_tag(&die) == DW_TAG_inlined_subroutine && EntryAddress(&die, &entry) && entry == at.address;
+    });
+    chain.erase(chain.begin(), begins_here.base());
+    return chain;
   }
 };
 
@@ -175,6 +202,47 @@ Result<Place> VariablePlace(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, con
               "fetch it where it is computed, or from what it is computed from");
 }
 
+// `var` (found in `scopes`) at `at`, through the accessors of `expr`.
+Result<VariableFetch> FetchDie(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at,
+                               const ArgExpr& expr, bool want_string, bool explain) {
+  Walked w;
+  w.name = expr.name;
+  w.what = "'" + expr.name + "'";
+  if (!TypeOf(var, &w.type)) return Fail(w.what + " has no type in the debuginfo");
+  w.place = KP_TRY(VariablePlace(info, scopes, var, at, w.what, ByteSize(&w.type), explain));
+  for (const ArgAccessor& acc : expr.accessors)
+    KP_TRY_VOID(acc.kind == ArgAccessor::kIndex ? WalkIndex(w, acc) : WalkMember(w, acc));
+  return Read(w, want_string);
+}
+
+bool Aggregate(Dwarf_Die* var) {
+  Dwarf_Die type;
+  if (!TypeOf(var, &type)) return false;
+  Dwarf_Die peeled = PeelType(type);
+  int tag = dwarf_tag(&peeled);
+  return tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_class_type ||
+         tag == DW_TAG_array_type;
+}
+
+ArgExpr ByName(Dwarf_Die* var) {
+  ArgExpr expr;
+  expr.kind = ArgKind::kVariable;
+  expr.name = DieName(var);
+  return expr;
+}
+
+// Available means: kprobectl can fetch it here, not merely that DWARF has
+// some location for it. A struct, union or array cannot be fetched whole,
+// but its members and elements can where its place is known (not split
+// over registers by DW_OP_piece, not a constant).
+bool Available(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at) {
+  if (!Aggregate(var)) return FetchDie(info, scopes, var, at, ByName(var), false, false).has_value();
+  Dwarf_Die type;
+  uint64_t size = TypeOf(var, &type) ? ByteSize(&type) : 0;
+  auto place = VariablePlace(info, scopes, var, at, "'" + DieName(var) + "'", size, false);
+  return place && place->base.root != VariableFetch::kConstant;
+}
+
 }  // namespace
 
 Result<VariableFetch> DwarfInfo::FetchVariable(const DwarfAddress& at, const ArgExpr& expr, bool want_string,
@@ -182,17 +250,10 @@ Result<VariableFetch> DwarfInfo::FetchVariable(const DwarfAddress& at, const Arg
   ReadyDwarf dwarf = Ready();
   Dwarf_Die fn = dwarf.Die(at.die_offset);
   Dwarf_Die cu = dwarf.CuOf(&fn);
-  Scopes scopes(*this, &cu, at.address);
+  Scopes scopes(*this, &cu, at);
   if (scopes.count <= 1) return Fail("no function contains " + Hex(at.address) + " in the debuginfo");
   Dwarf_Die var = KP_TRY(FindVariable(*this, scopes, at, expr.name));
-  Walked w;
-  w.name = expr.name;
-  w.what = "'" + expr.name + "'";
-  if (!TypeOf(&var, &w.type)) return Fail(w.what + " has no type in the debuginfo");
-  w.place = KP_TRY(VariablePlace(*this, scopes, &var, at, w.what, ByteSize(&w.type), explain));
-  for (const ArgAccessor& acc : expr.accessors)
-    KP_TRY_VOID(acc.kind == ArgAccessor::kIndex ? WalkIndex(w, acc) : WalkMember(w, acc));
-  return Read(w, want_string);
+  return FetchDie(*this, scopes, &var, at, expr, want_string, explain);
 }
 
 namespace {
@@ -245,13 +306,13 @@ Result<std::vector<VariableFetch>> DwarfInfo::FetchAll(const DwarfAddress& at, b
   ReadyDwarf dwarf = Ready();
   Dwarf_Die fn = dwarf.Die(at.die_offset);
   Dwarf_Die cu = dwarf.CuOf(&fn);
-  Scopes scopes(*this, &cu, at.address);
+  Scopes scopes(*this, &cu, at);
   std::vector<VariableFetch> out;
+  // Each variable listed is fetched as that DIE: a look-up by its name
+  // could find another of the name.
   for (Dwarf_Die& var : VisibleVariables(scopes, params_only, at.die_offset)) {
-    ArgExpr expr;
-    expr.kind = ArgKind::kVariable;
-    expr.name = DieName(&var);
-    auto fetch = FetchVariable(at, expr, false, false);
+    ArgExpr expr = ByName(&var);
+    auto fetch = FetchDie(*this, scopes, &var, at, expr, false, false);
     if (fetch)
       out.push_back(*fetch);
     else if (skipped)
@@ -310,7 +371,7 @@ Result<std::vector<VariableInfo>> DwarfInfo::Variables(const DwarfAddress& at, b
   ReadyDwarf dwarf = Ready();
   Dwarf_Die fn = dwarf.Die(at.die_offset);
   Dwarf_Die cu = dwarf.CuOf(&fn);
-  Scopes scopes(*this, &cu, at.address);
+  Scopes scopes(*this, &cu, at);
   std::vector<Dwarf_Die> vars = VisibleVariables(scopes, false, at.die_offset);
   size_t locals = vars.size();
   if (externs) {
@@ -326,33 +387,15 @@ Result<std::vector<VariableInfo>> DwarfInfo::Variables(const DwarfAddress& at, b
     Dwarf_Die type;
     info.c_type = TypeOf(&var, &type) ? TypeName(&type) : "void";
     info.parameter = dwarf_tag(&var) == DW_TAG_formal_parameter;
-    // Available means: kprobectl can fetch it here, not merely that DWARF
-    // has some location for it.
-    ArgExpr by_name;
-    by_name.kind = ArgKind::kVariable;
-    by_name.name = info.name;
-    auto type_ok = [&] {
-      Dwarf_Die t;
-      if (!TypeOf(&var, &t)) return false;
-      Dwarf_Die peeled = PeelType(t);
-      int tag = dwarf_tag(&peeled);
-      return tag != DW_TAG_structure_type && tag != DW_TAG_union_type && tag != DW_TAG_class_type;
-    };
-    // Structs are listed when they have a location: their members can be fetched.
-    auto fetched = FetchVariable(at, by_name, false, false);
+    info.available = Available(*this, scopes, &var, at);
     Dwarf_Attribute loc;
     if (dwarf_attr(&var, DW_AT_location, &loc)) {
-      Dwarf_Op* ops;
-      size_t len;
-      info.available = type_ok() ? fetched.has_value() : LocationAt(&loc, at.address, &ops, &len) > 0 && len > 0;
       Dwarf_Addr base, start, end;
       Dwarf_Op* expr;
       size_t exprlen;
       ptrdiff_t offset = 0;
       while ((offset = dwarf_getlocations(&loc, offset, &base, &start, &end, &expr, &exprlen)) > 0)
         if (exprlen > 0) info.ranges.push_back({start, end});
-    } else {
-      info.available = fetched.has_value();
     }
     out.push_back(std::move(info));
   }

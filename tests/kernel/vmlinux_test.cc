@@ -79,8 +79,39 @@ TEST_CASE("$params at an inlined copy are the probed function's, not its caller'
         "p:probe/em_pd_get_2 em_dev_register_perf_domain+1392 dev=%ax:x64\n");
 }
 
+TEST_CASE("a split part standing for another function's tail is no copy; a macro's caller's is") {
+  // acpi_subsys_poweroff_late+40 is acpi_subsys_suspend_late's tail, an
+  // inlined_subroutine "called" from that function's declaration line
+  // (device_pm.c:1166): perf has acpi_subsys_suspend_late+0 only.
+  CHECK(Run({"-D", "acpi_subsys_suspend_late"}).out == "p:probe/acpi_subsys_suspend_late acpi_subsys_suspend_late+0\n");
+  // SYSCALL_DEFINE declares __do_sys_openat and its callers on one line
+  // (fs/open.c:1347): those copies are real calls.
+  CHECK(Run({"-D", "__do_sys_openat"}).out ==
+        "p:probe/__do_sys_openat __x64_sys_openat+38\n"
+        "p:probe/__do_sys_openat_1 __ia32_sys_openat+37\n");
+}
+
+TEST_CASE("variables are the probed function's, not those of a copy inlined at a later view of its address") {
+  // At set_memory_wb+51 _set_memory_wb (view 0) and change_page_attr_clear
+  // (view 2) both begin; 'addr' is _set_memory_wb's %di.
+  CHECK(Run({"-D", "_set_memory_wb $params"}).out ==
+        "p:probe/_set_memory_wb set_memory_wb+51 numpages=%si:s32 addr=%di:u64\n"
+        "p:probe/_set_memory_wb_1 _set_memory_wb+0 addr=%di:u64 numpages=%si:s32\n");
+  CHECK(Run({"-D", "set_memory_wb+51 addr"}).out == "p:probe/set_memory_wb set_memory_wb+51 addr=%di:u64\n");
+  // vfs_read:20 is where new_sync_read's copy begins: 'ret' is vfs_read's.
+  CHECK(Run({"-D", "vfs_read:20 ret"}).out == "p:probe/vfs_read_L20 vfs_read+357 ret=%bx:s64\n");
+}
+
+TEST_CASE("a variable in memory at a loaded pointer plus an offset is a nested fetch") {
+  // bpf_map_mmap_close's map: DW_OP_breg5 RDI+112, DW_OP_deref,
+  // DW_OP_plus_uconst 0xc8, vma->vm_file->private_data.
+  CHECK(Run({"-D", "bpf_map_mmap_close map"}).out ==
+        "p:probe/bpf_map_mmap_close bpf_map_mmap_close+0 map=+200(+112(%di)):x64\n");
+}
+
 TEST_CASE("where else a variable can be fetched, for lines before the function's own") {
-  auto result = Run({"-D", "vfs_read:20 ret"});
+  // Inside new_sync_read's copy (which began at vfs_read+357): its 'ret'.
+  auto result = Run({"-D", "vfs_read+360 ret"});
   CHECK(result.status == 1);
   CHECK(result.err.find("  hint: it can be fetched at read_write.c:390 read_write.c:392 read_write.c:393\n") !=
         std::string::npos);

@@ -121,6 +121,21 @@ TEST_CASE("$vars skips what it cannot fetch, and -v says why") {
   CHECK(r.err.find("note: probe_records_O2:scale: skipped ") != std::string::npos);
 }
 
+TEST_CASE("a value computed from memory is dereferenced, not fetched") {
+  // first_tfm's r is *(%di+32) - 72 (DW_OP_breg5 RDI+32, DW_OP_deref,
+  // DW_OP_const1u 0x48, DW_OP_minus, DW_OP_stack_value).
+  auto r = RunKprobectl({"-x", FixturePath("deref"), "-D", "first_tfm r"});
+  CHECK(r.status == 1);
+  CHECK(r.out.empty());
+  CHECK(
+      r.err.starts_with("kprobectl: error: invalid argument: 'r' is computed (a value read from memory plus -72) "
+                        "and cannot be fetched as a value\n"));
+  r = RunKprobectl({"-x", FixturePath("deref"), "-v", "-D", "first_tfm $vars"});
+  CHECK(r.status == 0);
+  CHECK(r.out.find(" h=%di:x64 x=%si:s32\n") != std::string::npos);
+  CHECK(r.err.find("skipped r: ") != std::string::npos);
+}
+
 TEST_CASE("an inline function with no code left says so, by index, by scan, and with --no-inlines") {
   std::string bin = FixturePath("split");
   std::string expected = "kprobectl: error: 'twice' exists only as inlined code in " + bin +

@@ -74,6 +74,8 @@ TEST_CASE("golden definitions, listings and variables: records -O0") { CheckGold
 TEST_CASE("golden definitions, listings and variables: records -O2") { CheckGolden("records_O2"); }
 // Hot/cold parts, split parts inlined back, $params at inlined copies.
 TEST_CASE("golden definitions, listings and variables: split functions") { CheckGolden("split"); }
+// Variables located through memory: a load and offsets after a register.
+TEST_CASE("golden definitions, listings and variables: locations through memory") { CheckGolden("deref"); }
 TEST_CASE("golden definitions, listings and variables: split functions in a kernel image") {
   CheckGolden("kernel_split");
 }

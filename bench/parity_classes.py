@@ -1,0 +1,217 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The named classes of bench/parity: each disagreement between kprobectl
+# and perf (a probe address one has and the other not, a variable one
+# fetches or lists and the other not, or fetches elsewhere) is explained by
+# a class only when its test holds on the DWARF (parity_dwarf.py, read with
+# llvm-dwarfdump), the symbol table or the kernel's lists; what no test
+# explains is left "unexplained" for a person to look at. The README's
+# "Parity with perf" gives each class's sentence and evidence.
+import re
+from collections import namedtuple
+
+Class = namedtuple("Class", "key title explanation")
+
+CLASSES = [
+    Class("constant", "kprobectl fetches constants perf leaves out",
+          "a parameter or local whose location at the probe is a constant (DW_OP_litN/DW_OP_constN with "
+          "DW_OP_stack_value, DW_OP_implicit_value, DW_AT_const_value) is fetched by kprobectl as \\IMM and "
+          "listed by vars; perf leaves it out: FSE_readNCount_bmi2 inlined at FSE_readNCount_body_default+84 "
+          "has bmi2 = DW_OP_lit0 and hbSize = DW_OP_lit8, kprobectl bmi2=\\0 hbSize=\\8"),
+    Class("stack-value", "perf dereferences a computed value",
+          "where DWARF gives a value as a register plus an offset (DW_OP_bregN k or DW_OP_fbreg k, then "
+          "DW_OP_stack_value: the value is the address, not what is stored there), perf reads memory at it; "
+          "kprobectl cannot fetch such a value and leaves it out: __d_free head=+176(%di) where head is "
+          "DW_OP_breg5 RDI+176, DW_OP_stack_value"),
+    Class("addr-value", "perf reads a constant address as a symbol of the variable's name",
+          "a pointer whose value is a link-time address (DW_OP_addr A, DW_OP_stack_value: a string literal) is "
+          "fetched by perf as @NAME+0, memory at a symbol named like the parameter, which the kernel does not "
+          "have: __dump_mmp_msg inlined in kmmpd, msg=@msg+0 where msg is DW_OP_addr 0xffffffff8231e760, "
+          "DW_OP_stack_value and the image has no symbol msg"),
+    Class("nested", "perf adds the variables of functions inlined at the probe",
+          "perf's $params and -V take in the parameters and variables of copies of other functions inlined into "
+          "the probed one that begin at the probe's address (at a later view: they have not begun when the probe "
+          "fires), a parameter of the same name fetched again as the probed function's: _set_memory_wb at "
+          "set_memory_wb+51, perf numpages addr numpages addr, the second pair change_page_attr_clear's, and -V "
+          "lists its 'long unsigned int* addr'; kprobectl takes the probed function's only"),
+    Class("wide-struct", "perf fetches a struct wider than a register as its first 8 bytes",
+          "a struct passed by value in several registers (DW_OP_regN, DW_OP_piece 8, DW_OP_regM, DW_OP_piece 8) "
+          "is fetched by perf as its first register, with the warning 'exceeds max-bitwidth. Cut down to 64 "
+          "bits'; kprobectl fetches structs of up to 8 bytes only: genregs_get to=%dx where struct membuf to "
+          "is RDX:RCX"),
+    Class("first-op", "perf reads a location of several operations as its first",
+          "for a location kprobectl cannot follow (arithmetic on two registers, a comparison: DWARF's "
+          "expression evaluates to the value) perf takes the first operation and reads memory there; "
+          "kprobectl leaves it out: cgroup_attach_unlock inlined at cgroup_update_dfl_csses+366, "
+          "lock_threadgroup = DW_OP_breg7 RSP+16, DW_OP_breg14 R14+0, DW_OP_ne, DW_OP_stack_value (a bool), "
+          "perf lock_threadgroup=+16(%sp)"),
+    Class("later-location", "perf fetches a parameter where it is only later in the function",
+          "a parameter with no location at a function's entry is fetched by perf from the first address after "
+          "it where it has one (perf's scan past the fentry call), a place that can hold something else at the "
+          "entry; kprobectl leaves it out: ZSTD_execSequenceEnd sequence=%dx, whose location list begins at "
+          "+0x16"),
+    Class("notrace", "perf probes inside functions the kernel refuses",
+          "perf -k offers probes in inlined copies inside functions ftrace cannot trace (no __fentry__ call: "
+          "the kernel's 'inline' is notrace), which kprobe_events refuses (within_notrace_func); kprobectl "
+          "leaves them out saying so: __mpol_put in __do_sys_set_mempolicy_home_node, a function absent from "
+          "available_filter_functions"),
+    Class("blacklist", "perf probes functions on the kprobe blacklist",
+          "perf -k offers probes on functions the kernel's kprobe blacklist refuses (NOKPROBE_SYMBOL, "
+          ".kprobes.text, .noinstr.text, .entry.text); kprobectl refuses them with the reason: __die_body, "
+          "whose _kbl_addr___die_body is in _kprobe_blacklist"),
+    Class("empty-entry", "perf probes an inlined copy at an entry_pc where none of its code is",
+          "for an inlined copy whose DW_AT_entry_pc lies in an empty range ([P, P)), perf probes P, an "
+          "instruction of the caller's, kprobectl the copy's first instruction: ZSTD_decompressBegin in "
+          "ZSTD_decompressBegin_usingDict, entry_pc +5 (push %r12) with range [+5, +5), code from +0x10"),
+    Class("caller-vars", "vars lists the caller's variables at an inlined copy",
+          "at an inlined copy kprobectl lists the variables of the function it is inlined into, which are as "
+          "live there (and can be fetched by name); perf lists the copy's own only: __raise_softirq_irqoff at "
+          "takeover_tasklets+101 with takeover_tasklets' cpu"),
+]
+BY_KEY = {c.key: c for c in CLASSES}
+
+CONSTANT = re.compile(r"^(DW_OP_lit\d+|DW_OP_const\w* [^,]+|DW_OP_implicit_value.*?), DW_OP_stack_value$|"
+                      r"^DW_OP_implicit_value")
+COMPUTED = re.compile(r"^DW_OP_(breg\d+ \w+[+-]\d+|bregx .*|fbreg [+-]?\d+), DW_OP_stack_value$")
+ADDR_VALUE = re.compile(r"^DW_OP_addr 0x[0-9a-f]+, DW_OP_stack_value$")
+
+
+def base_name(name):
+    return name.split(".")[0]
+
+
+class Probed:
+    """The DWARF scopes at one probe address, split around the probed
+    function's instance: `outer` (its callers' scopes, when it is an
+    inlined copy), `own` (the instance and its lexical blocks) and `nested`
+    (copies of other functions inlined into it, and their blocks)."""
+
+    def __init__(self, dwarf, func, address):
+        self.address = address
+        chain = dwarf.chain(address) if dwarf and dwarf.tool else []
+        index = None
+        for i, scope in enumerate(chain):
+            if scope.tag != "DW_TAG_lexical_block" and base_name(scope.name) == base_name(func):
+                index = i
+        if index is None:
+            self.outer, self.own, self.nested = [], chain, []
+            self.found = False
+            return
+        end = next((i for i in range(index + 1, len(chain)) if chain[i].tag == "DW_TAG_inlined_subroutine"),
+                   len(chain))
+        self.outer, self.own, self.nested = chain[:index], chain[index:end], chain[end:]
+        self.inlined = chain[index].tag == "DW_TAG_inlined_subroutine"
+        self.found = True
+
+    @staticmethod
+    def named(scopes, name):
+        return [v for s in scopes for v in s.variables() if v.name == name]
+
+    def own_var(self, name):
+        """The probed instance's variable `name`, innermost block first."""
+        found = self.named(reversed(self.own), name)
+        return found[0] if found else None
+
+    def location(self, name):
+        var = self.own_var(name)
+        return var.location_at(self.address) if var else None
+
+    def is_constant(self, name):
+        var = self.own_var(name)
+        if not var:
+            return False
+        loc = var.location_at(self.address)
+        return bool(loc and CONSTANT.match(loc)) or (loc is None and "DW_AT_const_value" in var.attrs)
+
+
+# --- the tests, one per kind of disagreement ----------------------------------
+
+
+def kp_only_fetch(probed, name, fetch):
+    if fetch.startswith("\\") and probed.is_constant(name):
+        return "constant"
+    return None
+
+
+def perf_only(probed, name, fetch, perf_stderr):
+    """Why perf fetches (`fetch`) or, for -V (`fetch` None), lists a
+    variable kprobectl leaves out."""
+    if probed.found and not probed.own_var(name) and probed.named(probed.nested, name):
+        return "nested"
+    var, loc = probed.own_var(name), probed.location(name)
+    if loc and COMPUTED.match(loc) and (fetch is None or re.match(r"^[+-]\d+\(", fetch)):
+        return "stack-value"
+    if loc and ADDR_VALUE.match(loc) and fetch in (None, f"@{name}+0"):
+        return "addr-value"
+    if loc and "DW_OP_piece" in loc and (fetch is None or (
+            "exceeds max-bitwidth" in perf_stderr and register_of(loc) == fetch[1:])):
+        return "wide-struct"
+    if loc and first_op_only(loc, fetch):
+        return "first-op"
+    if var is not None and loc == "" and var.tag == "DW_TAG_formal_parameter":
+        later = later_location(var, probed.address)
+        if later and (fetch is None or (fetch.startswith("%") and register_of(later) == fetch[1:])):
+            return "later-location"
+    return None
+
+
+def first_op_only(loc, fetch):
+    """A location of several operations kprobectl cannot follow, which
+    perf reads as its first (a DW_OP_bregN k: +k(%reg))."""
+    ops = [op.strip() for op in loc.split(",")]
+    if len(ops) < 2 or (len(ops) == 2 and ops[1] == "DW_OP_stack_value"):
+        return False
+    if fetch is None:
+        return True
+    m = re.match(r"^DW_OP_breg\d+ (\w+)([+-]\d+)$", ops[0])
+    return bool(m) and fetch == f"{int(m.group(2)):+d}(%{register_of('DW_OP_reg0 ' + m.group(1))})"
+
+
+def register_of(ops):
+    """perf's name of the register of a DW_OP_regN location (first piece)."""
+    m = re.match(r"^DW_OP_reg\d+ (\w+)", ops)
+    if not m:
+        return None
+    reg = m.group(1).lower()
+    return {"rax": "ax", "rbx": "bx", "rcx": "cx", "rdx": "dx", "rsi": "si", "rdi": "di", "rbp": "bp",
+            "rsp": "sp"}.get(reg, reg)
+
+
+def later_location(var, address):
+    """The first location after `address` of a variable that has none
+    there (perf's scan)."""
+    from parity_dwarf import RANGE
+    spans = sorted((int(a, 16), ops) for a, _, ops in RANGE.findall(var.attrs.get("DW_AT_location", "")))
+    for lo, ops in spans:
+        if lo > address:
+            return ops
+    return None
+
+
+def perf_repeat(probed, name):
+    if probed.found and probed.named(probed.nested, name):
+        return "nested"
+    return None
+
+
+def kp_only_var(probed, name):
+    if probed.is_constant(name):
+        return "constant"
+    if probed.found and probed.inlined and not probed.own_var(name) and probed.named(probed.outer, name):
+        return "caller-vars"
+    return None
+
+
+def empty_entry(dwarf, func, perf_address, kp_address):
+    """perf's address is an inlined copy's entry_pc in an empty range and
+    kprobectl's the copy's first instruction."""
+    if not dwarf or not dwarf.tool:
+        return False
+    for scope in dwarf.chain(kp_address):
+        if scope.tag != "DW_TAG_inlined_subroutine" or base_name(scope.name) != base_name(func):
+            continue
+        ranges = scope.ranges()
+        if (scope.number("DW_AT_entry_pc") == perf_address and (perf_address, perf_address) in ranges
+                and not scope.has_pc(perf_address) and min(lo for lo, hi in ranges if hi > lo) == kp_address):
+            return True
+    return False
