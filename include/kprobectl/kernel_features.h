@@ -29,10 +29,16 @@ struct KernelFeatures {
   bool symstr = false;
   bool bitfields = false;
   bool arrays = false;
-  bool dentry_types = false;    // %pd/%pD
-  bool comm = false;            // $comm
-  bool stack_n = false;         // $stack<index>
-  bool fprobe_events = false;   // f: function entry/exit on ftrace (Linux 6.5)
+  bool dentry_types = false;   // %pd/%pD
+  bool comm = false;           // $comm
+  bool stack_n = false;        // $stack<index>
+  bool fprobe_events = false;  // f: function entry/exit on ftrace (Linux 6.5)
+  // fprobe exits from a fixed pool of rethooks (2 per CPU unless fN: says
+  // otherwise; the rest missed), as before fprobes moved onto the function
+  // graph tracer. The README does not tell: the running kernel's symbols
+  // do (fprobe_exit_handler, the rethook callback); unknown for another
+  // kernel's -D.
+  bool fprobe_maxactive = false;
   bool tprobe_events = false;   // t: probes on tracepoints (Linux 6.5)
   bool btf_args = false;        // arguments by name, the kernel reading BTF (Linux 6.5; members 6.6)
   bool ref_ctr_offset = false;  // uprobes raise an SDT semaphore: PATH:OFF(REF_CTR_OFFSET)

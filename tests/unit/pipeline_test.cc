@@ -128,6 +128,8 @@ TEST_CASE("pipeline: --fprobe folds a function's places into one fprobe per name
   CHECK(entry.out == "f:probe/process process id=+0($arg1):s32\n");
   auto exit = run("process%return $retval");
   CHECK(exit.out == "f:probe/process__return process%return retval=$retval:s32\n");
+  auto told = RunKprobectl({"--no-cache", "-k", bin, "--fprobe", "--maxactive", "8", "-D", "process%return"});
+  CHECK(told.out == "f8:probe/process__return process%return\n");
   auto statics = run("tally x");  // two static functions named tally, x in %di in both
   CHECK(statics.out == "f:probe/tally tally x=$arg1:s32\n");
   auto clone = run("clamp.constprop.0 x");

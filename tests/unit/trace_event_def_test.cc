@@ -105,6 +105,7 @@ TEST_CASE("fprobe and tracepoint probe lines (dynamic_events, Linux 6.5)") {
   } rows[] = {
       {"f:probe/vfs_read vfs_read count=%dx:u64", ProbeType::kFprobe, false},
       {"f:probe/vfs_read__return vfs_read%return ret=$retval:s64", ProbeType::kFprobe, true},
+      {"f64:probe/vfs_read__return vfs_read%return", ProbeType::kFprobe, true},  // a rethook pool of 64
       {"f:probe/ext4_sync ext4:ext4_sync_file", ProbeType::kFprobe, false},
       {"t:probe/sched_switch sched_switch prev=prev:x64", ProbeType::kTracepoint, false},
   };

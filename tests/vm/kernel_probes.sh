@@ -172,6 +172,20 @@ if grep -q 'f\[:\[<group>/\]\[<event>\]\]\|f\[maxactive\]' $tracefs/README; then
   kp trace -q -o /tmp/kpvm-f2 --fprobe --probe 'kpvm:g=vfs_read%return ret=$retval' -- cat /tmp/kpvm-file >/dev/null
   check "trace --probe with --fprobe fires and cleans up" grep -q 'kpvm:g__return: ' /tmp/kpvm-f2
   check "nothing left after trace --fprobe" [ -z "$(grep kpvm $tracefs/dynamic_events)" ] && nothing_left
+  # 12 sleeps in flight at once: a kretprobe keeps at most maxactive (here
+  # 2) returns pending and misses the rest; an fprobe exit misses none.
+  sleeps='for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 1 & done; wait'
+  kp --maxactive 2 trace -o /tmp/kpvm-l1 --latency --probe 'kpvm:s=hrtimer_nanosleep%return' -- sh -c "$sleeps" \
+    2>/tmp/kpvm-l1.err >/dev/null
+  sed 's/^/# /' /tmp/kpvm-l1.err | grep 'events printed'
+  check "trace --latency with kretprobes (maxactive 2) says it missed returns of 12 concurrent sleeps" \
+    grep -q 'return probes missed: kpvm:s__return [0-9]' /tmp/kpvm-l1.err
+  kp --fprobe trace -o /tmp/kpvm-l2 --latency --probe 'kpvm:s=hrtimer_nanosleep%return' -- sh -c "$sleeps" \
+    2>/tmp/kpvm-l2.err >/dev/null
+  sed 's/^/# /' /tmp/kpvm-l2.err | grep 'events printed'
+  check "trace --latency with fprobe exits misses none and pairs all 12" \
+    eval '! grep -q missed /tmp/kpvm-l2.err && [ "$(grep -c "kpvm:s__return: .*latency" /tmp/kpvm-l2)" -ge 12 ]'
+  check "nothing left after the latency traces" [ -z "$(grep kpvm $tracefs/dynamic_events)" ] && nothing_left
 else
   err=$(kp --fprobe -D 'vfs_read' 2>&1)
   echo "# $err"
