@@ -34,6 +34,7 @@ struct SystemView {
   std::string blacklist;                           // debugfs kprobes/blacklist, as read ("" if not)
   std::optional<std::string> available_functions;  // tracefs available_filter_functions
   std::set<std::string> loaded_modules;            // /sys/module
+  unsigned possible_cpus = 0;                      // sysconf(_SC_NPROCESSORS_CONF); 0 if unknown
 };
 
 // Reads the view for `target` (see above). `tracefs` may be null (a dry run

@@ -39,7 +39,9 @@ Result<std::unique_ptr<Debuginfo>> Debuginfo::Open(const std::string& path, cons
   auto size = static_cast<size_t>(st.st_size);
   // Writable and private: libelf decompresses SHF_COMPRESSED sections (gcc
   // -gz, distributions' debug packages) by rewriting their headers in place.
-  void* map = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  // MAP_NORESERVE: a 500 MB vmlinux is not charged to the commit limit for
+  // the few pages that are ever written.
+  void* map = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
   if (map == MAP_FAILED) {
     close(fd);
     return Fail("cannot map '" + path + "': " + std::strerror(errno));

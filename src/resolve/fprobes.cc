@@ -6,6 +6,7 @@
 // filter matches names), never to an offset or an inlined copy: so the
 // places Resolve() found are folded into one probe per name, their
 // arguments required to agree, and inlined copies left out with a note.
+#include <algorithm>
 #include <map>
 
 #include "kprobectl/strings.h"
@@ -123,14 +124,15 @@ Result<void> MakeFprobes(std::vector<ResolvedProbe>& probes, const SystemView& s
       kept.push_back(std::move(loc));
     }
     // Exits from a fixed pool of rethooks (before fprobes moved onto the
-    // function graph tracer): 2 per CPU unless told, the rest missed. 12
-    // sleeps at once on a 2-CPU 6.12 gave 3 of 12 returns; 64 holds what a
-    // machine has in flight in one function, for a few KB.
+    // function graph tracer): 2 per possible CPU unless told, the rest
+    // missed. 12 sleeps at once on a 2-CPU 6.12 gave 3 of 12 returns; at
+    // least 64 holds what a machine has in flight in one function, for a
+    // few KB, and never less than the kernel's own default.
     if (probe.retprobe && system.features.fprobe_maxactive && probe.maxactive == 0) {
-      probe.maxactive = kFprobeMaxactive;
+      probe.maxactive = std::max(kFprobeMaxactive, 2 * system.possible_cpus);
       if (notes)
         notes->push_back(DescribePoint(probe.spec.point) + ": fprobe exit with maxactive " +
-                         std::to_string(kFprobeMaxactive) +
+                         std::to_string(probe.maxactive) +
                          " (this kernel keeps 2 returns per CPU in flight by default and misses the others)");
     }
     if (kept.empty())

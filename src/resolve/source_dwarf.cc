@@ -42,14 +42,20 @@ Result<std::vector<DwarfAddress>> ResolveClone(const ProbePoint& point, Debuginf
 // need the function's own DWARF name.
 std::vector<DwarfAddress> BySymbols(const ProbePoint& p, Debuginfo& debuginfo, const ElfImage& image) {
   std::vector<DwarfAddress> out;
-  if (p.function.empty() || IsGlob(p.function)) return out;
+  // FUNC@SRC names a function of one file: another file's symbol is no answer.
+  if (p.function.empty() || IsGlob(p.function) || !p.file.empty()) return out;
   WantedName wanted = Wanted(p);
   std::string shown;
   for (const ElfSymbol& s : image.symbols()) {
     if (s.type != ElfSymbol::kFunction || s.value == 0 || !NameMatches(wanted, s, &shown)) continue;
     uint64_t offset = p.offset.value_or(0);
     if (s.size && offset >= s.size) continue;
-    auto at = debuginfo.AtAddress(s.value + offset);
+    // The symbol must be where a function of the DWARF begins: not a copy
+    // inlined at that instruction (its parameters are another function's),
+    // not an alternate entry inside another function.
+    auto start = debuginfo.AtAddress(s.value);
+    if (!start || start->inlined || !start->entry) continue;
+    auto at = offset ? debuginfo.AtAddress(s.value + offset) : start;
     if (!at) continue;
     at->function = shown;
     if (std::none_of(out.begin(), out.end(), [&](const DwarfAddress& a) { return a.address == at->address; }))

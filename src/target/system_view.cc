@@ -30,6 +30,8 @@ SystemView ReadSystemView(const TracefsDir* tracefs, const KernelEnv& env, const
   view.build_id = RunningBuildId(env);
   view.kallsyms = KallsymsNames::Parse(ReadOrEmpty(env.root + env.kallsyms));
   view.features.fprobe_maxactive = view.features.fprobe_events && view.kallsyms.Count("fprobe_exit_handler") > 0;
+  long cpus = sysconf(_SC_NPROCESSORS_CONF);
+  view.possible_cpus = cpus > 0 ? static_cast<unsigned>(cpus) : 0;
   std::string blacklist = env.root + env.debugfs + "/kprobes/blacklist";
   if (access(blacklist.c_str(), R_OK) != 0 && geteuid() == 0 && env.root.empty())
     mount("debugfs", env.debugfs.c_str(), "debugfs", 0, nullptr);  // best effort

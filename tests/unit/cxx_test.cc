@@ -139,6 +139,8 @@ TEST_CASE("an alias the DWARF does not name (glibc's malloc): the function DWARF
                                             "r:probe_alias/scale__return BIN:" +
                                             at + " retval=$retval:s64\n");
   }
+  // FUNC@SRC asks for one file's function by its DWARF name: no symbol fallback.
+  CHECK(RunKprobectl({"-q", "-x", bin, "-D", "scale@alias.c value"}).status != 0);
   auto r = RunKprobectl({"-q", "-x", bin, "-D", "scale:2"});
   CHECK(r.status != 0);  // lines need the function's own name, and the error gives it
   CHECK(r.err.find("hint: write '__impl_scale:2'") != std::string::npos);
