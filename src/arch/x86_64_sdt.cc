@@ -96,17 +96,7 @@ Result<SdtOperand> Memory(std::string_view text, std::string_view operand, SdtOp
 
 }  // namespace
 
-std::vector<std::string> SplitSdtArguments(std::string_view args) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < args.size()) {
-    while (i < args.size() && std::isspace(static_cast<unsigned char>(args[i]))) ++i;
-    size_t start = i;
-    while (i < args.size() && !std::isspace(static_cast<unsigned char>(args[i]))) ++i;
-    if (i > start) out.emplace_back(args.substr(start, i - start));
-  }
-  return out;
-}
+std::vector<std::string> SplitSdtArguments(std::string_view args) { return SplitWords(args); }
 
 Result<SdtOperand> ParseSdtOperand(std::string_view text) {
   SdtOperand out;
