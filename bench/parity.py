@@ -301,7 +301,8 @@ def compare_definitions(out, ctx, func, at, ours, theirs, perf_stderr):
                     f"at {where}: only perf fetches {name}={first[name]}")
     for name in mine.keys() & first.keys():
         if mine[name] != first[name]:
-            out.explain(None, f"at {where}: {name} is {mine[name]} for kprobectl, {first[name]} for perf")
+            out.explain(classes.both_fetch(ctx.probed(func, at[0]), name, mine[name], first[name], perf_stderr),
+                        f"at {where}: {name} is {mine[name]} for kprobectl, {first[name]} for perf")
 
 
 def compare_vars(out, ctx, func, at, ours, theirs):
@@ -326,6 +327,9 @@ def match_addresses(out, ctx, func, ours, theirs):
             only_perf.remove(p)
     for p in only_perf:
         fn = ctx.symbols.function_at(p)
+        if ".part." in fn and fn.split(".")[0] == func.split(".")[0] and ctx.symbols.where(p) == fn + "+0":
+            out.explain("split-part", "")
+            continue
         out.explain("notrace" if ctx.traceable and fn not in ctx.traceable else None,
                     f"only perf probes {ctx.symbols.where(p)}")
     for k in only_kp:
@@ -355,6 +359,12 @@ def compare(kind, func, kp, perf, ctx):
     theirs = {}
     for cands, value, types in parse(perf["stdout"], ctx.symbols, out.notes):
         hit = sorted(c for c in cands if c in ours and c not in theirs) or sorted(c for c in cands if c not in theirs)
+        if not hit and len(cands) == 1:
+            # One symbol of the name, already probed: perf wrote SYM+0
+            # for a second definition (a weak one overridden), which the
+            # kernel resolves to the first.
+            out.explain("weak-twice", "")
+            continue
         if not hit:
             out.verdict = "different"
             out.explain(None, "perf's targets do not resolve")

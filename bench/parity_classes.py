@@ -63,6 +63,28 @@ CLASSES = [
           "for an inlined copy whose DW_AT_entry_pc lies in an empty range ([P, P)), perf probes P, an "
           "instruction of the caller's, kprobectl the copy's first instruction: ZSTD_decompressBegin in "
           "ZSTD_decompressBegin_usingDict, entry_pc +5 (push %r12) with range [+5, +5), code from +0x10"),
+    Class("later-view", "perf fetches a parameter as it is after the function's first statements",
+          "where a parameter's location list has an entry for the entry address's first view alone ([P, P): "
+          "the value as the call passed it, when the probe fires) before one for later views of P (after "
+          "statements that emit no code there, such as argc-- or erratum++), kprobectl fetches the first and "
+          "perf the second, read as memory: copy_strings.isra.0 argc is DW_OP_reg5 RDI at [P, P), then "
+          "DW_OP_breg5 RDI-1, DW_OP_stack_value; kprobectl argc=%di, perf argc=-1(%di), memory at argc-1"),
+    Class("weak-twice", "perf probes the function that runs twice, for a weak definition another file overrides",
+          "for a function with an overridden weak definition (its code and DWARF stay, its symbol does not), "
+          "perf writes both as SYM+0, which the kernel resolves to the one that runs: two probes at one place, "
+          "each call fires twice; kprobectl leaves the overridden one out, saying so: "
+          "copy_from_kernel_nofault_allowed (mm/maccess.c's weak one, arch/x86/mm/maccess.c's that runs)"),
+    Class("folded", "perf fetches no parameter of a copy folded whole into its caller",
+          "an inlined copy whose code is all its caller's (its only range is empty, [P, P): the call begins at "
+          "P and emits no instruction of its own) is probed at P by both tools; its parameters are located "
+          "there for P's first view, when the probe fires, and kprobectl fetches and lists them, perf neither: "
+          "css_next_descendant_pre(NULL, &cgrp->self) in cgroup_update_dfl_csses+161, root=%r14 pos=\\0"),
+    Class("split-part", "perf probes the split-off rest of a function as a copy of it",
+          "gcc's partial inlining splits FUNC into a head (inlined into callers, and kept as FUNC) and the rest, "
+          "FUNC.part.N, entered from the head only; perf probes FUNC.part.N+0 as one more place of FUNC, so a "
+          "call that takes the slow path fires twice (and, for %return, returns twice); kprobectl leaves it "
+          "out, saying so: dmar_set_interrupt.part.0, which dmar_set_interrupt+19 jumps to "
+          "(tests/fixtures/partial.c shows the counts end to end)"),
     Class("caller-vars", "vars lists the caller's variables at an inlined copy",
           "at an inlined copy kprobectl lists the variables of the function it is inlined into, which are as "
           "live there (and can be fetched by name); perf lists the copy's own only: __raise_softirq_irqoff at "
@@ -93,7 +115,15 @@ class Probed:
         for i, scope in enumerate(chain):
             if scope.tag != "DW_TAG_lexical_block" and base_name(scope.name) == base_name(func):
                 index = i
+        self.folded = False
         if index is None:
+            copy = folded_copy(chain[-1], func, address) if chain else None
+            if copy is not None:
+                # A copy of func folded whole into the code at address: no
+                # range of it holds the address, yet it is probed there.
+                self.outer, self.own, self.nested = chain, [copy], []
+                self.inlined = self.found = self.folded = True
+                return
             self.outer, self.own, self.nested = [], chain, []
             self.found = False
             return
@@ -124,21 +154,37 @@ class Probed:
         return bool(loc and CONSTANT.match(loc)) or (loc is None and "DW_AT_const_value" in var.attrs)
 
 
+def folded_copy(scope, func, address):
+    """An inlined copy of `func` inside `scope` whose code is all folded
+    into its caller's: its only range is the empty [address, address)."""
+    for child in scope.scopes():
+        if child.tag == "DW_TAG_inlined_subroutine" and base_name(child.name) == base_name(func) and \
+                child.ranges() == [(address, address)]:
+            return child
+        found = folded_copy(child, func, address) if child.tag == "DW_TAG_lexical_block" else None
+        if found is not None:
+            return found
+    return None
+
+
 # --- the tests, one per kind of disagreement ----------------------------------
 
 
 def kp_only_fetch(probed, name, fetch):
     if fetch.startswith("\\") and probed.is_constant(name):
         return "constant"
+    if probed.found and probed.folded and probed.location(name):
+        return "folded"
     return None
 
 
 def perf_only(probed, name, fetch, perf_stderr):
     """Why perf fetches (`fetch`) or, for -V (`fetch` None), lists a
     variable kprobectl leaves out."""
-    if probed.found and not probed.own_var(name) and probed.named(probed.nested, name):
-        return "nested"
     var, loc = probed.own_var(name), probed.location(name)
+    if probed.found and (var is None or var.tag != "DW_TAG_formal_parameter") and any(
+            v.tag == "DW_TAG_formal_parameter" for v in probed.named(probed.nested, name)):
+        return "nested"
     if loc and COMPUTED.match(loc) and (fetch is None or re.match(r"^[+-]\d+\(", fetch)):
         return "stack-value"
     if loc and ADDR_VALUE.match(loc) and fetch in (None, f"@{name}+0"):
@@ -146,6 +192,9 @@ def perf_only(probed, name, fetch, perf_stderr):
     if loc and "DW_OP_piece" in loc and (fetch is None or (
             "exceeds max-bitwidth" in perf_stderr and register_of(loc) == fetch[1:])):
         return "wide-struct"
+    if loc and re.match(r"^DW_OP_fbreg [+-]?\d+$", loc) and fetch and "exceeds max-bitwidth" in perf_stderr and \
+            re.match(r"^[+-]\d+\(%sp\)$", fetch):
+        return "wide-struct"  # passed on the stack
     if loc and first_op_only(loc, fetch):
         return "first-op"
     if var is not None and loc == "" and var.tag == "DW_TAG_formal_parameter":
@@ -188,6 +237,37 @@ def later_location(var, address):
     return None
 
 
+def both_fetch(probed, name, ours, theirs, perf_stderr):
+    """Why kprobectl and perf fetch one variable differently."""
+    var = probed.own_var(name)
+    if var is None:
+        return None
+    from parity_dwarf import RANGE
+    here = [(int(lo, 16), int(hi, 16), ops) for lo, hi, ops in RANGE.findall(var.attrs.get("DW_AT_location", ""))
+            if int(lo, 16) == probed.address]
+    views = [ops for lo, hi, ops in here if hi == lo], [ops for lo, hi, ops in here if hi > lo]
+    if views[0] and views[1] and ours == "%" + (register_of(views[0][0]) or "?") and \
+            theirs == perf_fetch(views[1][0]):
+        return "later-view"
+    # A value that is a register plus nothing (&local at the frame's
+    # bottom): kprobectl fetches the register, perf memory there.
+    loc = probed.location(name)
+    m = re.match(r"^\+0\((%\w+)\)$", theirs)
+    if loc and COMPUTED.match(loc) and m and ours == m.group(1):
+        return "stack-value"
+    return None
+
+
+def perf_fetch(ops):
+    """What perf makes of a location's first operation: %reg, or memory
+    at a register plus an offset."""
+    m = re.match(r"^DW_OP_breg\d+ (\w+)([+-]\d+)", ops)
+    if m:
+        return f"{int(m.group(2)):+d}(%{register_of('DW_OP_reg0 ' + m.group(1))})"
+    reg = register_of(ops)
+    return "%" + reg if reg else None
+
+
 def perf_repeat(probed, name):
     if probed.found and probed.named(probed.nested, name):
         return "nested"
@@ -197,6 +277,8 @@ def perf_repeat(probed, name):
 def kp_only_var(probed, name):
     if probed.is_constant(name):
         return "constant"
+    if probed.found and probed.folded and probed.location(name):
+        return "folded"
     if probed.found and probed.inlined and not probed.own_var(name) and probed.named(probed.outer, name):
         return "caller-vars"
     return None

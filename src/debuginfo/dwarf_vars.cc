@@ -43,8 +43,8 @@ struct Scopes {
   Dwarf_Die* dies = nullptr;
   int count = 0;
 
-  Scopes(DwarfInfo& info, Dwarf_Die* cu, const DwarfAddress& at)
-      : chain(WithinProbed(info.ScopeChain(cu, at.address), at)) {
+  Scopes(DwarfInfo& info, Dwarf_Die* cu, Dwarf_Die* fn, const DwarfAddress& at)
+      : chain(WithinProbed(info.ScopeChain(cu, at.address), fn, at)) {
     dies = chain.data();
     count = static_cast<int>(chain.size());
   }
@@ -52,13 +52,31 @@ struct Scopes {
   // `chain` without the outermost copy inlined into the probed function's
   // scope that begins at the probe's address, and the scopes inside it
   // (all of `chain` when the probed function is not in it).
-  static std::vector<Dwarf_Die> WithinProbed(std::vector<Dwarf_Die> chain, const DwarfAddress& at) {
+  // An inlined copy whose code is all folded into its caller's (its only
+  // range is empty, [P, P): gcc 12, css_next_descendant_pre's first call
+  // in cgroup_save_control+5) holds no address, yet it is the probed
+  // function there: it comes first, so that its parameters, not the
+  // caller's, are the probe's (and have no location there).
+  static std::vector<Dwarf_Die> WithinProbed(std::vector<Dwarf_Die> chain, Dwarf_Die* fn, const DwarfAddress& at) {
     auto probed =
         std::find_if(chain.begin(), chain.end(), [&](Dwarf_Die die) { return dwarf_dieoffset(&die) == at.die_offset; });
-    if (probed == chain.end()) return chain;
+    if (probed == chain.end()) {
+      if (!chain.empty() && dwarf_tag(fn) == DW_TAG_inlined_subroutine) {
+        chain.push_back(*fn);
+        std::rotate(chain.rbegin(), chain.rbegin() + 1, chain.rend());
+      }
+      return chain;
+    }
+    // At the probed function's own entry nothing of it has run: a copy
+    // that begins later (its code scheduled before its entry_pc: gcc 12,
+    // ZSTD_createDCtx_advanced in ZSTD_createDCtx at ZSTD_decompress+24)
+    // has not begun either.
+    uint64_t probed_entry = 0;
+    bool at_entry = EntryAddress(fn, &probed_entry) && probed_entry == at.address;
     auto begins_here = std::find_if(std::make_reverse_iterator(probed), chain.rend(), [&](Dwarf_Die die) {
       uint64_t entry = 0;
-      return dwarf_tag(&die) == DW_TAG_inlined_subroutine && EntryAddress(&die, &entry) && entry == at.address;
+      return dwarf_tag(&die) == DW_TAG_inlined_subroutine && EntryAddress(&die, &entry) &&
+             (entry == at.address || (at_entry && entry > at.address));
     });
     chain.erase(chain.begin(), begins_here.base());
     return chain;
@@ -250,7 +268,7 @@ Result<VariableFetch> DwarfInfo::FetchVariable(const DwarfAddress& at, const Arg
   ReadyDwarf dwarf = Ready();
   Dwarf_Die fn = dwarf.Die(at.die_offset);
   Dwarf_Die cu = dwarf.CuOf(&fn);
-  Scopes scopes(*this, &cu, at);
+  Scopes scopes(*this, &cu, &fn, at);
   if (scopes.count <= 1) return Fail("no function contains " + Hex(at.address) + " in the debuginfo");
   Dwarf_Die var = KP_TRY(FindVariable(*this, scopes, at, expr.name));
   return FetchDie(*this, scopes, &var, at, expr, want_string, explain);
@@ -306,7 +324,7 @@ Result<std::vector<VariableFetch>> DwarfInfo::FetchAll(const DwarfAddress& at, b
   ReadyDwarf dwarf = Ready();
   Dwarf_Die fn = dwarf.Die(at.die_offset);
   Dwarf_Die cu = dwarf.CuOf(&fn);
-  Scopes scopes(*this, &cu, at);
+  Scopes scopes(*this, &cu, &fn, at);
   std::vector<VariableFetch> out;
   // Each variable listed is fetched as that DIE: a look-up by its name
   // could find another of the name.
@@ -371,7 +389,7 @@ Result<std::vector<VariableInfo>> DwarfInfo::Variables(const DwarfAddress& at, b
   ReadyDwarf dwarf = Ready();
   Dwarf_Die fn = dwarf.Die(at.die_offset);
   Dwarf_Die cu = dwarf.CuOf(&fn);
-  Scopes scopes(*this, &cu, at);
+  Scopes scopes(*this, &cu, &fn, at);
   std::vector<Dwarf_Die> vars = VisibleVariables(scopes, false, at.die_offset);
   size_t locals = vars.size();
   if (externs) {

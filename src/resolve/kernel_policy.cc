@@ -71,6 +71,19 @@ std::optional<Error> Refusal(ResolvedLocation& loc, const ElfImage* image, const
   return std::nullopt;
 }
 
+// A function of the DWARF whose code no symbol holds: a weak definition
+// another file overrides (mm/maccess.c's copy_from_kernel_nofault_allowed
+// beside arch/x86's). The linker keeps its code and its DWARF but drops its
+// symbol; nothing calls it, and kallsyms cannot name it. An address the
+// user wrote is theirs to probe.
+std::optional<Error> Unreachable(const ResolvedProbe& probe, const ResolvedLocation& loc, const ElfImage* image) {
+  if (!image || loc.address == 0 || !loc.dwarf || probe.spec.point.address || image->FunctionAt(loc.address))
+    return std::nullopt;
+  return Error{"no symbol holds its code at " + Hex(loc.address) +
+                   ": a definition the linker replaced (a weak one another file overrides), which nothing calls",
+               "the function of that name that has a symbol is the one that runs"};
+}
+
 // "s_show of kernel/trace/trace_events.c", "getname inlined in user_path_create".
 std::string PlaceOf(const ResolvedProbe& probe, const ResolvedLocation& loc) {
   const ProbeOrigin& o = loc.origin;
@@ -117,7 +130,8 @@ Result<void> ApplyKernelPolicy(std::vector<ResolvedProbe>& probes, const Target&
     std::vector<ResolvedLocation> kept;
     std::optional<Error> first;
     for (ResolvedLocation& loc : probe.locations) {
-      auto refused = Refusal(loc, image, lists, system, target.debuginfo_error);
+      auto refused = Unreachable(probe, loc, image);
+      if (!refused) refused = Refusal(loc, image, lists, system, target.debuginfo_error);
       if (!refused) {
         kept.push_back(std::move(loc));
         continue;

@@ -6,6 +6,7 @@
 // symbol table; a spec that needs what only DWARF knows gets the DWARF's
 // error, or, without DWARF, the reason there is none. The running kernel
 // whose image was not found is asked by name.
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -48,6 +49,27 @@ std::optional<ProbeSpec> MarkerOfProviderTp(const ProbeSpec& spec, const Target&
   return std::nullopt;
 }
 
+// gcc's partial inlining splits a function in two: a head, inlined into
+// callers or kept as FUNC, and the rest, FUNC.part.N, entered from the
+// head only. A call of FUNC begins at the head; FUNC.part.N is no copy of
+// it (an entry probe there fires a second time for one call, a return
+// probe a second time for one return). Lines in it are FUNC's lines.
+void LeaveOutSplitParts(const ProbeSpec& spec, std::vector<ResolvedLocation>& locations,
+                        std::vector<std::string>* left_out) {
+  const ProbePoint& p = spec.point;
+  if (p.line || p.lazy_pattern || p.address || p.function.find(".part.") != std::string::npos) return;
+  auto part = [](const ResolvedLocation& loc) {
+    return !loc.origin.inlined && loc.origin.symbol.find(".part.") != std::string::npos;
+  };
+  if (std::all_of(locations.begin(), locations.end(), part)) return;
+  for (const ResolvedLocation& loc : locations)
+    if (part(loc))
+      left_out->push_back("left out " + loc.origin.symbol + ": the rest of " + loc.origin.function +
+                          "'s code, split off by gcc and entered from its head only; a call of " + loc.origin.function +
+                          " begins, and is probed, at the head");
+  std::erase_if(locations, part);
+}
+
 Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& target, const SystemView& system,
                                              const ResolveOptions& options, Resolution& out) {
   std::vector<std::string>* notes = &out.notes;
@@ -70,6 +92,7 @@ Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& t
   }
   if (target.debuginfo && spec.point.version.empty()) {
     auto dwarf = LocateWithDwarf(spec, target, system, options);
+    if (dwarf) LeaveOutSplitParts(spec, *dwarf, &out.left_out);
     if (dwarf || needs_dwarf) return dwarf;
     auto symbols = LocateWithSymbols(spec, target, system);
     if (!symbols) return std::unexpected(dwarf.error());

@@ -152,3 +152,34 @@ TEST_CASE("dwarf: runs that start together with an empty cache all answer, and l
   for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir / "kprobectl")) ++files;
   CHECK(files == 1);  // no temporary files left
 }
+
+TEST_CASE("dwarf: a function split by partial inlining fires once per call and once per return") {
+  // set_irq.part.0 is entered from set_irq's head only: three calls (two
+  // through inlined heads, one out of line, two taking the slow path) are
+  // three entry events and one return (the out-of-line call's); probing
+  // the part too made five and two.
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("s");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  std::string bin = FixturePath("partial");
+  int status = Wait(Spawn({KP_KPROBECTL_BIN, "trace", "-o", dir / "trace.txt", "-x", bin, "--probe",
+                           group + ":in=set_irq d", "--probe", group + ":out=set_irq%return $retval", "--", bin},
+                          dir / "out", dir / "err"));
+  std::string err = ReadFile(dir / "err");
+  INFO(err);
+  CHECK(status == 0);
+  CHECK(err.find("left out set_irq.part.0: the rest of set_irq's code") != std::string::npos);
+  std::string trace = ReadFile(dir / "trace.txt");
+  INFO(trace);
+  size_t entries = 0, returns = 0;
+  for (const std::string& line : SplitLines(trace)) {
+    entries += line.find(group + ":in") != std::string::npos;
+    returns += line.find(group + ":out") != std::string::npos;
+    CHECK(line.find("set_irq.part") == std::string::npos);
+  }
+  CHECK(entries == 3);
+  CHECK(returns == 1);
+  CHECK(trace.find("retval=6") != std::string::npos);
+  CHECK(GroupDefinitions(tracefs, group).empty());
+}

@@ -77,6 +77,15 @@ TEST_CASE("$params at an inlined copy are the probed function's, not its caller'
         "p:probe/em_pd_get em_pd_get+0 dev=%di:x64\n"
         "p:probe/em_pd_get_1 em_cpu_get+15 dev=%ax:x64\n"
         "p:probe/em_pd_get_2 em_dev_register_perf_domain+1392 dev=%ax:x64\n");
+  // A copy folded whole into its caller's code (its one range is empty,
+  // [+5, +5)) holds no address, yet its parameters are the probe's: here
+  // they have no location, and cgroup_save_control's cgrp is not one.
+  auto folded = Run({"-D", "css_next_descendant_pre $params"});
+  CHECK(folded.out.find("p:probe/css_next_descendant_pre cgroup_save_control+5\n") == 0);
+  CHECK(folded.out.find("cgrp") == std::string::npos);
+  CHECK(folded.out.find(" cgroup_type_write+259 root=%r14:x64 pos=\\0:x64\n") != std::string::npos);
+  auto named = Run({"-D", "css_next_descendant_pre pos"});
+  CHECK(named.err.find("variable 'pos' has no location at cgroup.c:3192") != std::string::npos);
 }
 
 TEST_CASE("a split part standing for another function's tail is no copy; a macro's caller's is") {

@@ -190,3 +190,31 @@ TEST_CASE("modules: MOD:SYMBOL+OFF definitions with DWARF, from plain and compre
                        module + ":process+0 retval=$retval:s32\n");
   }
 }
+
+TEST_CASE("a weak definition another file overrides is no place to probe: no symbol holds its code") {
+  // weak_default.c's weak_allowed: the linker kept its code and DWARF, not
+  // its symbol; kallsyms cannot name it and nothing calls it.
+  std::string image = FixturePath("kernel_weak");
+  for (std::string spec : {"weak_allowed $params", "weak_allowed%return $retval", "weak_allowed:1"}) {
+    INFO(spec);
+    auto r = RunKprobectl({"--no-cache", "-k", image, "-D", spec});
+    CHECK(r.status == 0);
+    CHECK(SplitLines(r.out).size() == 1);
+    CHECK(r.out.find("weak_allowed+") != std::string::npos);
+    CHECK(r.out.find("_text+") == std::string::npos);
+    CHECK(r.err.find("left out weak_allowed of ") != std::string::npos);
+    CHECK(r.err.find("weak_default.c: no symbol holds its code at 0x") != std::string::npos);
+  }
+  // Its caller has a symbol; an address the user writes is probed as asked.
+  CHECK(RunKprobectl({"--no-cache", "-k", image, "-D", "weak_caller"}).err.empty());
+  auto left = RunKprobectl({"--no-cache", "-k", image, "-D", "weak_allowed"}).err;
+  size_t at = left.find("at 0x");
+  REQUIRE(at != std::string::npos);
+  std::string address = left.substr(at + 3, left.find(':', at) - at - 3);
+  auto raw = RunKprobectl({"--no-cache", "-k", image, "-D", address});
+  CHECK(raw.status == 0);
+  CHECK(raw.out.find(" _text+") != std::string::npos);
+  auto vars = RunKprobectl({"--no-cache", "-k", image, "vars", "weak_allowed"});
+  CHECK(vars.out.find("@<weak_allowed+0>") != std::string::npos);
+  CHECK(vars.out.find("_text") == std::string::npos);
+}

@@ -74,6 +74,8 @@ TEST_CASE("pipeline: -D, trace --probe and vars find the same places") {
       {"kernel_like", "tally x"},
       {"kernel_like", "clamp.constprop.0 x"},
       {"kernel_split", "split_work:4 it"},
+      {"partial", "set_irq d"},
+      {"kernel_weak", "weak_allowed src"},
   };
   for (const Case& c : cases) {
     INFO(c.fixture << ": " << c.spec);
@@ -96,6 +98,26 @@ TEST_CASE("pipeline: -D, trace --probe and vars find the same places") {
       if (line.starts_with("\t@<")) listed.insert(line.substr(3, line.find('>') - 3));
     CHECK(listed == places);
   }
+}
+
+TEST_CASE("pipeline: a split-off part is no copy of its function; an explicit name or a line in it is probed") {
+  auto image = ElfImage::Open(FixturePath("partial"));
+  REQUIRE(image);
+  const ElfSymbol* part = image->Find("set_irq.part.0");
+  REQUIRE(part);  // gcc 12 -O2 split it
+  for (std::string spec : {"set_irq $params", "set_irq%return $retval"}) {
+    INFO(spec);
+    auto r = RunKprobectl({"-x", FixturePath("partial"), "-D", spec});
+    REQUIRE(r.status == 0);
+    for (const std::string& line : SplitLines(r.out)) CHECK(PlaceOf(*image, line).find(".part") == std::string::npos);
+    CHECK(r.err.find("left out set_irq.part.0: the rest of set_irq's code, split off by gcc") != std::string::npos);
+  }
+  auto named = RunKprobectl({"-x", FixturePath("partial"), "-D", "set_irq.part.0"});
+  REQUIRE(named.status == 0);
+  CHECK(PlaceOf(*image, named.out) == "set_irq.part.0+0");
+  auto line = RunKprobectl({"-x", FixturePath("partial"), "-D", "set_irq:6"});  // the printf, in the part
+  REQUIRE(line.status == 0);
+  CHECK(PlaceOf(*image, line.out).starts_with("set_irq.part.0+"));
 }
 
 TEST_CASE("pipeline: every line that line numbers, -D can probe") {
