@@ -88,7 +88,7 @@ TEST_CASE("$params at an inlined copy are the probed function's, not its caller'
   CHECK(named.err.find("variable 'pos' has no location at cgroup.c:3192") != std::string::npos);
 }
 
-TEST_CASE("a split part standing for another function's tail is no copy; a macro's caller's is") {
+TEST_CASE("a split part standing for another function's tail is no copy, a macro's caller's is") {
   // acpi_subsys_poweroff_late+40 is acpi_subsys_suspend_late's tail, an
   // inlined_subroutine "called" from that function's declaration line
   // (device_pm.c:1166): perf has acpi_subsys_suspend_late+0 only.

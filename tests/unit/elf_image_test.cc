@@ -142,7 +142,7 @@ TEST_CASE("files that are not ELF, or not there, are clear errors") {
         "address 0xdead0000 is not in any loadable segment of '" + FixturePath("target_O2") + "'");
 }
 
-TEST_CASE("an image with one symbol table is read in place; its symbol index in the cache changes no answer") {
+TEST_CASE("an image with one symbol table is read in place, and its symbol index in the cache changes no answer") {
   // kernel_static has .symtab only, as a vmlinux: the table is read where
   // the file is mapped, and with a cache directory its names and addresses
   // are indexed there. Every look-up must agree with readelf, and across

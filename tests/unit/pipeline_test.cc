@@ -100,7 +100,7 @@ TEST_CASE("pipeline: -D, trace --probe and vars find the same places") {
   }
 }
 
-TEST_CASE("pipeline: a split-off part is no copy of its function; an explicit name or a line in it is probed") {
+TEST_CASE("pipeline: a split-off part is no copy of its function, but an explicit name or a line in it is probed") {
   auto image = ElfImage::Open(FixturePath("partial"));
   REQUIRE(image);
   const ElfSymbol* part = image->Find("set_irq.part.0");

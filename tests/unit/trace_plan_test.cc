@@ -119,7 +119,7 @@ TEST_CASE("tracer: a captured page printed to the stream it is given") {
   CHECK(result.error().message.starts_with("cannot write the trace to the test's stream"));
 }
 
-TEST_CASE("leftovers: a dead run's instance and recorded probes are found and removed; a live one's are not") {
+TEST_CASE("leftovers: a dead run's instance and recorded probes are found and removed, a live one's are not") {
   TempDir tracefs_dir, registry;
   TracefsDir tracefs(tracefs_dir.path());
   std::filesystem::create_directories(tracefs_dir / "instances/kprobectl-4242");
