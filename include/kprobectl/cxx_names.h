@@ -26,7 +26,9 @@ struct CxxName {
 };
 
 // A demangled name, split; a template function's return type is dropped
-// ("int shop::max<int>(int, int)" is shop::max<int> with (int, int)).
+// ("int shop::max<int>(int, int)" is shop::max<int> with (int, int)), and
+// ABI tags too ("shop::Cart::label[abi:cxx11](int) const" is
+// shop::Cart::label with (int) and " const").
 CxxName SplitCxxName(std::string_view demangled);
 
 // Whether a probe point's function is written as C++: a scope ("::"), a

@@ -109,6 +109,24 @@ std::vector<std::string> SplitParams(std::string_view list) {
   return out;
 }
 
+// Without its ABI tags: "shop::Cart::label[abi:cxx11](int) const" is
+// shop::Cart::label, as it is written and as the DWARF's scopes name it
+// (gcc tags what returns or holds a C++11 std::string or std::list).
+std::string WithoutAbiTags(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    size_t tag = s.find("[abi:", i);
+    size_t end = tag == std::string_view::npos ? tag : s.find(']', tag);
+    if (end == std::string_view::npos) {
+      out += s.substr(i);
+      break;
+    }
+    out += s.substr(i, tag - i);
+    i = end + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 bool MadeForAnother(std::string_view demangled) {
@@ -147,7 +165,8 @@ CxxName SplitCxxName(std::string_view demangled) {
     out.qualified = std::string(demangled);
     return out;
   }
-  std::string_view s = StripQualifiers(demangled, out.qualifiers);
+  std::string untagged = WithoutAbiTags(demangled);
+  std::string_view s = StripQualifiers(untagged, out.qualifiers);
   size_t open = ParamsStart(s);
   std::string_view name = s;
   // "X::operator()" written without parameters: the brackets are its name's.

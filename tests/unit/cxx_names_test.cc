@@ -25,6 +25,8 @@ TEST_CASE("C++ names: demangled, split into the name a probe point matches and i
       {"_ZN4shop5ApplyEPFllEl", "shop::Apply", "(long (*)(long), long)", ""},
       {"_ZN4shop8GiftCartC2EiPKc.cold", "shop::GiftCart::GiftCart", "(int, char const*)", " [clone .cold]"},
       {"_ZN4shop4CartcvbEv", "shop::Cart::operator bool", "()", ""},
+      // An ABI tag (a std::string returned) is no part of the name as written.
+      {"_ZNK4shop4Cart5labelB5cxx11Ei", "shop::Cart::label", "(int)", " const"},
   };
   for (const Row& row : rows) {
     INFO(row.mangled);

@@ -122,6 +122,20 @@ TEST_CASE("C++: funcs, vars and line name functions as C++ does") {
   CHECK(line.out.find("      1    total_ += price;\n") != std::string::npos);
 }
 
+TEST_CASE("C++: a method whose symbol has an ABI tag is found by the name as written") {
+  std::string bin = FixturePath("abi_tags");
+  for (std::string flag : {"--no-cache", "-q"}) {  // a scan, then the index
+    auto added = RunKprobectl({flag, "-x", bin, "-D", "shop::Cart::label(int) n this->label_:string"});
+    INFO(added.err);
+    REQUIRE(added.status == 0);
+    CHECK(added.out.starts_with("p:probe_abi_tags/shop__Cart__label " + bin + ":0x"));
+    CHECK(added.out.ends_with(" n=%dx:s32 label_=+0(+0(%si)):string\n"));  // the std::string returned is in %di
+  }
+  CHECK(RunKprobectl({"-x", bin, "funcs", "shop::*"}).out == "shop::Cart::label(int) const\n");
+  CHECK(RunKprobectl({"-x", bin, "line", "shop::Cart::label"}).out.starts_with("<shop::Cart::label@"));
+  CHECK(RunKprobectl({"-x", bin, "-D", "shop::Cart::label%return"}).status == 0);
+}
+
 TEST_CASE("an alias the DWARF does not name (glibc's malloc): the function DWARF has at its address") {
   std::string bin = FixturePath("alias");
   auto image = ElfImage::Open(bin);
