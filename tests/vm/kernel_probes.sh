@@ -137,6 +137,18 @@ entries=$(grep -c 'kpvm:d: ' /tmp/kpvm-d)
 returns=$(grep -c 'kpvm:d__return: ' /tmp/kpvm-d)
 [ "$entries" -gt 0 ] && [ "$entries" -eq "$returns" ] && ok "one event per call of d_same_name ($entries calls)" ||
   not_ok "one event per call of d_same_name" "entries $entries, returns $returns"
+# getname_flags is split by partial inlining: getname_flags.part.0 is
+# entered from its head only (out of line, or inlined into getname), so it
+# gets no probe, and an out-of-line call is one entry and one return (a
+# probe on the part fired a second entry and a second return).
+kp trace -q -o /tmp/kpvm-g --probe 'kpvm:g=getname_flags' --probe 'kpvm:g=getname_flags%return' -- \
+  sh -c 'for i in 1 2 3; do stat /etc/hostname /proc/self >/dev/null; done'
+heads=$(grep -c 'kpvm:g: (getname_flags+0x[04])' /tmp/kpvm-g)
+returns=$(grep -c 'kpvm:g__return: ' /tmp/kpvm-g)
+[ "$heads" -gt 0 ] && [ "$heads" -eq "$returns" ] && ! grep -q '\.part' /tmp/kpvm-g &&
+  ok "a function split by partial inlining: one entry and one return per call ($heads calls)" ||
+  not_ok "a function split by partial inlining: one entry and one return per call" "heads $heads, returns $returns" \
+    "$(grep '\.part' /tmp/kpvm-g | head -3)"
 # $params at an inlined copy are the function's own: rw_verify_area inlined
 # into kernel_read (6.1), which exec uses to read a binary's first 256
 # bytes. (6.12 keeps it out of line: its own events then.)
