@@ -359,7 +359,7 @@ def compare(kind, func, kp, perf, ctx):
     theirs = {}
     for cands, value, types in parse(perf["stdout"], ctx.symbols, out.notes):
         hit = sorted(c for c in cands if c in ours and c not in theirs) or sorted(c for c in cands if c not in theirs)
-        if not hit and len(cands) == 1:
+        if not hit and len(cands) == 1 and "no symbol holds its code" in kp["stderr"]:
             # One symbol of the name, already probed: perf wrote SYM+0
             # for a second definition (a weak one overridden), which the
             # kernel resolves to the first.

@@ -182,8 +182,9 @@ def perf_only(probed, name, fetch, perf_stderr):
     """Why perf fetches (`fetch`) or, for -V (`fetch` None), lists a
     variable kprobectl leaves out."""
     var, loc = probed.own_var(name), probed.location(name)
-    if probed.found and (var is None or var.tag != "DW_TAG_formal_parameter") and any(
-            v.tag == "DW_TAG_formal_parameter" for v in probed.named(probed.nested, name)):
+    nested = probed.named(probed.nested, name) if probed.found else []
+    if nested and (var is None or (var.tag != "DW_TAG_formal_parameter" and
+                                   any(v.tag == "DW_TAG_formal_parameter" for v in nested))):
         return "nested"
     if loc and COMPUTED.match(loc) and (fetch is None or re.match(r"^[+-]\d+\(", fetch)):
         return "stack-value"

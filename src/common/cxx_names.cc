@@ -29,7 +29,7 @@ bool Opens(char c) { return c == '(' || c == '<' || c == '[' || c == '{'; }
 bool Closes(char c) { return c == ')' || c == '>' || c == ']' || c == '}'; }
 
 // Strips qualifiers after the parameter list: " const", " volatile", " &",
-// " &&", " noexcept", " [clone .cold]", " [abi:cxx11]" after ")" is not one.
+// " &&", " noexcept", " [clone .cold]" (ABI tags are gone already).
 std::string_view StripQualifiers(std::string_view s, std::string& qualifiers) {
   static constexpr std::string_view kSuffixes[] = {" const", " volatile", " &&", " &", " noexcept"};
   for (bool again = true; again;) {
@@ -113,6 +113,7 @@ std::vector<std::string> SplitParams(std::string_view list) {
 // shop::Cart::label, as it is written and as the DWARF's scopes name it
 // (gcc tags what returns or holds a C++11 std::string or std::list).
 std::string WithoutAbiTags(std::string_view s) {
+  if (s.find("[abi:") == std::string_view::npos) return std::string(s);
   std::string out;
   for (size_t i = 0; i < s.size();) {
     size_t tag = s.find("[abi:", i);

@@ -52,21 +52,10 @@ struct Scopes {
   // `chain` without the outermost copy inlined into the probed function's
   // scope that begins at the probe's address, and the scopes inside it
   // (all of `chain` when the probed function is not in it).
-  // An inlined copy whose code is all folded into its caller's (its only
-  // range is empty, [P, P): gcc 12, css_next_descendant_pre's first call
-  // in cgroup_save_control+5) holds no address, yet it is the probed
-  // function there: it comes first, so that its parameters, not the
-  // caller's, are the probe's (and have no location there).
   static std::vector<Dwarf_Die> WithinProbed(std::vector<Dwarf_Die> chain, Dwarf_Die* fn, const DwarfAddress& at) {
     auto probed =
         std::find_if(chain.begin(), chain.end(), [&](Dwarf_Die die) { return dwarf_dieoffset(&die) == at.die_offset; });
-    if (probed == chain.end()) {
-      if (!chain.empty() && dwarf_tag(fn) == DW_TAG_inlined_subroutine) {
-        chain.push_back(*fn);
-        std::rotate(chain.rbegin(), chain.rbegin() + 1, chain.rend());
-      }
-      return chain;
-    }
+    if (probed == chain.end()) return WithFolded(std::move(chain), fn, at);
     // At the probed function's own entry nothing of it has run: a copy
     // that begins later (its code scheduled before its entry_pc: gcc 12,
     // ZSTD_createDCtx_advanced in ZSTD_createDCtx at ZSTD_decompress+24)
@@ -80,6 +69,34 @@ struct Scopes {
     });
     chain.erase(chain.begin(), begins_here.base());
     return chain;
+  }
+
+  // An inlined copy whose code is all folded into its caller's (no range
+  // but an empty one, [P, P): gcc 12, css_next_descendant_pre's first call
+  // in cgroup_save_control+5) holds no address, yet it is the probed
+  // function at P: the scopes are its own, then those that hold it, so
+  // that its parameters, not the caller's, are the probe's (and have no
+  // location there). Scopes at P that do not hold it are not its.
+  static std::vector<Dwarf_Die> WithFolded(std::vector<Dwarf_Die> chain, Dwarf_Die* fn, const DwarfAddress& at) {
+    uint64_t entry = 0;
+    auto ranges = Ranges(fn);
+    bool folded = dwarf_tag(fn) == DW_TAG_inlined_subroutine && EntryAddress(fn, &entry) && entry == at.address &&
+                  std::all_of(ranges.begin(), ranges.end(), [](const AddressRange& r) { return r.start == r.end; });
+    if (chain.empty() || !folded) return chain;
+    size_t innermost_holder = chain.size();
+    while (innermost_holder > 0 && Holds(&chain[innermost_holder - 1], fn)) --innermost_holder;
+    chain.erase(chain.begin(), chain.begin() + static_cast<ptrdiff_t>(innermost_holder));
+    chain.push_back(*fn);
+    std::rotate(chain.rbegin(), chain.rbegin() + 1, chain.rend());
+    return chain;
+  }
+
+  // Whether `die` lies inside `scope`'s subtree, when `scope`'s parent
+  // holds it: after `scope`, before its next sibling (if any).
+  static bool Holds(Dwarf_Die* scope, Dwarf_Die* die) {
+    if (dwarf_dieoffset(scope) >= dwarf_dieoffset(die)) return false;
+    Dwarf_Die next = *scope;
+    return dwarf_siblingof(&next, &next) != 0 || dwarf_dieoffset(die) < dwarf_dieoffset(&next);
   }
 };
 

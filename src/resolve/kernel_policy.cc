@@ -79,6 +79,9 @@ std::optional<Error> Refusal(ResolvedLocation& loc, const ElfImage* image, const
 std::optional<Error> Unreachable(const ResolvedProbe& probe, const ResolvedLocation& loc, const ElfImage* image) {
   if (!image || loc.address == 0 || !loc.dwarf || probe.spec.point.address || image->FunctionAt(loc.address))
     return std::nullopt;
+  // The definition that replaced it has the symbol of that name.
+  const ElfSymbol* named = image->Find(loc.origin.function);
+  if (!named || named->type != ElfSymbol::kFunction) return std::nullopt;
   return Error{"no symbol holds its code at " + Hex(loc.address) +
                    ": a definition the linker replaced (a weak one another file overrides), which nothing calls",
                "the function of that name that has a symbol is the one that runs"};

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 
+#include "kprobectl/cxx_names.h"
 #include "kprobectl/strings.h"
 #include "resolve_internal.h"
 
@@ -53,21 +54,41 @@ std::optional<ProbeSpec> MarkerOfProviderTp(const ProbeSpec& spec, const Target&
 // callers or kept as FUNC, and the rest, FUNC.part.N, entered from the
 // head only. A call of FUNC begins at the head; FUNC.part.N is no copy of
 // it (an entry probe there fires a second time for one call, a return
-// probe a second time for one return). Lines in it are FUNC's lines.
+// probe a second time for one return), unless no head of that function is
+// probed (then the part is all there is of it). Lines in it are FUNC's.
+bool IsSplitPart(const ResolvedLocation& loc) {
+  const ProbeOrigin& o = loc.origin;
+  size_t part = o.symbol.find(".part.");
+  if (o.inlined || part == std::string::npos || o.function.empty()) return false;
+  std::string base = o.symbol.substr(0, part);
+  return base == o.function || LastScope(SymbolCxxName(base).qualified) == LastScope(o.function);
+}
+
+bool SameFunction(const ResolvedLocation& a, const ResolvedLocation& b) {
+  return a.origin.function == b.origin.function && a.origin.decl.file == b.origin.decl.file &&
+         a.origin.decl.line == b.origin.decl.line;
+}
+
 void LeaveOutSplitParts(const ProbeSpec& spec, std::vector<ResolvedLocation>& locations,
                         std::vector<std::string>* left_out) {
   const ProbePoint& p = spec.point;
   if (p.line || p.lazy_pattern || p.address || p.function.find(".part.") != std::string::npos) return;
-  auto part = [](const ResolvedLocation& loc) {
-    return !loc.origin.inlined && loc.origin.symbol.find(".part.") != std::string::npos;
-  };
-  if (std::all_of(locations.begin(), locations.end(), part)) return;
-  for (const ResolvedLocation& loc : locations)
-    if (part(loc))
-      left_out->push_back("left out " + loc.origin.symbol + ": the rest of " + loc.origin.function +
-                          "'s code, split off by gcc and entered from its head only; a call of " + loc.origin.function +
-                          " begins, and is probed, at the head");
-  std::erase_if(locations, part);
+  std::vector<bool> drop(locations.size(), false);
+  for (size_t i = 0; i < locations.size(); ++i) {
+    if (!IsSplitPart(locations[i])) continue;
+    drop[i] = std::any_of(locations.begin(), locations.end(), [&](const ResolvedLocation& other) {
+      return !IsSplitPart(other) && SameFunction(other, locations[i]);
+    });
+    if (drop[i])
+      left_out->push_back("left out " + DisplaySymbol(locations[i].origin.symbol) + ": the rest of " +
+                          locations[i].origin.function +
+                          "'s code, split off by gcc and entered from its head only; a call of " +
+                          locations[i].origin.function + " begins, and is probed, at the head");
+  }
+  std::vector<ResolvedLocation> kept;
+  for (size_t i = 0; i < locations.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(locations[i]));
+  locations = std::move(kept);
 }
 
 Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& target, const SystemView& system,
