@@ -297,6 +297,9 @@ def compare_definitions(out, ctx, func, at, ours, theirs, perf_stderr):
         out.explain(classes.kp_only_fetch(ctx.probed(func, at[0]), name, mine[name]),
                     f"at {where}: only kprobectl fetches {name}={mine[name]}")
     for name in first.keys() - mine.keys():
+        if moved_away(ctx, func, at, name):
+            out.explain("empty-entry", "")
+            continue
         out.explain(classes.perf_only(ctx.probed(func, at[1]), name, first[name], perf_stderr),
                     f"at {where}: only perf fetches {name}={first[name]}")
     for name in mine.keys() & first.keys():
@@ -310,7 +313,19 @@ def compare_vars(out, ctx, func, at, ours, theirs):
     for name in sorted(set(ours) - set(theirs)):
         out.explain(classes.kp_only_var(ctx.probed(func, at[0]), name), f"at {where}: only kprobectl lists {name}")
     for name in sorted(set(theirs) - set(ours)):
+        if moved_away(ctx, func, at, name):
+            out.explain("empty-entry", "")
+            continue
         out.explain(classes.perf_only(ctx.probed(func, at[1]), name, None, ""), f"at {where}: only perf lists {name}")
+
+
+def moved_away(ctx, func, at, name):
+    """perf probes an empty-entry copy at its entry_pc, kprobectl at its
+    first instruction: a variable located at perf's address only."""
+    if at[0] == at[1]:
+        return False
+    theirs, ours = ctx.probed(func, at[1]), ctx.probed(func, at[0])
+    return bool(theirs.location(name)) and not ours.location(name)
 
 
 def match_addresses(out, ctx, func, ours, theirs):

@@ -74,10 +74,11 @@ CLASSES = [
           "perf writes both as SYM+0, which the kernel resolves to the one that runs: two probes at one place, "
           "each call fires twice; kprobectl leaves the overridden one out, saying so: "
           "copy_from_kernel_nofault_allowed (mm/maccess.c's weak one, arch/x86/mm/maccess.c's that runs)"),
-    Class("folded", "perf fetches no parameter of a copy folded whole into its caller",
-          "an inlined copy whose code is all its caller's (its only range is empty, [P, P): the call begins at "
-          "P and emits no instruction of its own) is probed at P by both tools; its parameters are located "
-          "there for P's first view, when the probe fires, and kprobectl fetches and lists them, perf neither: "
+    Class("folded", "perf fetches no parameter of a copy that begins with an empty range",
+          "an inlined copy that begins with an empty range, [P, P) (the call begins at P and emits no "
+          "instruction there: all its code is its caller's, or the rest of it is elsewhere) is probed at P by "
+          "both tools; its parameters located there for P's first view, when the probe fires, kprobectl "
+          "fetches and lists, perf neither: "
           "css_next_descendant_pre(NULL, &cgrp->self) in cgroup_update_dfl_csses+161, root=%r14 pos=\\0"),
     Class("split-part", "perf probes the split-off rest of a function as a copy of it",
           "gcc's partial inlining splits FUNC into a head (inlined into callers, and kept as FUNC) and the rest, "
@@ -85,6 +86,9 @@ CLASSES = [
           "call that takes the slow path fires twice (and, for %return, returns twice); kprobectl leaves it "
           "out, saying so: dmar_set_interrupt.part.0, which dmar_set_interrupt+19 jumps to "
           "(tests/fixtures/partial.c shows the counts end to end)"),
+    Class("const-string", "perf lists a string the DWARF holds as a constant",
+          "__func__ has no location, only DW_AT_const_value (its characters): no fetcharg can read it, and "
+          "kprobectl lists what can be fetched; perf -V lists it as 'char* __func__' (kvfree_call_rcu)"),
     Class("caller-vars", "vars lists the caller's variables at an inlined copy",
           "at an inlined copy kprobectl lists the variables of the function it is inlined into, which are as "
           "live there (and can be fetched by name); perf lists the copy's own only: __raise_softirq_irqoff at "
@@ -155,13 +159,15 @@ class Probed:
 
 
 def folded_copy(scope, func, address):
-    """An inlined copy of `func` inside `scope` whose code is all folded
-    into its caller's: its only range is the empty [address, address)."""
+    """An inlined copy of `func` inside `scope` that begins at `address`
+    with an empty range, [address, address): all its code folded into its
+    caller's, or the rest of it elsewhere."""
     for child in scope.scopes():
         if child.tag == "DW_TAG_inlined_subroutine" and base_name(child.name) == base_name(func) and \
-                child.ranges() == [(address, address)]:
+                (address, address) in child.ranges():
             return child
-        found = folded_copy(child, func, address) if child.tag == "DW_TAG_lexical_block" else None
+        inside = child.tag == "DW_TAG_lexical_block" or (address, address) in child.ranges()
+        found = folded_copy(child, func, address) if inside else None
         if found is not None:
             return found
     return None
@@ -198,6 +204,9 @@ def perf_only(probed, name, fetch, perf_stderr):
         return "wide-struct"  # passed on the stack
     if loc and first_op_only(loc, fetch):
         return "first-op"
+    if var is not None and loc is None and fetch is None and "DW_AT_const_value" in var.attrs and \
+            var.name == "__func__":
+        return "const-string"
     if var is not None and loc == "" and var.tag == "DW_TAG_formal_parameter":
         later = later_location(var, probed.address)
         if later and (fetch is None or (fetch.startswith("%") and register_of(later) == fetch[1:])):

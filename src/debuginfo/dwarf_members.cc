@@ -230,6 +230,8 @@ Result<VariableFetch> Read(const Walked& walked, bool want_string) {
     } else if (tag == DW_TAG_pointer_type && (!has_elem || IsCharType(&elem))) {
       fetch = KP_TRY(ReadPlace(place, w.what));
       fetch.derefs.push_back(0);
+    } else if (tag == DW_TAG_array_type && has_elem && IsCharType(&elem)) {
+      return Fail(w.what + " is a string the debuginfo holds as a constant: no copy of it in memory is known to read");
     } else {
       return Fail(w.what + " (" + TypeName(&type) +
                   ") cannot be read as a string: only char arrays and char "

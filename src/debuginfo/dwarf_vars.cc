@@ -71,18 +71,18 @@ struct Scopes {
     return chain;
   }
 
-  // An inlined copy whose code is all folded into its caller's (no range
-  // but an empty one, [P, P): gcc 12, css_next_descendant_pre's first call
-  // in cgroup_save_control+5) holds no address, yet it is the probed
-  // function at P: the scopes are its own, then those that hold it, so
-  // that its parameters, not the caller's, are the probe's (and have no
-  // location there). Scopes at P that do not hold it are not its.
+  // An inlined copy that begins at P with an empty range, [P, P) (all its
+  // code folded into its caller's: gcc 12, css_next_descendant_pre's first
+  // call in cgroup_save_control+5; or its code elsewhere: hrtimer_cancel
+  // in do_nanosleep+56), holds no address at P, yet it is the probed
+  // function there: the scopes are its own, then those that hold it, so
+  // that its parameters, not the caller's, are the probe's (located for
+  // P's first view, or not at all). Scopes at P that do not hold it are
+  // not its.
   static std::vector<Dwarf_Die> WithFolded(std::vector<Dwarf_Die> chain, Dwarf_Die* fn, const DwarfAddress& at) {
     uint64_t entry = 0;
-    auto ranges = Ranges(fn);
-    bool folded = dwarf_tag(fn) == DW_TAG_inlined_subroutine && EntryAddress(fn, &entry) && entry == at.address &&
-                  std::all_of(ranges.begin(), ranges.end(), [](const AddressRange& r) { return r.start == r.end; });
-    if (chain.empty() || !folded) return chain;
+    bool begins_here = dwarf_tag(fn) == DW_TAG_inlined_subroutine && EntryAddress(fn, &entry) && entry == at.address;
+    if (chain.empty() || !begins_here) return chain;
     size_t innermost_holder = chain.size();
     while (innermost_holder > 0 && Holds(&chain[innermost_holder - 1], fn)) --innermost_holder;
     chain.erase(chain.begin(), chain.begin() + static_cast<ptrdiff_t>(innermost_holder));

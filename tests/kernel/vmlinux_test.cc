@@ -86,6 +86,11 @@ TEST_CASE("$params at an inlined copy are the probed function's, not its caller'
   CHECK(folded.out.find(" cgroup_type_write+259 root=%r14:x64 pos=\\0:x64\n") != std::string::npos);
   auto named = Run({"-D", "css_next_descendant_pre pos"});
   CHECK(named.err.find("variable 'pos' has no location at cgroup.c:3192") != std::string::npos);
+  // A copy that begins with an empty range, the rest of its code later
+  // (hrtimer_cancel in do_nanosleep: [+56, +56), then [+123, +139)).
+  auto begins_empty = Run({"-D", "hrtimer_cancel $params"});
+  CHECK(begins_empty.out.find(" do_nanosleep+56\n") != std::string::npos);
+  CHECK(begins_empty.out.find(" t=") == std::string::npos);
 }
 
 TEST_CASE("a split part standing for another function's tail is no copy, a macro's caller's is") {
