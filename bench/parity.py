@@ -178,6 +178,16 @@ class Symbols:
         bases = self.clones[sym] if stripped else self.table.get(sym, [])
         return {a + int(off or "0", 0) for a in bases}, stripped
 
+    def unsuffixed(self, address):
+        """`address` as perf -V names a place in a clone whose base name
+        has a symbol of its own (mbox_controller_unregister.part.0+94 as
+        mbox_controller_unregister+94), or None."""
+        i = bisect.bisect_right(self.starts, address) - 1
+        if i < 0 or "." not in self.functions[i][1]:
+            return None
+        base = self.table.get(self.functions[i][1].split(".")[0])
+        return base[0] + address - self.starts[i] if base and len(base) == 1 else None
+
     def function_at(self, address):
         i = bisect.bisect_right(self.starts, address) - 1
         return self.functions[i][1] if i >= 0 else "?"
@@ -340,6 +350,14 @@ def match_addresses(out, ctx, func, ours, theirs):
             pairs.append((k, p))
             only_kp.remove(k)
             only_perf.remove(p)
+    for k in list(only_kp):
+        p = ctx.symbols.unsuffixed(k)
+        if p in only_perf:
+            out.notes.add("perf names a clone without its suffix")
+            theirs[k] = theirs.pop(p)  # the same place: its DWARF is k's
+            pairs.append((k, k))
+            only_kp.remove(k)
+            only_perf.remove(p)
     for p in only_perf:
         fn = ctx.symbols.function_at(p)
         if ".part." in fn and fn.split(".")[0] == func.split(".")[0] and ctx.symbols.where(p) == fn + "+0":
@@ -379,6 +397,10 @@ def compare(kind, func, kp, perf, ctx):
             # for a second definition (a weak one overridden), which the
             # kernel resolves to the first.
             out.explain("weak-twice", "")
+            continue
+        if not hit and len(cands) == 1 and f"left out {func.split('.')[0]}.part." in kp["stderr"]:
+            # perf -V names the split-off part FUNC.part.N as FUNC+0.
+            out.explain("split-part", "")
             continue
         if not hit:
             out.verdict = "different"
