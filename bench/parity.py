@@ -280,8 +280,8 @@ class Outcome:
 
 
 class Context:
-    def __init__(self, symbols, dwarf, traceable):
-        self.symbols, self.dwarf, self.traceable = symbols, dwarf, traceable
+    def __init__(self, symbols, dwarf, traceable, blacklist):
+        self.symbols, self.dwarf, self.traceable, self.blacklist = symbols, dwarf, traceable, blacklist
         self.probed_cache = {}
 
     def probed(self, func, address):
@@ -304,6 +304,9 @@ def compare_definitions(out, ctx, func, at, ours, theirs, perf_stderr):
     mine = dict(ours)
     where = ctx.symbols.where(at[0])
     for name in mine.keys() - first.keys():
+        if moved_away(ctx, func, at[::-1], name):
+            out.explain("empty-entry", "")
+            continue
         out.explain(classes.kp_only_fetch(ctx.probed(func, at[0]), name, mine[name]),
                     f"at {where}: only kprobectl fetches {name}={mine[name]}")
     for name in first.keys() - mine.keys():
@@ -321,6 +324,9 @@ def compare_definitions(out, ctx, func, at, ours, theirs, perf_stderr):
 def compare_vars(out, ctx, func, at, ours, theirs):
     where = ctx.symbols.where(at[0])
     for name in sorted(set(ours) - set(theirs)):
+        if moved_away(ctx, func, at[::-1], name):
+            out.explain("empty-entry", "")
+            continue
         out.explain(classes.kp_only_var(ctx.probed(func, at[0]), name), f"at {where}: only kprobectl lists {name}")
     for name in sorted(set(theirs) - set(ours)):
         if moved_away(ctx, func, at, name):
@@ -331,11 +337,13 @@ def compare_vars(out, ctx, func, at, ours, theirs):
 
 def moved_away(ctx, func, at, name):
     """perf probes an empty-entry copy at its entry_pc, kprobectl at its
-    first instruction: a variable located at perf's address only."""
+    first instruction: a variable located at the second address of `at`
+    (kprobectl's, perf's) only; reversed, at kprobectl's only (a lexical
+    block of the copy whose range at perf's address is empty too)."""
     if at[0] == at[1]:
         return False
-    theirs, ours = ctx.probed(func, at[1]), ctx.probed(func, at[0])
-    return bool(theirs.location(name)) and not ours.location(name)
+    there, here = ctx.probed(func, at[1]), ctx.probed(func, at[0])
+    return bool(there.location(name)) and not here.location(name)
 
 
 def match_addresses(out, ctx, func, ours, theirs):
@@ -370,6 +378,28 @@ def match_addresses(out, ctx, func, ours, theirs):
     return pairs
 
 
+def refused_by_kernel(stdout, ctx):
+    """Whether every target of perf's definitions is in a function the
+    kernel's kprobe blacklist names (by name: its addresses are KASLR's)."""
+    targets = [m.group(1) for m in (DEF.match(line.strip()) for line in stdout.splitlines()) if m]
+    if not targets or not ctx.blacklist:
+        return False
+    for target in targets:
+        addrs, _ = ctx.symbols.resolve(target)
+        if not addrs or any(ctx.symbols.function_at(a) not in ctx.blacklist for a in addrs):
+            return False
+    return True
+
+
+def kernel_blacklist(path):
+    """The names debugfs kprobes/blacklist lists ("START-END\tNAME")."""
+    if not path:
+        return set()
+    opener = lzma.open if str(path).endswith(".xz") else open
+    with opener(path, "rt") as f:
+        return {words[1] for words in (line.split() for line in f) if len(words) == 2}
+
+
 def compare(kind, func, kp, perf, ctx):
     ok_kp, ok_perf = kp["rc"] == 0, perf["rc"] == 0
     if not ok_kp and not ok_perf:
@@ -379,6 +409,10 @@ def compare(kind, func, kp, perf, ctx):
         return Outcome("only kprobectl succeeds", lines[-1] if lines else "")
     if ok_perf and not ok_kp:
         first = kp["stderr"].strip().splitlines()[0] if kp["stderr"].strip() else ""
+        if kind != "vars" and "kprobe blacklist" in first and refused_by_kernel(perf["stdout"], ctx):
+            # perf wrote definitions the kernel refuses (EINVAL): it fails
+            # there too, where kprobectl says why before writing.
+            return Outcome("both fail", "perf's definitions are on the kernel's kprobe blacklist")
         out = Outcome("only perf succeeds", first)
         out.explain("blacklist" if "blacklist" in first and ctx.symbols.blacklisted(func) else None, first)
         return out
@@ -458,7 +492,7 @@ def report(opts, cache, runner, funcs):
     dwarf = parity_dwarf.Dwarf(opts.vmlinux, cache)
     if not dwarf.tool:
         print("bench/parity: no llvm-dwarfdump: the classes that read the DWARF cannot explain", file=sys.stderr)
-    ctx = Context(symbols, dwarf, traceable_functions(opts.traceable))
+    ctx = Context(symbols, dwarf, traceable_functions(opts.traceable), kernel_blacklist(opts.blacklist))
     rows = defaultdict(lambda: defaultdict(list))
     times = defaultdict(list)
     for func in funcs:
@@ -506,6 +540,7 @@ def main():
     ap.add_argument("--kprobectl", required=True)
     ap.add_argument("--perf", default="perf")
     ap.add_argument("--traceable", required=True)
+    ap.add_argument("--blacklist", help="the kernel's debugfs kprobes/blacklist (perf's definitions there are refused)")
     ap.add_argument("--sample", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=61)
     ap.add_argument("--jobs", type=int, default=2)

@@ -80,6 +80,12 @@ CLASSES = [
           "both tools; its parameters located there for P's first view, when the probe fires, kprobectl "
           "fetches and lists, perf neither: "
           "css_next_descendant_pre(NULL, &cgrp->self) in cgroup_update_dfl_csses+161, root=%r14 pos=\\0"),
+    Class("first-view", "kprobectl fetches a variable located at the probe's address for its views only",
+          "a variable whose location list holds it at the probe's address P only in an entry [P, P) (gcc's "
+          "views: the statements that begin at P, before P's instruction runs, when the probe fires; the "
+          "registers are the same at every view of P) is fetched and listed by kprobectl from that entry; "
+          "perf's look-up takes the entries that cover P, [lo, hi) with lo <= P < hi, and finds none: "
+          "relay_buf_full inlined at relay_switch_subbuf+363, buf = DW_OP_reg3 RBX at [P, P), kprobectl buf=%bx"),
     Class("split-part", "perf probes the split-off rest of a function as a copy of it",
           "gcc's partial inlining splits FUNC into a head (inlined into callers, and kept as FUNC) and the rest, "
           "FUNC.part.N, entered from the head only; perf probes FUNC.part.N+0 as one more place of FUNC, so a "
@@ -181,7 +187,24 @@ def kp_only_fetch(probed, name, fetch):
         return "constant"
     if probed.found and probed.folded and probed.location(name):
         return "folded"
+    if probed.found and first_view_only(probed, name, fetch):
+        return "first-view"
     return None
+
+
+def first_view_only(probed, name, fetch):
+    """The probed instance's `name` is located at the probe's address by
+    an empty entry [P, P) alone (no entry covers P), as `fetch` reads it
+    (None: listed)."""
+    from parity_dwarf import RANGE
+    var = probed.own_var(name)
+    if var is None:
+        return False
+    spans = [(int(lo, 16), int(hi, 16), ops) for lo, hi, ops in RANGE.findall(var.attrs.get("DW_AT_location", ""))]
+    at = [ops for lo, hi, ops in spans if lo == hi == probed.address]
+    if not at or any(lo <= probed.address < hi for lo, hi, _ in spans):
+        return False
+    return fetch is None or fetch == "%" + (register_of(at[0]) or "?")
 
 
 def perf_only(probed, name, fetch, perf_stderr):
@@ -291,6 +314,8 @@ def kp_only_var(probed, name):
         return "folded"
     if probed.found and probed.inlined and not probed.own_var(name) and probed.named(probed.outer, name):
         return "caller-vars"
+    if probed.found and first_view_only(probed, name, None):
+        return "first-view"
     return None
 
 

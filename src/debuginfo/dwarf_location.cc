@@ -232,9 +232,12 @@ Result<Place> LocationToPlace(DwarfInfo& info, Dwarf_Attribute* attr, const Dwar
     size_t inner_len = 0;
     if (dwarf_getlocation_attr(attr, &op, &inner) == 0 && dwarf_getlocation(&inner, &inner_ops, &inner_len) == 0 &&
         inner_len == 1 && Register(inner_ops[0])) {
-      if (!ctx.function_entry)
-        return Fail(ctx.what + " is only known as its value at the function's entry (DW_OP_entry_value)",
-                    "probe the function's entry to fetch it");
+      if (!ctx.function_entry) {
+        std::string fn = ctx.frame_function.empty() ? "the function" : ctx.frame_function;
+        return Fail(
+            ctx.what + " is only known as the value of a register when " + fn + " was entered (DW_OP_entry_value)",
+            "probe " + fn + "'s entry to fetch it");
+      }
       place.base.root = VariableFetch::kRegister;
       place.base.dwarf_register = *Register(inner_ops[0]);
       place.kind = Place::kValue;

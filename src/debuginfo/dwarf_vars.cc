@@ -109,6 +109,17 @@ Dwarf_Attribute* FrameBase(const Scopes& scopes, Dwarf_Attribute* storage) {
   return dwarf_attr(&scopes.dies[scopes.count - 2], DW_AT_frame_base, storage);
 }
 
+// Whether `address` is the first instruction of the out-of-line function
+// whose code holds it, where DW_OP_entry_value(DW_OP_regN) is register N
+// itself. An inlined copy's entry is not enough: the entry value is the
+// register's when the frame was entered (gcc 12, opipe_prep's flags in
+// do_splice+205 is do_splice's entry %r9, long overwritten there).
+bool AtFrameEntry(const Scopes& scopes, uint64_t address) {
+  if (scopes.count < 2) return false;
+  uint64_t entry = 0;
+  return EntryAddress(&scopes.dies[scopes.count - 2], &entry) && entry == address;
+}
+
 // "process:3 (0x13c5)", or "records.c:45 (0x13bf)" for a line outside the function's own text.
 std::string Where(const DwarfAddress& at) {
   bool own = at.at.file == at.decl.file && at.at.line >= at.decl.line;
@@ -203,7 +214,8 @@ Result<Place> VariablePlace(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, con
   LocationContext ctx;
   ctx.what = what;
   ctx.address = at.address;
-  ctx.function_entry = at.entry;
+  ctx.function_entry = at.entry && AtFrameEntry(scopes, at.address);
+  if (scopes.count >= 2) ctx.frame_function = FunctionName(&scopes.dies[scopes.count - 2]);
   Dwarf_Attribute frame_base_storage;
   ctx.frame_base = FrameBase(scopes, &frame_base_storage);
   ctx.size = size;

@@ -5,7 +5,8 @@
 // says only "Failed to register probe event"), names kallsyms cannot tell
 // apart, modules that are not loaded, an image that is not the running
 // kernel's. Also makes targets KASLR-safe against the running kernel's
-// symbols. The running kernel's lists come from the SystemView; without
+// symbols. vars keeps what a probe would be refused at, and says so. The
+// running kernel's lists come from the SystemView; without
 // them (definitions printed for an image), what the image itself says.
 #include "kprobectl/strings.h"
 #include "resolve_internal.h"
@@ -134,7 +135,15 @@ Result<void> ApplyKernelPolicy(std::vector<ResolvedProbe>& probes, const Target&
     std::optional<Error> first;
     for (ResolvedLocation& loc : probe.locations) {
       auto refused = Unreachable(probe, loc, image);
-      if (!refused) refused = Refusal(loc, image, lists, system, target.debuginfo_error);
+      if (!refused) {
+        refused = Refusal(loc, image, lists, system, target.debuginfo_error);
+        // vars answers what is there, and says a probe would be refused.
+        if (refused && options.for_variables) {
+          if (left_out)
+            left_out->push_back("a probe at " + PlaceOf(probe, loc) + " would be refused: " + refused->message);
+          refused.reset();
+        }
+      }
       if (!refused) {
         kept.push_back(std::move(loc));
         continue;

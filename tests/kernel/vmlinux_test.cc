@@ -116,6 +116,29 @@ TEST_CASE("variables are the probed function's, not those of a copy inlined at a
   CHECK(Run({"-D", "vfs_read:20 ret"}).out == "p:probe/vfs_read_L20 vfs_read+357 ret=%bx:s64\n");
 }
 
+TEST_CASE("a register's value at the frame's entry is no value at an inlined copy's entry") {
+  // opipe_prep's flags in do_splice+205 is DW_OP_entry_value(DW_OP_reg9
+  // R9), do_splice's %r9 on entry, overwritten by then.
+  CHECK(Run({"-D", "opipe_prep $params"}).out ==
+        "p:probe/opipe_prep do_splice+205 pipe=%bp:x64\n"
+        "p:probe/opipe_prep_1 do_tee+144 pipe=%bx:x64\n");
+  auto named = Run({"-D", "opipe_prep flags"});
+  CHECK(named.status == 1);
+  CHECK(named.err.find("'flags' is only known as the value of a register when do_splice was entered") !=
+        std::string::npos);
+}
+
+TEST_CASE("vars lists a function on the kprobe blacklist, saying a probe there would be refused") {
+  auto vars = Run({"vars", "__die_body"});
+  CHECK(vars.status == 0);
+  CHECK(vars.out ==
+        "Available variables at __die_body\n\t@<__die_body+0>\n\t\tconst char*\tstr\n"
+        "\t\tstruct pt_regs*\tregs\n\t\tlong int\terr\n");
+  CHECK(vars.err.find("kprobectl: a probe at __die_body of ") == 0);
+  CHECK(vars.err.find(" would be refused: '__die_body' is on the kernel's kprobe blacklist") != std::string::npos);
+  CHECK(Run({"-D", "__die_body $params"}).status == 1);
+}
+
 TEST_CASE("a variable in memory at a loaded pointer plus an offset is a nested fetch") {
   // bpf_map_mmap_close's map: DW_OP_breg5 RDI+112, DW_OP_deref,
   // DW_OP_plus_uconst 0xc8, vma->vm_file->private_data.

@@ -136,6 +136,26 @@ TEST_CASE("a value computed from memory is dereferenced, not fetched") {
   CHECK(r.err.find("skipped r: ") != std::string::npos);
 }
 
+TEST_CASE("a register's value at the frame's entry is that register at the out-of-line function's entry only") {
+  // inner's flags, and outer's after the call to sink, are
+  // DW_OP_entry_value(DW_OP_reg4 RSI): outer's %rsi on entry, which sink
+  // may overwrite. An inlined copy's entry is no entry of the frame.
+  std::string bin = FixturePath("entry_value");
+  auto entry = RunKprobectl({"-x", bin, "-D", "outer flags"});
+  CHECK(entry.status == 0);
+  CHECK(entry.out.find(" flags=%si:s64\n") != std::string::npos);
+  auto copy = RunKprobectl({"-x", bin, "-D", "inner flags"});
+  CHECK(copy.status == 1);
+  CHECK(copy.out.empty());
+  CHECK(copy.err ==
+        "kprobectl: error: invalid argument: 'flags' is only known as the value of a register when outer was entered "
+        "(DW_OP_entry_value)\n    inner flags\n          ^\n  hint: probe outer's entry to fetch it\n");
+  auto params = RunKprobectl({"-x", bin, "-D", "inner $params"});
+  CHECK(params.status == 0);
+  CHECK(params.out.find("flags") == std::string::npos);
+  CHECK(RunKprobectl({"-x", bin, "vars", "inner"}).out.find("flags") == std::string::npos);
+}
+
 TEST_CASE("an inline function with no code left says so, by index, by scan, and with --no-inlines") {
   std::string bin = FixturePath("split");
   std::string expected = "kprobectl: error: 'twice' exists only as inlined code in " + bin +

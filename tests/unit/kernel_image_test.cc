@@ -218,3 +218,27 @@ TEST_CASE("a weak definition another file overrides is no place to probe: no sym
   CHECK(vars.out.find("@<weak_allowed+0>") != std::string::npos);
   CHECK(vars.out.find("_text") == std::string::npos);
 }
+
+TEST_CASE("the kprobe blacklist: probes refused with the reason, vars lists what is there and says so") {
+  std::string image = FixturePath("kernel_blacklist");
+  for (std::string spec : {"die_body $params", "die_body%return $retval", "die_body err"}) {
+    INFO(spec);
+    auto r = RunKprobectl({"--no-cache", "-k", image, "-D", spec});
+    CHECK(r.status != 0);
+    CHECK(r.out.empty());
+    CHECK(r.err ==
+          "kprobectl: error: 'die_body' is on the kernel's kprobe blacklist (die_body): the kernel refuses probes "
+          "there, which could recurse or break its entry code\n"
+          "  hint: probe a function that calls it, or one it calls\n");
+  }
+  CHECK(RunKprobectl({"--no-cache", "-k", image, "-D", "die_caller $params"}).status == 0);
+  auto vars = RunKprobectl({"--no-cache", "-k", image, "vars", "die_body"});
+  CHECK(vars.status == 0);
+  CHECK(vars.out.find("@<die_body+0>") != std::string::npos);
+  CHECK(vars.out.find("str") != std::string::npos);
+  CHECK(vars.out.find("err") != std::string::npos);
+  CHECK(vars.err.find("kprobectl: a probe at die_body of ") == 0);
+  CHECK(vars.err.find("blacklisted.c would be refused: 'die_body' is on the kernel's kprobe blacklist (die_body)") !=
+        std::string::npos);
+  CHECK(RunKprobectl({"--no-cache", "-k", image, "vars", "die_caller"}).err.empty());
+}
