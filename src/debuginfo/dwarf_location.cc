@@ -9,8 +9,9 @@
 // (DW_OP_bregN, DW_OP_fbreg through the frame base), "at address A"
 // (DW_OP_addr), or "the constant c" (DW_OP_lit/const + DW_OP_stack_value,
 // DW_OP_implicit_value). DW_OP_entry_value(DW_OP_regN) is the register's
-// value when the function was entered, which is the register itself only
-// at the entry address. A value that is a register plus an offset
+// value when the frame's function was entered, which is the register
+// itself only at that function's first instruction (not at an inlined
+// copy's entry). A value that is a register plus an offset
 // (DW_OP_bregN k; DW_OP_stack_value) cannot be read as a number but can be
 // dereferenced (it is usually a pointer): Place keeps the pending offset.
 // After a register or the frame base, loads and constant offsets
@@ -234,9 +235,9 @@ Result<Place> LocationToPlace(DwarfInfo& info, Dwarf_Attribute* attr, const Dwar
         inner_len == 1 && Register(inner_ops[0])) {
       if (!ctx.function_entry) {
         std::string fn = ctx.frame_function.empty() ? "the function" : ctx.frame_function;
-        return Fail(
-            ctx.what + " is only known as the value of a register when " + fn + " was entered (DW_OP_entry_value)",
-            "probe " + fn + "'s entry to fetch it");
+        return Fail(ctx.what + " is only known as the value a register had when " + fn +
+                        " was entered (DW_OP_entry_value), which it may no longer hold here",
+                    "see what " + fn + "'s entry holds: kprobectl vars " + fn);
       }
       place.base.root = VariableFetch::kRegister;
       place.base.dwarf_register = *Register(inner_ops[0]);

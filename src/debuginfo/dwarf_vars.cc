@@ -100,13 +100,22 @@ struct Scopes {
   }
 };
 
+// The out-of-line function whose code holds the address: the outermost
+// subprogram of the scopes (none when a folded copy's scopes hold only
+// itself and the CU).
+Dwarf_Die* OutOfLine(const Scopes& scopes) {
+  for (int i = scopes.count - 1; i >= 0; --i)
+    if (dwarf_tag(&scopes.dies[i]) == DW_TAG_subprogram) return &scopes.dies[i];
+  return nullptr;
+}
+
 // The DW_AT_frame_base of the out-of-line function whose code holds the
-// address: the outermost subprogram of the scopes. Not the innermost one: for
-// an inlined copy, libdw's scopes would continue with the abstract
-// definition, not the caller that holds the code.
+// address. Not the innermost one's: for an inlined copy, libdw's scopes
+// would continue with the abstract definition, not the caller that holds
+// the code.
 Dwarf_Attribute* FrameBase(const Scopes& scopes, Dwarf_Attribute* storage) {
-  if (scopes.count < 2) return nullptr;
-  return dwarf_attr(&scopes.dies[scopes.count - 2], DW_AT_frame_base, storage);
+  Dwarf_Die* fn = OutOfLine(scopes);
+  return fn ? dwarf_attr(fn, DW_AT_frame_base, storage) : nullptr;
 }
 
 // Whether `address` is the first instruction of the out-of-line function
@@ -115,9 +124,9 @@ Dwarf_Attribute* FrameBase(const Scopes& scopes, Dwarf_Attribute* storage) {
 // register's when the frame was entered (gcc 12, opipe_prep's flags in
 // do_splice+205 is do_splice's entry %r9, long overwritten there).
 bool AtFrameEntry(const Scopes& scopes, uint64_t address) {
-  if (scopes.count < 2) return false;
+  Dwarf_Die* fn = OutOfLine(scopes);
   uint64_t entry = 0;
-  return EntryAddress(&scopes.dies[scopes.count - 2], &entry) && entry == address;
+  return fn && EntryAddress(fn, &entry) && entry == address;
 }
 
 // "process:3 (0x13c5)", or "records.c:45 (0x13bf)" for a line outside the function's own text.
@@ -145,8 +154,10 @@ std::string WhereAvailable(DwarfInfo& info, const DwarfAddress& at, Dwarf_Attrib
   Dwarf_Op* expr;
   size_t len;
   ptrdiff_t offset = 0;
+  // A register's value at the frame's entry is no place after the entry.
   while ((offset = dwarf_getlocations(attr, offset, &base, &start, &end, &expr, &len)) > 0)
-    if (len > 0) have.push_back({start, end});
+    if (len > 0 && expr[0].atom != DW_OP_entry_value && expr[0].atom != DW_OP_GNU_entry_value)
+      have.push_back({start, end});
   std::set<uint64_t> lines;
   for (uint64_t line : info.CodeLines(&cu, at.decl.file, &fn_ranges))
     for (const auto& hit : info.LineAddresses(&cu, at.decl.file, line, &fn_ranges))
@@ -214,8 +225,8 @@ Result<Place> VariablePlace(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, con
   LocationContext ctx;
   ctx.what = what;
   ctx.address = at.address;
-  ctx.function_entry = at.entry && AtFrameEntry(scopes, at.address);
-  if (scopes.count >= 2) ctx.frame_function = FunctionName(&scopes.dies[scopes.count - 2]);
+  ctx.function_entry = AtFrameEntry(scopes, at.address);
+  if (Dwarf_Die* fn = OutOfLine(scopes)) ctx.frame_function = FunctionName(fn);
   Dwarf_Attribute frame_base_storage;
   ctx.frame_base = FrameBase(scopes, &frame_base_storage);
   ctx.size = size;

@@ -99,7 +99,8 @@ std::string PlaceOf(const ResolvedProbe& probe, const ResolvedLocation& loc) {
 
 // A module's functions are checked by name: its image's addresses are not
 // the kernel's.
-Result<void> CheckModule(const std::vector<ResolvedProbe>& probes, const Target& target, const SystemView& system) {
+Result<void> CheckModule(const std::vector<ResolvedProbe>& probes, const Target& target, const SystemView& system,
+                         const ResolveOptions& options, std::vector<std::string>* left_out) {
   if (!system.running) return {};
   if (!system.loaded_modules.contains(target.module))
     return Fail("module " + target.module + " is not loaded", "load it first: modprobe " + target.module);
@@ -109,10 +110,11 @@ Result<void> CheckModule(const std::vector<ResolvedProbe>& probes, const Target&
     for (const ResolvedLocation& loc : probe.locations) {
       ElfSymbol by_name;
       by_name.name = loc.target.symbol;
-      if (!traceable.Traceable(by_name))
-        return Fail("'" + loc.target.symbol + "' of module " + target.module +
-                        " cannot be kprobed: ftrace cannot trace it (a notrace function)",
-                    "probe a function that calls it");
+      if (traceable.Traceable(by_name)) continue;
+      std::string why = "'" + loc.target.symbol + "' of module " + target.module +
+                        " cannot be kprobed: ftrace cannot trace it (a notrace function)";
+      if (!options.for_variables) return Fail(why, "probe a function that calls it");
+      if (left_out) left_out->push_back("a probe at " + PlaceOf(probe, loc) + " would be refused: " + why);
     }
   return {};
 }
@@ -121,7 +123,7 @@ Result<void> CheckModule(const std::vector<ResolvedProbe>& probes, const Target&
 
 Result<void> ApplyKernelPolicy(std::vector<ResolvedProbe>& probes, const Target& target, const SystemView& system,
                                const ResolveOptions& options, std::vector<std::string>* left_out) {
-  if (target.kind == Target::kModule) return CheckModule(probes, target, system);
+  if (target.kind == Target::kModule) return CheckModule(probes, target, system, options, left_out);
   const ElfImage* image = target.image.get();
   if (system.running && image && target.kind == Target::kKernelImage)
     KP_TRY_VOID(CheckBuildId(system.build_id, system.env, *image, options.force));

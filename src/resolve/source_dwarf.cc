@@ -161,6 +161,39 @@ Result<TypedFetch> FromVariable(const VariableFetch& v, const KernelFeatures& fe
   return out;
 }
 
+// A return probe reads its arguments when the function returns, the
+// DWARF's locations are the entry's. A variable in an argument register
+// there is that argument, which the kernel keeps for the return from
+// Linux 6.9 ($argN, read at the entry); a constant or a global reads the
+// same then. Any other place held the value at the entry only.
+Result<void> AtReturn(TypedFetch& fetch, const ProbeSpec& spec, const ArgContext& ctx) {
+  FetchRoot& r = fetch.root;
+  if (!ctx.retprobe || r.kind == FetchRoot::kConstant || r.kind == FetchRoot::kStatic) return {};
+  std::optional<uint64_t> argument;
+  if (r.kind == FetchRoot::kArgument) argument = r.number;
+  std::optional<std::string_view> reg;
+  if (r.kind == FetchRoot::kDwarfRegister) reg = x86_64::DwarfRegisterName(static_cast<unsigned>(r.number));
+  for (size_t i = 0; reg && i < x86_64::kArgumentRegisters.size(); ++i)
+    if (*reg == x86_64::kArgumentRegisters[i]) argument = i + 1;
+  std::string function = spec.point.function.empty() ? "FUNC" : spec.point.function;
+  std::string hint = "probe the entry too ('" + function + " " + fetch.name + "') to record it";
+  if (!argument)
+    return Fail("'" + fetch.name + "' is where the function's entry keeps it, and a return probe reads it when the " +
+                    "function returns, when that place may hold something else",
+                hint);
+  if (ctx.kind != ProbeKind::kKernel)
+    return Fail("'" + fetch.name + "' is argument " + std::to_string(*argument) +
+                    ", and a user return probe reads the registers when the function returns; uprobes keep no "
+                    "arguments for the return",
+                hint);
+  if (!ctx.features->retprobe_args)
+    return Fail("'" + fetch.name + "' is argument " + std::to_string(*argument) +
+                    ", and this kernel cannot keep a function's arguments for its return probe ($argN, Linux 6.9)",
+                hint);
+  r = FetchRoot::Of(FetchRoot::kReturnArgument, *argument);
+  return {};
+}
+
 // One variable argument (var->member.field[N]) at `at`.
 Result<TypedFetch> VariableArg(const ProbeSpec& spec, const ProbeArg& arg, Debuginfo& debuginfo, const DwarfAddress& at,
                                const ArgContext& ctx) {
@@ -172,6 +205,8 @@ Result<TypedFetch> VariableArg(const ProbeSpec& spec, const ProbeArg& arg, Debug
   if (!variable) return ArgError(spec, e.pos, variable.error().message, variable.error().hint);
   auto fetch = FromVariable(*variable, *ctx.features);
   if (!fetch) return ArgError(spec, e.pos, fetch.error().message, fetch.error().hint);
+  if (auto kept = AtReturn(*fetch, spec, ctx); !kept)
+    return ArgError(spec, e.pos, kept.error().message, kept.error().hint);
   KP_TRY_VOID(ApplyWritten(spec, arg, type, variable->c_type, *fetch));
   return *fetch;
 }
@@ -188,6 +223,9 @@ Result<std::vector<TypedFetch>> ArgsAt(const ProbeSpec& spec, Debuginfo& debugin
     if (e.kind == ArgKind::kVars || e.kind == ArgKind::kParams) {
       for (const VariableFetch& v : KP_TRY(debuginfo.FetchAll(at, e.kind == ArgKind::kParams, skipped))) {
         auto fetch = FromVariable(v, *ctx.features);
+        if (fetch) {
+          if (auto kept = AtReturn(*fetch, spec, ctx); !kept) fetch = std::unexpected(kept.error());
+        }
         if (!fetch) {
           skipped->push_back(v.name + ": " + fetch.error().message);
           continue;

@@ -124,7 +124,7 @@ TEST_CASE("a register's value at the frame's entry is no value at an inlined cop
         "p:probe/opipe_prep_1 do_tee+144 pipe=%bx:x64\n");
   auto named = Run({"-D", "opipe_prep flags"});
   CHECK(named.status == 1);
-  CHECK(named.err.find("'flags' is only known as the value of a register when do_splice was entered") !=
+  CHECK(named.err.find("'flags' is only known as the value a register had when do_splice was entered") !=
         std::string::npos);
 }
 

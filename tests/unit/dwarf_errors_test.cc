@@ -148,12 +148,44 @@ TEST_CASE("a register's value at the frame's entry is that register at the out-o
   CHECK(copy.status == 1);
   CHECK(copy.out.empty());
   CHECK(copy.err ==
-        "kprobectl: error: invalid argument: 'flags' is only known as the value of a register when outer was entered "
-        "(DW_OP_entry_value)\n    inner flags\n          ^\n  hint: probe outer's entry to fetch it\n");
+        "kprobectl: error: invalid argument: 'flags' is only known as the value a register had when outer was entered "
+        "(DW_OP_entry_value), which it may no longer hold here\n    inner flags\n          ^\n"
+        "  hint: see what outer's entry holds: kprobectl vars outer\n");
   auto params = RunKprobectl({"-x", bin, "-D", "inner $params"});
   CHECK(params.status == 0);
   CHECK(params.out.find("flags") == std::string::npos);
-  CHECK(RunKprobectl({"-x", bin, "vars", "inner"}).out.find("flags") == std::string::npos);
+  auto vars = RunKprobectl({"-x", bin, "vars", "inner"});
+  CHECK(vars.status == 0);
+  CHECK(vars.out == "Available variables at inner\n\t@<outer+9> (inner inlined)\n\t\t(No matched variables)\n");
+  // outer's own flags at a line after the call: the same.
+  CHECK(RunKprobectl({"-x", bin, "-D", "outer:2 flags"})
+            .err.find("'flags' is only known as the value a register had "
+                      "when outer was entered") != std::string::npos);
+}
+
+TEST_CASE("a return probe's variables: the arguments the kernel keeps, nothing a return would overwrite") {
+  // A return probe reads its fetches when the function returns; the
+  // DWARF's locations are the entry's. The kernel keeps the argument
+  // registers for the return ($argN, Linux 6.9: -k -D assumes a kernel
+  // that has everything); uprobes keep nothing.
+  std::string kernel = FixturePath("kernel_like");
+  CHECK(RunKprobectl({"--no-cache", "-k", kernel, "-D", "process%return req->id factor records_total"}).out ==
+        "r:probe/process__return process+0 id=+0($arg1):s32 factor=$arg2:s32 records_total=@records_total:s64\n");
+  CHECK(RunKprobectl({"--no-cache", "-k", kernel, "-D", "process%return $params"}).out ==
+        "r:probe/process__return process+0 req=$arg1:x64 factor=$arg2:s32\n");
+  std::string user = FixturePath("entry_value");
+  auto refused = RunKprobectl({"-x", user, "-D", "outer%return flags"});
+  CHECK(refused.status == 1);
+  CHECK(refused.out.empty());
+  CHECK(refused.err ==
+        "kprobectl: error: invalid argument: 'flags' is argument 2, and a user return probe reads the registers when "
+        "the function returns; uprobes keep no arguments for the return\n    outer%return flags\n"
+        "                 ^\n  hint: probe the entry too ('outer flags') to record it\n");
+  auto params = RunKprobectl({"-x", user, "-v", "-D", "outer%return $params"});
+  CHECK(params.status == 0);
+  CHECK(params.out.find(" a=") == std::string::npos);
+  CHECK(params.err.find("skipped a: 'a' is argument 1, and a user return probe reads the registers") !=
+        std::string::npos);
 }
 
 TEST_CASE("an inline function with no code left says so, by index, by scan, and with --no-inlines") {

@@ -54,6 +54,27 @@ check "the return probe has the fd the open returned (3 for cat)" [ "$fd" = "3" 
 check "del removes them" kp -q del 'kpvm:*'
 check "nothing left in kprobe_events" nothing_left
 
+# 1b. A parameter in a return probe, through the DWARF: the kernel keeps
+#     the arguments' registers for the return from Linux 6.9 ($argN); a
+#     register read when the function returns would hold something else.
+defs=$(kp -D 'vfs_read%return count' 2>&1)
+echo "# $defs"
+if grep -q 'kernel return probes support: $retval, $arg<N>' $tracefs/README; then
+  check "a DWARF parameter in a return probe is the argument the kernel kept" \
+    [ "$defs" = 'r:probe/vfs_read__return vfs_read+0 count=$arg3:u64' ]
+  kp trace -q -o /tmp/kpvm-rc --probe 'kpvm:e=vfs_read count' --probe 'kpvm:r=vfs_read%return count' -- \
+    cat /tmp/kpvm-file >/dev/null 2>&1
+  # Each return of cat's reads has the count its entry had.
+  pairs=$(awk '/kpvm:e:/ { split($0, a, " count="); c[$1] = a[2] }
+               /kpvm:r:/ { split($0, a, " count="); n++; if (c[$1] != a[2]) bad++ }
+               END { print n + 0, bad + 0 }' /tmp/kpvm-rc)
+  echo "# returns, mismatches: $pairs"
+  check "each return probe's count is its entry's" awk -v p="$pairs" 'BEGIN { split(p, x, " "); exit !(x[1] > 0 && x[2] == 0) }'
+else
+  check "a DWARF parameter in a return probe is refused before Linux 6.9" grep -q 'cannot keep a function.s arguments' <<<"$defs"
+fi
+check "nothing left after the return probes" nothing_left
+
 # 2. A duplicated static function: one probe per instance, distinct
 #    addresses, and they fire (/proc/cpuinfo and /proc/crypto each have a c_start).
 defs=$(kp -D c_start 2>&1)
