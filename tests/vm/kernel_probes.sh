@@ -66,7 +66,7 @@ if grep -q 'kernel return probes support: $retval, $arg<N>' $tracefs/README; the
     cat /tmp/kpvm-file >/dev/null 2>&1
   # Each return of cat's reads has the count its entry had.
   pairs=$(awk '/kpvm:e:/ { split($0, a, " count="); c[$1] = a[2] }
-               /kpvm:r:/ { split($0, a, " count="); n++; if (c[$1] != a[2]) bad++ }
+               /kpvm:r__return:/ { split($0, a, " count="); n++; if (c[$1] != a[2]) bad++ }
                END { print n + 0, bad + 0 }' /tmp/kpvm-rc)
   echo "# returns, mismatches: $pairs"
   check "each return probe's count is its entry's" awk -v p="$pairs" 'BEGIN { split(p, x, " "); exit !(x[1] > 0 && x[2] == 0) }'
