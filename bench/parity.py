@@ -371,6 +371,9 @@ def match_addresses(out, ctx, func, ours, theirs):
         if ".part." in fn and fn.split(".")[0] == func.split(".")[0] and ctx.symbols.where(p) == fn + "+0":
             out.explain("split-part", "")
             continue
+        if ctx.blacklist and fn in ctx.blacklist:
+            out.explain("blacklist-copy", "")
+            continue
         out.explain("notrace" if ctx.traceable and fn not in ctx.traceable else None,
                     f"only perf probes {ctx.symbols.where(p)}")
     for k in only_kp:

@@ -86,6 +86,16 @@ CLASSES = [
           "registers are the same at every view of P) is fetched and listed by kprobectl from that entry; "
           "perf's look-up takes the entries that cover P, [lo, hi) with lo <= P < hi, and finds none: "
           "relay_buf_full inlined at relay_switch_subbuf+363, buf = DW_OP_reg3 RBX at [P, P), kprobectl buf=%bx"),
+    Class("self-split", "perf reads a function's split-off part inlined back into it as a second copy",
+          "gcc's function splitting can inline a function's own split-off part back into it: a copy of F "
+          "nested in a copy of F, beginning at the same address (the issue's d_same_name+86 kind); kprobectl "
+          "probes the outer copy once, perf reads both, so its $params repeat every parameter and -V adds the "
+          "inner part's locals: xen_swiotlb_unmap_sg in xen_swiotlb_map_sg+131, perf hwdev=%r13 ... twice and "
+          "-V's sg (the part's loop variable)"),
+    Class("blacklist-copy", "perf probes inlined copies inside functions on the kprobe blacklist",
+          "perf -k offers probes in copies of a function inlined into functions the kernel's kprobe blacklist "
+          "names, and on the blacklisted function itself, which the kernel refuses; kprobectl leaves them out "
+          "saying so: notifier_call_chain (NOKPROBE_SYMBOL) and its copy in atomic_notifier_call_chain+30"),
     Class("split-part", "perf probes the split-off rest of a function as a copy of it",
           "gcc's partial inlining splits FUNC into a head (inlined into callers, and kept as FUNC) and the rest, "
           "FUNC.part.N, entered from the head only; perf probes FUNC.part.N+0 as one more place of FUNC, so a "
@@ -121,10 +131,16 @@ class Probed:
     def __init__(self, dwarf, func, address):
         self.address = address
         chain = dwarf.chain(address) if dwarf and dwarf.tool else []
-        index = None
-        for i, scope in enumerate(chain):
-            if scope.tag != "DW_TAG_lexical_block" and base_name(scope.name) == base_name(func):
-                index = i
+        copies = [i for i, scope in enumerate(chain)
+                  if scope.tag != "DW_TAG_lexical_block" and base_name(scope.name) == base_name(func)]
+        # A copy of func directly inside a copy of func (lexical blocks
+        # between them, no other function) is its own split-off part
+        # inlined back into it (gcc's function splitting): no copy of its
+        # own, the outer one is probed. (A call of func inside another
+        # function inlined into func is recursion, a copy of its own.)
+        self.self_split = len(copies) > 1 and chain[copies[1]].tag == "DW_TAG_inlined_subroutine" and all(
+            s.tag == "DW_TAG_lexical_block" for s in chain[copies[0] + 1:copies[1]])
+        index = (copies[0] if self.self_split else copies[-1]) if copies else None
         self.folded = False
         if index is None:
             copy = folded_copy(chain[-1], func, address) if chain else None
@@ -212,6 +228,8 @@ def perf_only(probed, name, fetch, perf_stderr):
     variable kprobectl leaves out."""
     var, loc = probed.own_var(name), probed.location(name)
     nested = probed.named(probed.nested, name) if probed.found else []
+    if probed.found and probed.self_split and not loc and any(v.location_at(probed.address) for v in nested):
+        return "self-split"
     if nested and (var is None or (var.tag != "DW_TAG_formal_parameter" and
                                    any(v.tag == "DW_TAG_formal_parameter" for v in nested))):
         return "nested"
@@ -246,7 +264,12 @@ def first_op_only(loc, fetch):
     if fetch is None:
         return True
     m = re.match(r"^DW_OP_breg\d+ (\w+)([+-]\d+)$", ops[0])
-    return bool(m) and fetch == f"{int(m.group(2)):+d}(%{register_of('DW_OP_reg0 ' + m.group(1))})"
+    if m:
+        return fetch == f"{int(m.group(2)):+d}(%{register_of('DW_OP_reg0 ' + m.group(1))})"
+    # The frame base is the CFA, which perf turns into the stack pointer
+    # plus an offset at the probe (ext4_xattr_inode_free_quota len,
+    # DW_OP_fbreg -136, DW_OP_deref, DW_OP_plus_uconst 1: perf +32(%sp)).
+    return bool(re.match(r"^DW_OP_fbreg [+-]?\d+$", ops[0]) and re.match(r"^[+-]?\d+\(%sp\)$", fetch))
 
 
 def register_of(ops):
@@ -302,6 +325,8 @@ def perf_fetch(ops):
 
 
 def perf_repeat(probed, name):
+    if probed.found and probed.self_split and probed.named(probed.nested, name):
+        return "self-split"
     if probed.found and probed.named(probed.nested, name):
         return "nested"
     return None
