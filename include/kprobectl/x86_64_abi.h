@@ -23,6 +23,10 @@ inline constexpr std::string_view kStackPointer = "sp";
 // return address there).
 std::string ArgumentAtEntry(unsigned n);
 
+// Which integer argument (1-based) register `name` ("di", as the kernel
+// names it) holds at a function's entry, if any.
+std::optional<unsigned> ArgumentIn(std::string_view name);
+
 // Register names the kernel accepts after '%'.
 bool IsRegister(std::string_view name);
 

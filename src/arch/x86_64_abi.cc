@@ -48,6 +48,12 @@ std::string ArgumentAtEntry(unsigned n) {
   return "+" + std::to_string(8 * (n - kArgumentRegisters.size())) + "(%sp)";
 }
 
+std::optional<unsigned> ArgumentIn(std::string_view name) {
+  for (unsigned i = 0; i < kArgumentRegisters.size(); ++i)
+    if (kArgumentRegisters[i] == name) return i + 1;
+  return std::nullopt;
+}
+
 bool IsRegister(std::string_view name) {
   for (const Register& r : kRegisters)
     if (r.kernel == name) return true;

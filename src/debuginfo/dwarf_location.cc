@@ -234,7 +234,8 @@ Result<Place> LocationToPlace(DwarfInfo& info, Dwarf_Attribute* attr, const Dwar
     if (dwarf_getlocation_attr(attr, &op, &inner) == 0 && dwarf_getlocation(&inner, &inner_ops, &inner_len) == 0 &&
         inner_len == 1 && Register(inner_ops[0])) {
       if (!ctx.function_entry) {
-        std::string fn = ctx.frame_function.empty() ? "the function" : ctx.frame_function;
+        std::string fn = ctx.frame ? FunctionName(ctx.frame) : std::string();
+        if (fn.empty()) fn = "the function";
         return Fail(ctx.what + " is only known as the value a register had when " + fn +
                         " was entered (DW_OP_entry_value), which it may no longer hold here",
                     "see what " + fn + "'s entry holds: kprobectl vars " + fn);

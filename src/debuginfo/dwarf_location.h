@@ -28,9 +28,9 @@ struct Place {
 struct LocationContext {
   std::string what;                       // "variable 'x'", for messages
   uint64_t address = 0;                   // the probe address
-  bool function_entry = false;            // the first instruction of the out-of-line function (`frame_function`)
-  std::string frame_function;             // the out-of-line function whose code holds the address
-  Dwarf_Attribute* frame_base = nullptr;  // the enclosing subprogram's DW_AT_frame_base
+  Dwarf_Die* frame = nullptr;             // the out-of-line function whose code holds the address
+  bool function_entry = false;            // the address is `frame`'s first instruction
+  Dwarf_Attribute* frame_base = nullptr;  // `frame`'s DW_AT_frame_base
   uint64_t size = 0;                      // the object's size in bytes (for DW_OP_piece)
 };
 

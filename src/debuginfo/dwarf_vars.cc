@@ -100,33 +100,19 @@ struct Scopes {
   }
 };
 
-// The out-of-line function whose code holds the address: the outermost
-// subprogram of the scopes (none when a folded copy's scopes hold only
-// itself and the CU).
+// The out-of-line function whose code holds the address (the frame): the
+// outermost subprogram of the scopes, none when a folded copy's scopes hold
+// only itself and the CU. Its DW_AT_frame_base is the frame base, not the
+// innermost function's: for an inlined copy, libdw's scopes would continue
+// with the abstract definition, not the caller that holds the code. At its
+// first instruction, and only there, DW_OP_entry_value(DW_OP_regN) is
+// register N itself: an inlined copy's entry is not enough (gcc 12,
+// opipe_prep's flags in do_splice+205 is do_splice's entry %r9, long
+// overwritten there).
 Dwarf_Die* OutOfLine(const Scopes& scopes) {
   for (int i = scopes.count - 1; i >= 0; --i)
     if (dwarf_tag(&scopes.dies[i]) == DW_TAG_subprogram) return &scopes.dies[i];
   return nullptr;
-}
-
-// The DW_AT_frame_base of the out-of-line function whose code holds the
-// address. Not the innermost one's: for an inlined copy, libdw's scopes
-// would continue with the abstract definition, not the caller that holds
-// the code.
-Dwarf_Attribute* FrameBase(const Scopes& scopes, Dwarf_Attribute* storage) {
-  Dwarf_Die* fn = OutOfLine(scopes);
-  return fn ? dwarf_attr(fn, DW_AT_frame_base, storage) : nullptr;
-}
-
-// Whether `address` is the first instruction of the out-of-line function
-// whose code holds it, where DW_OP_entry_value(DW_OP_regN) is register N
-// itself. An inlined copy's entry is not enough: the entry value is the
-// register's when the frame was entered (gcc 12, opipe_prep's flags in
-// do_splice+205 is do_splice's entry %r9, long overwritten there).
-bool AtFrameEntry(const Scopes& scopes, uint64_t address) {
-  Dwarf_Die* fn = OutOfLine(scopes);
-  uint64_t entry = 0;
-  return fn && EntryAddress(fn, &entry) && entry == address;
 }
 
 // "process:3 (0x13c5)", or "records.c:45 (0x13bf)" for a line outside the function's own text.
@@ -225,10 +211,11 @@ Result<Place> VariablePlace(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, con
   LocationContext ctx;
   ctx.what = what;
   ctx.address = at.address;
-  ctx.function_entry = AtFrameEntry(scopes, at.address);
-  if (Dwarf_Die* fn = OutOfLine(scopes)) ctx.frame_function = FunctionName(fn);
+  ctx.frame = OutOfLine(scopes);
+  uint64_t frame_entry = 0;
+  ctx.function_entry = ctx.frame && EntryAddress(ctx.frame, &frame_entry) && frame_entry == at.address;
   Dwarf_Attribute frame_base_storage;
-  ctx.frame_base = FrameBase(scopes, &frame_base_storage);
+  ctx.frame_base = ctx.frame ? dwarf_attr(ctx.frame, DW_AT_frame_base, &frame_base_storage) : nullptr;
   ctx.size = size;
   Dwarf_Attribute loc;
   if (dwarf_attr(var, DW_AT_location, &loc)) {

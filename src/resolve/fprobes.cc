@@ -10,6 +10,7 @@
 #include <map>
 
 #include "kprobectl/strings.h"
+#include "kprobectl/x86_64_abi.h"
 #include "resolve_internal.h"
 
 namespace kprobectl::resolve {
@@ -37,16 +38,13 @@ bool SameArgs(const std::vector<TypedFetch>& a, const std::vector<TypedFetch>& b
 // ABI's registers are rewritten so; any other register is refused.
 Result<void> ToFprobeFetch(TypedFetch& fetch, bool entry) {
   FetchRoot& r = fetch.root;
-  static constexpr std::string_view kArgRegs[] = {"di", "si", "dx", "cx", "r8", "r9"};
-  // DWARF numbers of the same registers (x86-64 psABI): rdi 5, rsi 4, rdx 1, rcx 2, r8 8, r9 9.
-  static constexpr unsigned kArgDwarf[] = {5, 4, 1, 2, 8, 9};
-  constexpr unsigned kDwarfSp = 7;
   std::string name;
   if (r.kind == FetchRoot::kDwarfRegister) {
-    for (unsigned i = 0; i < 6; ++i)
-      if (r.number == kArgDwarf[i]) name = kArgRegs[i];
-    if (r.number == kDwarfSp) name = "sp";
-    if (name.empty()) name = "DWARF register " + std::to_string(r.number);
+    auto reg = x86_64::DwarfRegisterName(static_cast<unsigned>(r.number));
+    if (reg && (x86_64::ArgumentIn(*reg) || *reg == x86_64::kStackPointer))
+      name = *reg;
+    else
+      name = "DWARF register " + std::to_string(r.number);
   } else if (r.kind == FetchRoot::kRegister) {
     name = r.name;
   } else if (r.kind == FetchRoot::kArgument) {
@@ -56,12 +54,10 @@ Result<void> ToFprobeFetch(TypedFetch& fetch, bool entry) {
   } else {
     return {};
   }
-  if (entry)
-    for (unsigned i = 0; i < 6; ++i)
-      if (name == kArgRegs[i]) {
-        r = FetchRoot::Of(FetchRoot::kReturnArgument, i + 1);
-        return {};
-      }
+  if (auto argument = x86_64::ArgumentIn(name); entry && argument) {
+    r = FetchRoot::Of(FetchRoot::kReturnArgument, *argument);
+    return {};
+  }
   // +8N(%sp) at the entry: the Nth stack slot ($stack0 is the return address).
   if (entry && name == "sp" && !fetch.derefs.empty() && fetch.derefs[0].offset >= 0 &&
       fetch.derefs[0].offset % 8 == 0 && !fetch.derefs[0].user) {

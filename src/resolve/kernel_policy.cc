@@ -97,6 +97,11 @@ std::string PlaceOf(const ResolvedProbe& probe, const ResolvedLocation& loc) {
   return what + " at " + FormatTarget(loc.target);
 }
 
+// What vars says of a place it lists where a probe would be refused.
+std::string WouldBeRefused(const ResolvedProbe& probe, const ResolvedLocation& loc, const std::string& why) {
+  return "a probe at " + PlaceOf(probe, loc) + " would be refused: " + why;
+}
+
 // A module's functions are checked by name: its image's addresses are not
 // the kernel's.
 Result<void> CheckModule(const std::vector<ResolvedProbe>& probes, const Target& target, const SystemView& system,
@@ -114,7 +119,7 @@ Result<void> CheckModule(const std::vector<ResolvedProbe>& probes, const Target&
       std::string why = "'" + loc.target.symbol + "' of module " + target.module +
                         " cannot be kprobed: ftrace cannot trace it (a notrace function)";
       if (!options.for_variables) return Fail(why, "probe a function that calls it");
-      if (left_out) left_out->push_back("a probe at " + PlaceOf(probe, loc) + " would be refused: " + why);
+      if (left_out) left_out->push_back(WouldBeRefused(probe, loc, why));
     }
   return {};
 }
@@ -141,8 +146,7 @@ Result<void> ApplyKernelPolicy(std::vector<ResolvedProbe>& probes, const Target&
         refused = Refusal(loc, image, lists, system, target.debuginfo_error);
         // vars answers what is there, and says a probe would be refused.
         if (refused && options.for_variables) {
-          if (left_out)
-            left_out->push_back("a probe at " + PlaceOf(probe, loc) + " would be refused: " + refused->message);
+          if (left_out) left_out->push_back(WouldBeRefused(probe, loc, refused->message));
           refused.reset();
         }
       }

@@ -171,10 +171,8 @@ Result<void> AtReturn(TypedFetch& fetch, const ProbeSpec& spec, const ArgContext
   if (!ctx.retprobe || r.kind == FetchRoot::kConstant || r.kind == FetchRoot::kStatic) return {};
   std::optional<uint64_t> argument;
   if (r.kind == FetchRoot::kArgument) argument = r.number;
-  std::optional<std::string_view> reg;
-  if (r.kind == FetchRoot::kDwarfRegister) reg = x86_64::DwarfRegisterName(static_cast<unsigned>(r.number));
-  for (size_t i = 0; reg && i < x86_64::kArgumentRegisters.size(); ++i)
-    if (*reg == x86_64::kArgumentRegisters[i]) argument = i + 1;
+  if (r.kind == FetchRoot::kDwarfRegister)
+    if (auto reg = x86_64::DwarfRegisterName(static_cast<unsigned>(r.number))) argument = x86_64::ArgumentIn(*reg);
   std::string function = spec.point.function.empty() ? "FUNC" : spec.point.function;
   std::string hint = "probe the entry too ('" + function + " " + fetch.name + "') to record it";
   if (!argument)
@@ -194,6 +192,13 @@ Result<void> AtReturn(TypedFetch& fetch, const ProbeSpec& spec, const ArgContext
   return {};
 }
 
+// A variable from the debuginfo as the fetch the probe makes of it.
+Result<TypedFetch> FetchOf(const VariableFetch& v, const ProbeSpec& spec, const ArgContext& ctx) {
+  TypedFetch fetch = KP_TRY(FromVariable(v, *ctx.features));
+  KP_TRY_VOID(AtReturn(fetch, spec, ctx));
+  return fetch;
+}
+
 // One variable argument (var->member.field[N]) at `at`.
 Result<TypedFetch> VariableArg(const ProbeSpec& spec, const ProbeArg& arg, Debuginfo& debuginfo, const DwarfAddress& at,
                                const ArgContext& ctx) {
@@ -203,10 +208,8 @@ Result<TypedFetch> VariableArg(const ProbeSpec& spec, const ProbeArg& arg, Debug
   bool want_string = type && type->IsString() && e.derefs.empty();
   auto variable = debuginfo.Fetch(at, e, want_string);
   if (!variable) return ArgError(spec, e.pos, variable.error().message, variable.error().hint);
-  auto fetch = FromVariable(*variable, *ctx.features);
+  auto fetch = FetchOf(*variable, spec, ctx);
   if (!fetch) return ArgError(spec, e.pos, fetch.error().message, fetch.error().hint);
-  if (auto kept = AtReturn(*fetch, spec, ctx); !kept)
-    return ArgError(spec, e.pos, kept.error().message, kept.error().hint);
   KP_TRY_VOID(ApplyWritten(spec, arg, type, variable->c_type, *fetch));
   return *fetch;
 }
@@ -222,10 +225,7 @@ Result<std::vector<TypedFetch>> ArgsAt(const ProbeSpec& spec, Debuginfo& debugin
     const ArgExpr& e = arg.expr;
     if (e.kind == ArgKind::kVars || e.kind == ArgKind::kParams) {
       for (const VariableFetch& v : KP_TRY(debuginfo.FetchAll(at, e.kind == ArgKind::kParams, skipped))) {
-        auto fetch = FromVariable(v, *ctx.features);
-        if (fetch) {
-          if (auto kept = AtReturn(*fetch, spec, ctx); !kept) fetch = std::unexpected(kept.error());
-        }
+        auto fetch = FetchOf(v, spec, ctx);
         if (!fetch) {
           skipped->push_back(v.name + ": " + fetch.error().message);
           continue;

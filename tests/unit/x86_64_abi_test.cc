@@ -12,6 +12,12 @@ TEST_CASE("System V integer arguments at a function's entry") {
     CHECK(x86_64::ArgumentAtEntry(n) == expected[n - 1]);
   }
   CHECK(x86_64::kReturnRegister == "ax");
+  const char* registers[] = {"di", "si", "dx", "cx", "r8", "r9"};
+  for (unsigned n = 1; n <= 6; ++n) {
+    INFO(registers[n - 1]);
+    CHECK(x86_64::ArgumentIn(registers[n - 1]) == n);
+  }
+  for (const char* other : {"ax", "bx", "bp", "sp", "r10", "rdi"}) CHECK_FALSE(x86_64::ArgumentIn(other));
 }
 
 TEST_CASE("DWARF register numbers map to kernel names") {
