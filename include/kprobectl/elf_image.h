@@ -41,6 +41,13 @@ struct SdtNote {
   std::string args;
 };
 
+// What an ELF file's header says of it.
+struct ElfIdentity {
+  uint16_t machine = 0;  // e_machine
+  bool elf64 = false;    // ELFCLASS64
+  uint16_t type = 0;     // e_type
+};
+
 struct LoadSegment {
   uint64_t vaddr = 0, memsz = 0, offset = 0, filesz = 0;
   bool executable = false;
@@ -52,15 +59,16 @@ class ElfImage {
   // With a cache directory, a large image's symbol index (names hashed,
   // symbols by address) is read from there, or built and written there.
   static Result<ElfImage> Open(const std::string& path, const std::string& cache_dir = "");
-  // The checks Open() makes of the ELF header alone (an x86-64 executable or
-  // shared library), for commands that read only the debuginfo.
-  static Result<void> CheckHeader(const std::string& path);
+  // An ELF file's header (for its architecture, before anything else of it
+  // is read), or an error when it is not an ELF file.
+  static Result<ElfIdentity> ReadIdentity(const std::string& path);
   // A kernel module's image: its symbols at the addresses its sections were
   // given (see Debuginfo::OpenModule), under the module's name.
-  static ElfImage FromModule(std::string path, std::string module, std::vector<ElfSymbol> symbols);
+  static ElfImage FromModule(std::string path, std::string module, uint16_t machine, std::vector<ElfSymbol> symbols);
   const std::string& module() const { return module_; }  // empty unless a module
 
   const std::string& path() const { return path_; }
+  uint16_t machine() const { return machine_; }              // e_machine
   bool shared_object() const { return shared_object_; }      // ET_DYN (PIE or library)
   const std::string& build_id() const { return build_id_; }  // hex, empty if none
   // Every symbol, made on first use (a vmlinux has 100,000+ of them; the
@@ -153,6 +161,7 @@ class ElfImage {
   const ElfSymbol* Made(uint32_t entry) const;
 
   std::string path_;
+  uint16_t machine_ = 0;
   std::string module_;
   bool shared_object_ = false;
   std::string build_id_;

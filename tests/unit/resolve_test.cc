@@ -3,7 +3,9 @@
 
 #include <catch2/catch.hpp>
 #include <map>
+#include <memory>
 
+#include "kprobectl/btf.h"
 #include "kprobectl/strings.h"
 #include "test_support.h"
 
@@ -39,6 +41,7 @@ Result<std::vector<std::string>> Define(const std::string& fixture, std::vector<
   for (const std::string& text : texts) specs.push_back(KP_TRY(ParseProbeSpec(text)));
   Target target;
   target.kind = Target::kUserBinary;
+  target.arch = &X86_64Arch();
   target.path = image.path();
   target.image = std::make_unique<ElfImage>(image);
   SystemView system;
@@ -171,9 +174,9 @@ TEST_CASE("resolution errors name the input and say what to do") {
        "invalid argument: $retval is only available in return probes\n    compute $retval\n"
        "            ^",
        "add %return to the probe point: compute%return"},
-      {"compute %rdi", "invalid argument: unknown register '%rdi'\n    compute %rdi\n            ^",
+      {"compute %rdi", "invalid argument: unknown register '%rdi' on x86-64\n    compute %rdi\n            ^",
        "the kernel names it %di"},
-      {"compute %xmm0", "invalid argument: unknown register '%xmm0'\n    compute %xmm0\n            ^",
+      {"compute %xmm0", "invalid argument: unknown register '%xmm0' on x86-64\n    compute %xmm0\n            ^",
        "x86-64 registers: %ax %bx %cx %dx %si %di %bp %sp %r8..%r15 %ip %flags"},
       {"compute @nosuch", "invalid argument: no symbol 'nosuch' in " + bin + "\n    compute @nosuch\n            ^",
        "list the binary's data symbols with 'nm " + bin + "'"},
@@ -243,6 +246,7 @@ TEST_CASE("kernel probes without debuginfo: SYM+OFF targets") {
     specs.push_back(*ParseProbeSpec(text));
   EventNamer namer({}, false);
   Target kernel;  // the running kernel, its image not found
+  kernel.arch = &X86_64Arch();
   SystemView system;
   system.features = AllFeatures();
   ResolveOptions options;
@@ -259,4 +263,54 @@ TEST_CASE("kernel probes without debuginfo: SYM+OFF targets") {
                      "r8:probe/do_sys_open__return do_sys_open+0 retval=$retval:s64 arg2=+0($arg2):ustring",
                      "p:probe/vfs_read vfs_read+16 di=%di", "p:probe/abs_ffffffff81000000 0xffffffff81000000",
                      "p:grp/ev do_sys_open+0 jiffies=@jiffies:u64"});
+}
+
+TEST_CASE("a kernel function named without an image is checked against BTF, then kallsyms, with the nearest names") {
+  auto btf = BtfInfo::Open(FixturePath("kernel_btf.btf"), X86_64Arch());
+  REQUIRE(btf);
+  auto kallsyms = std::make_shared<KallsymsNames>(KallsymsNames::Parse(
+      "ffffffff81000000 T _text\nffffffff81000100 T btf_pair\nffffffff81000200 t entry_SYSCALL_64\n"
+      "ffffffff81000300 t vfs_read\nffffffff81000400 t vfs_readv\nffffffff81000500 d vfs_data\n"));
+  struct Case {
+    const char* spec;
+    bool with_kallsyms;
+    const char* error;  // empty: resolved
+    const char* hint;
+  } cases[] = {
+      {"btf_many", true, "", ""},          // BTF has it (kallsyms need not be read)
+      {"entry_SYSCALL_64", true, "", ""},  // kallsyms only: assembly
+      {"vfs_raed%return", true, "no function 'vfs_raed' in the running kernel 6.0.0 (/proc/kallsyms)",
+       "similar names: vfs_read, vfs_readv"},
+      {"vfs_data", true, "no function 'vfs_data' in the running kernel 6.0.0 (/proc/kallsyms)",
+       "list its functions with 'kprobectl funcs'"},  // a data symbol is no function
+      {"nosuchfunc+4", true, "no function 'nosuchfunc' in the running kernel 6.0.0 (/proc/kallsyms)",
+       "list its functions with 'kprobectl funcs'"},
+      {"btf_pairs", false, "no function 'btf_pairs' in the BTF of the running kernel 6.0.0 (" /* path */,
+       "similar names: btf_pair"},
+      {"0xffffffff81000010", true, "", ""},  // an address is the kernel's to check
+  };
+  for (const Case& c : cases) {
+    INFO(c.spec);
+    Target kernel;
+    kernel.arch = &X86_64Arch();
+    kernel.btf = std::move(*BtfInfo::Open(FixturePath("kernel_btf.btf"), X86_64Arch()));
+    SystemView system;
+    system.features = AllFeatures();
+    system.env.release = "6.0.0";
+    system.env.kallsyms = "/proc/kallsyms";
+    bool asked = false;
+    system.kernel_functions = [&]() -> const KallsymsNames* {
+      asked = true;
+      return c.with_kallsyms ? kallsyms.get() : nullptr;
+    };
+    auto resolution = Resolve({*ParseProbeSpec(c.spec)}, kernel, system, {});
+    if (std::string(c.error).empty()) {
+      CHECK(resolution);
+      if (std::string(c.spec) == "btf_many") CHECK_FALSE(asked);
+      continue;
+    }
+    REQUIRE_FALSE(resolution);
+    CHECK(resolution.error().message.starts_with(c.error));
+    CHECK(resolution.error().hint == c.hint);
+  }
 }

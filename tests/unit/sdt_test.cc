@@ -9,7 +9,6 @@
 #include "kprobectl/kernel_features.h"
 #include "kprobectl/resolve.h"
 #include "kprobectl/strings.h"
-#include "kprobectl/x86_64_sdt.h"
 #include "test_support.h"
 
 using namespace kprobectl;
@@ -47,23 +46,6 @@ std::vector<std::string> OurNotes(const std::string& fixture) {
   return out;
 }
 
-std::string Operand(std::string_view text) {
-  auto op = x86_64::ParseSdtOperand(text);
-  if (!op) return "error: " + op.error().message;
-  std::string type = (op->is_signed ? "s" : "u") + std::to_string(op->size * 8);
-  switch (op->kind) {
-    case x86_64::SdtOperand::kRegister:
-      return type + " %" + op->reg;
-    case x86_64::SdtOperand::kMemory:
-      return type + " " + std::to_string(op->displacement) + "(%" + op->reg + ")";
-    case x86_64::SdtOperand::kImmediate:
-      return type + " $" + std::to_string(op->immediate);
-    case x86_64::SdtOperand::kStatic:
-      return type + " @" + op->symbol + "+" + std::to_string(op->displacement);
-  }
-  return "?";
-}
-
 }  // namespace
 
 TEST_CASE("SDT notes are read as readelf reads them, in a program and a library") {
@@ -77,53 +59,6 @@ TEST_CASE("SDT notes are read as readelf reads them, in a program and a library"
   auto plain = ElfImage::Open(FixturePath("target_O2"));
   REQUIRE(plain);
   CHECK(plain->sdt_notes().empty());
-}
-
-TEST_CASE("SDT operands: what each reads, or why fetchargs cannot") {
-  struct Row {
-    const char* text;
-    const char* expected;
-  } rows[] = {
-      {"-4@%edi", "s32 %di"},
-      {"8@%rbp", "u64 %bp"},
-      {"-2@%di", "s16 %di"},
-      {"1@%r12b", "u8 %r12"},
-      {"-8@%r15", "s64 %r15"},
-      {"8@-80(%rbx)", "u64 -80(%bx)"},
-      {"-8@(%rsp)", "s64 0(%sp)"},
-      {"4@0x10(%rax)", "u32 16(%ax)"},
-      {"-4@$1234", "s32 $1234"},
-      {"-4@$-5", "s32 $-5"},
-      {"8@$0xffffffffffffffff", "u64 $-1"},
-      {"-8@sdtfx_global(%rip)", "s64 @sdtfx_global+0"},
-      {"8@counter+8(%rip)", "u64 @counter+8"},
-      {"8@16+counter(%rip)", "u64 @counter+16"},
-      {"4@table", "u32 @table+0"},
-      {"%rdi", "u64 %di"},  // version 1 notes: no size, a word
-      {"-4@(%rax,%rcx,4)",
-       "error: marker argument '-4@(%rax,%rcx,4)' is a memory reference with an index register (BASE + INDEX*SCALE), "
-       "which the kernel's fetchargs cannot add"},
-      {"-4@sdtfx_table(,%rcx,4)",
-       "error: marker argument '-4@sdtfx_table(,%rcx,4)' is a memory reference with an index register "
-       "(BASE + INDEX*SCALE), which the kernel's fetchargs cannot add"},
-      {"1@%ah",
-       "error: marker argument '1@%ah' is in a high-byte register (%ah), which the kernel's fetchargs cannot read"},
-      {"8@%xmm0",
-       "error: marker argument '8@%xmm0' is in a floating-point or vector register (%xmm0), which the kernel's "
-       "fetchargs cannot read"},
-      {"8@%fs:0x28",
-       "error: marker argument '8@%fs:0x28' is a segment-relative memory reference, which the kernel's fetchargs "
-       "cannot read"},
-      {"8@16(%rip)",
-       "error: marker argument '8@16(%rip)' is RIP-relative with a numeric displacement, whose address depends on "
-       "the instruction"},
-      {"3@%eax", "error: marker argument '3@%eax' is of size '3' (sizes are 1, 2, 4 or 8 bytes)"},
-  };
-  for (const Row& row : rows) {
-    INFO(row.text);
-    CHECK(Operand(row.text) == row.expected);
-  }
-  CHECK(x86_64::SplitSdtArguments(" -4@%edi  8@-80(%rbx) ") == std::vector<std::string>{"-4@%edi", "8@-80(%rbx)"});
 }
 
 namespace {
@@ -280,6 +215,7 @@ TEST_CASE("SDT: a marker with a semaphore on a kernel that cannot raise it is re
   REQUIRE(image);
   Target target;
   target.kind = Target::kUserBinary;
+  target.arch = &X86_64Arch();
   target.path = image->path();
   target.image = std::make_unique<ElfImage>(std::move(*image));
   SystemView system;
