@@ -123,6 +123,15 @@ class Arch {
   // function it traces ([min, max) bytes from the symbol).
   std::span<const std::string_view> no_probe_sections() const;
   std::pair<int64_t, int64_t> ftrace_site_window() const;
+  // How many bytes of NOPs the compiler may put at a function's symbol
+  // before the code its DWARF describes (ftrace's patchable entry on arm64,
+  // -fpatchable-function-entry=2: the DWARF's low_pc is 8 bytes after the
+  // symbol). A return probe belongs at the symbol itself.
+  uint64_t patchable_entry() const;
+  // Its R_*_RELATIVE relocation type: a relocatable kernel image (arm64's)
+  // keeps the values of its tables (__mcount_loc, _kprobe_blacklist) as the
+  // addends of such relocations, not in the words themselves.
+  uint32_t relative_relocation() const;
 
   bool operator==(const Arch& other) const { return spec_ == other.spec_; }
 

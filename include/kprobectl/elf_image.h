@@ -90,8 +90,11 @@ class ElfImage {
   const ElfSymbol* ObjectAt(uint64_t vaddr) const;
   // The 64-bit words the file holds at [start, end) (virtual addresses in a
   // PT_LOAD segment): tables the kernel keeps between linker symbols, such as
-  // __start_mcount_loc..__stop_mcount_loc.
-  Result<std::vector<uint64_t>> ReadWords(uint64_t start, uint64_t end) const;
+  // __start_mcount_loc..__stop_mcount_loc. In a relocatable image (arm64's
+  // vmlinux) such a word is 0 in the file and its value the addend of a
+  // relative relocation in .rela.dyn, of type `relative_type` (the
+  // architecture's R_*_RELATIVE; 0: none applied).
+  Result<std::vector<uint64_t>> ReadWords(uint64_t start, uint64_t end, uint32_t relative_type = 0) const;
   // How many symbols of this type carry `name` (several static ones may).
   size_t CountNamed(std::string_view name, ElfSymbol::Type type) const;
   const ElfSymbol* Find(std::string_view name) const;
@@ -167,6 +170,7 @@ class ElfImage {
   std::string build_id_;
   std::vector<LoadSegment> segments_;
   std::vector<SdtNote> sdt_notes_;
+  uint64_t rela_dyn_offset_ = 0, rela_dyn_size_ = 0;  // the file's .rela.dyn (SHT_RELA), if it has one
   // Shared by copies of the image; the const look-ups add to `made`.
   std::shared_ptr<Table> table_;
 };

@@ -62,6 +62,11 @@ struct Target {
 
 Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, const SearchPaths& search);
 
+// Whether probes for `target` can be written to this machine's kernel:
+// they are in its architecture's registers, which must be the running
+// kernel's (env.machine). Definitions for another can be printed (-D).
+Result<void> CheckArchRunsHere(const Target& target, const KernelEnv& env);
+
 // The machine whose libraries `-x NAME.so` finds: the running kernel's
 // architecture (env.machine), as the programs it runs load them.
 LibraryMachine LibraryMachineOf(const KernelEnv& env);

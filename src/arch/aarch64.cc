@@ -138,9 +138,14 @@ const ArchSpec kAarch64Spec = {
     .parse_sdt_operand = ParseAarch64SdtOperand,
     .no_probe_sections = kNoProbeSections,
     // The patchable entry's NOPs (-fpatchable-function-entry): __mcount_loc
-    // records the first, at the symbol or after a BTI landing pad.
-    .ftrace_site_min = 0,
+    // records the first, at the symbol (Linux 6.1), or the first of two
+    // before it with DYNAMIC_FTRACE_WITH_CALL_OPS (6.12's -fpatchable-
+    // function-entry=4,2: 8 bytes before the symbol).
+    .ftrace_site_min = -8,
     .ftrace_site_max = 16,
+    .relative_relocation = R_AARCH64_RELATIVE,
+    // The two NOPs at the symbol are outside the DWARF's function.
+    .patchable_entry = 8,
 };
 
 }  // namespace kprobectl

@@ -53,6 +53,8 @@ std::string_view Arch::return_register() const { return spec_->return_register; 
 unsigned Arch::argument_registers() const { return static_cast<unsigned>(spec_->argument_registers.size()); }
 std::string Arch::RegisterSummary() const { return std::string(spec_->register_summary); }
 std::span<const std::string_view> Arch::no_probe_sections() const { return spec_->no_probe_sections; }
+uint32_t Arch::relative_relocation() const { return spec_->relative_relocation; }
+uint64_t Arch::patchable_entry() const { return spec_->patchable_entry; }
 std::pair<int64_t, int64_t> Arch::ftrace_site_window() const {
   return {spec_->ftrace_site_min, spec_->ftrace_site_max};
 }

@@ -38,6 +38,8 @@ struct ArchSpec {
   Result<SdtOperand> (*parse_sdt_operand)(std::string_view text, std::string_view operand, SdtOperand out) = nullptr;
   std::span<const std::string_view> no_probe_sections;
   int64_t ftrace_site_min = 0, ftrace_site_max = 0;
+  uint32_t relative_relocation = 0;  // R_*_RELATIVE
+  uint64_t patchable_entry = 0;      // NOPs between a function's symbol and its DWARF low_pc
 };
 
 extern const ArchSpec kX86_64Spec;

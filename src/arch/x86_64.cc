@@ -114,6 +114,7 @@ const ArchSpec kX86_64Spec = {
     // __fentry__'s call is the first instruction, after a 4-byte endbr64 with IBT.
     .ftrace_site_min = 0,
     .ftrace_site_max = 16,
+    .relative_relocation = R_X86_64_RELATIVE,
 };
 
 }  // namespace kprobectl

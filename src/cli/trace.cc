@@ -84,6 +84,7 @@ Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, cons
   if (!options.dry_run)
     KP_TRY_VOID(RequireProbeKind(features, options.exec.empty() ? ProbeKind::kKernel : ProbeKind::kUser));
   Target target = KP_TRY(OpenTargetOf(options, io.err));
+  if (!options.dry_run) KP_TRY_VOID(CheckArchRunsHere(target, KernelEnv::Running()));
   SystemView system = ReadSystemView(&dir, KernelEnv::Running(), target, true);
   return ResolveToDefinitions(specs, target, system, options, namer, io.err);
 }

@@ -100,7 +100,7 @@ std::optional<SdtNote> ReadSdtDescriptor(const unsigned char* desc, size_t size,
   if (size < 3 * word) return std::nullopt;
   auto read_word = [&](size_t i) {
     uint64_t v = 0;
-    std::memcpy(&v, desc + i * word, word);  // little-endian: x86-64 only
+    std::memcpy(&v, desc + i * word, word);  // little-endian: x86-64 and arm64
     return v;
   };
   SdtNote note;
@@ -367,6 +367,11 @@ Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cach
   image.shared_object_ = m.ehdr.e_type == ET_DYN;
   image.build_id_ = ReadBuildId(m.elf.get());
   ElfReader::ReadSegments(m.elf.get(), image.segments_);
+  if (GElf_Shdr rela; SectionNamed(m.elf.get(), ".rela.dyn", rela) && rela.sh_type == SHT_RELA &&
+                      rela.sh_entsize == sizeof(Elf64_Rela) && gelf_getclass(m.elf.get()) == ELFCLASS64) {
+    image.rela_dyn_offset_ = rela.sh_offset;
+    image.rela_dyn_size_ = rela.sh_size;
+  }
   image.sdt_notes_ = ReadSdtNotes(m.elf.get());
   Versions versions = ReadVersions(m.elf.get());
   // Only a file with both tables has symbols twice (a vmlinux has .symtab only).

@@ -218,7 +218,8 @@ Result<KprobeBlacklist> KprobeBlacklist::FromImage(const ElfImage& image, const 
   const ElfSymbol* start = found[names.size() - 2];
   const ElfSymbol* end = found[names.size() - 1];
   if (start && end && end->value > start->value) {
-    for (const ElfSymbol* f : image.FunctionsStartingAt(KP_TRY(image.ReadWords(start->value, end->value))))
+    for (const ElfSymbol* f :
+         image.FunctionsStartingAt(KP_TRY(image.ReadWords(start->value, end->value, arch.relative_relocation()))))
       out.ranges_.push_back({f->value, f->value + std::max<uint64_t>(f->size, 1), f->name});
   }
   return out;
@@ -247,7 +248,7 @@ Result<TraceableFunctions> TraceableFunctions::FromImage(const ElfImage& image, 
   const ElfSymbol* start = found[0];
   const ElfSymbol* end = found[1];
   if (!start || !end || end->value <= start->value) return out;  // unknown: not a kernel built with ftrace
-  out.sites_ = KP_TRY(image.ReadWords(start->value, end->value));
+  out.sites_ = KP_TRY(image.ReadWords(start->value, end->value, arch.relative_relocation()));
   out.known_ = true;
   out.by_address_ = true;
   std::sort(out.sites_.begin(), out.sites_.end());
@@ -258,7 +259,8 @@ bool TraceableFunctions::Traceable(const ElfSymbol& function) const {
   if (!known_) return true;
   if (!by_address_) return names_.contains(function.name);
   // The call site is at the function's start, after a landing pad (x86's
-  // endbr64, arm64's BTI): within the architecture's window.
+  // endbr64, arm64's BTI), or just before it (arm64's CALL_OPS): within
+  // the architecture's window.
   uint64_t from = function.value + static_cast<uint64_t>(window_.first);
   auto it = std::lower_bound(sites_.begin(), sites_.end(), from);
   return it != sites_.end() && *it < function.value + static_cast<uint64_t>(window_.second) &&

@@ -103,6 +103,15 @@ std::string EventBaseFor(const ProbeSpec& spec, const DwarfAddress& at) {
   return base;
 }
 
+// A return probe goes where the function is entered, its symbol: the
+// kernel takes a kretprobe at a function's entry only, and on arm64 the
+// DWARF's low_pc lies after ftrace's patchable NOPs at the symbol.
+uint64_t ReturnProbeAddress(const DwarfAddress& at, const ElfImage& image, const Arch& arch) {
+  const ElfSymbol* f = at.entry && !at.inlined ? image.FunctionAt(at.address) : nullptr;
+  if (f && at.address > f->value && at.address - f->value <= arch.patchable_entry()) return f->value;
+  return at.address;
+}
+
 ProbeOrigin OriginOf(const DwarfAddress& at, const ElfImage& image) {
   ProbeOrigin o;
   o.function = at.function;
@@ -260,8 +269,8 @@ Result<std::vector<ResolvedLocation>> LocateWithDwarf(const ProbeSpec& spec, Tar
   std::vector<ResolvedLocation> out;
   for (const DwarfAddress& at : addresses) {
     ResolvedLocation loc;
-    loc.address = at.address;
-    loc.target = KP_TRY(TargetAt(kind, image, at.address));
+    loc.address = p.retprobe ? ReturnProbeAddress(at, image, *target.arch) : at.address;
+    loc.target = KP_TRY(TargetAt(kind, image, loc.address));
     loc.origin = OriginOf(at, image);
     loc.dwarf = at;
     loc.event_base = EventBaseFor(spec, at);

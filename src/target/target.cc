@@ -112,6 +112,16 @@ Result<const Arch*> ArchOfFile(const std::string& path, Target::Kind kind) {
 
 }  // namespace
 
+Result<void> CheckArchRunsHere(const Target& target, const KernelEnv& env) {
+  auto running = ArchOfUname(env.machine);
+  if (!running || *running == target.arch) return {};
+  std::string what = target.path.empty() ? "the target" : "'" + target.path + "'";
+  return Fail(what + " is for " + std::string(target.arch->name()) + ", and this machine's kernel is " +
+                  std::string((*running)->name()) + ": probes on it can be printed (-D), not added here",
+              "run kprobectl on an " + std::string(target.arch->name()) +
+                  " machine to add them; -D prints the definitions anywhere");
+}
+
 LibraryMachine LibraryMachineOf(const KernelEnv& env) {
   auto arch = ArchOfUname(env.machine);
   if (!arch) return {};

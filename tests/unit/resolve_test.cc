@@ -157,7 +157,7 @@ TEST_CASE("resolution errors name the input and say what to do") {
     std::string message;
     std::string hint;
   } rows[] = {
-      {"nosuch", "no function 'nosuch' in " + bin, "list its functions with 'kprobectl funcs -x " + bin + "'"},
+      {"nosuch", "no function 'nosuch' in " + bin, "list its functions with 'kprobectl -x " + bin + " funcs'"},
       {"comput", "no function 'comput' in " + bin, "similar names: compute"},
       {"compute+100000", "offset 100000 is outside 'compute' (", "give an offset below the function's size"},
       {"0x10", "address 0x10 is not in the code of '" + bin + "' (no executable segment holds it)",
