@@ -139,6 +139,11 @@ class Arch {
   const ArchSpec* spec_;
 };
 
+// The arguments of a USDT note ("-4@x0 -8@[sp, 8] 8@%rdi"), split at the
+// blanks between them: not those inside an operand's brackets (arm64's
+// "[sp, 8]"). The same for every architecture.
+std::vector<std::string> SplitSdtArguments(std::string_view args);
+
 // The architectures kprobectl knows, in the order --version lists them.
 std::span<const Arch> Architectures();
 const Arch& X86_64Arch();

@@ -148,6 +148,24 @@ Result<SdtOperand> Arch::ParseSdtArgument(std::string_view text) const {
   return spec_->parse_sdt_operand(text, operand, out);
 }
 
+std::vector<std::string> SplitSdtArguments(std::string_view args) {
+  std::vector<std::string> out;
+  std::string current;
+  int depth = 0;
+  for (char c : args) {
+    if (c == '[' || c == '(') ++depth;
+    if ((c == ']' || c == ')') && depth > 0) --depth;
+    if ((c == ' ' || c == '\t' || c == '\n') && depth == 0) {
+      if (!current.empty()) out.push_back(std::move(current));
+      current.clear();
+      continue;
+    }
+    current += c;
+  }
+  if (!current.empty()) out.push_back(std::move(current));
+  return out;
+}
+
 std::span<const Arch> Architectures() { return kArchitectures; }
 const Arch& X86_64Arch() { return kArchitectures[0]; }
 const Arch& Aarch64Arch() { return kArchitectures[1]; }

@@ -21,7 +21,7 @@ Result<void> ListMarkers(const Target& target, const std::string& filter_text, S
   size_t width = 0;
   for (const MarkerSummary& m : markers) width = std::max(width, m.name.size());
   for (const MarkerSummary& m : markers) {
-    std::vector<std::string> args = SplitWords(m.args);
+    std::vector<std::string> args = SplitSdtArguments(m.args);
     std::string line = m.name + std::string(width - m.name.size() + 2, ' ');
     for (size_t i = 0; i < args.size(); ++i) line += (i ? " arg" : "arg") + std::to_string(i + 1) + "=" + args[i];
     if (args.empty()) line += "(no arguments)";

@@ -96,7 +96,7 @@ Result<TypedFetch> OperandFetch(const SdtOperand& op, const ElfImage& image, con
 
 // Marker argument N (1-based) of `note`, or why it cannot be read.
 Result<TypedFetch> MarkerArgument(const SdtNote& note, size_t n, const ElfImage& image, const ArgContext& ctx) {
-  std::vector<std::string> args = SplitWords(note.args);
+  std::vector<std::string> args = SplitSdtArguments(note.args);
   if (n == 0 || n > args.size())
     return Fail(MarkerName(note) + " has " + std::to_string(args.size()) + " argument" + (args.size() == 1 ? "" : "s") +
                     ", no arg" + std::to_string(n),
@@ -143,7 +143,7 @@ Result<TypedFetch> WrittenArgument(const ProbeSpec& spec, const ProbeArg& arg, s
 std::vector<TypedFetch> AllArguments(const SdtNote& note, const ElfImage& image, const ArgContext& ctx,
                                      std::vector<std::string>* left_out) {
   std::vector<TypedFetch> out;
-  size_t count = SplitWords(note.args).size();
+  size_t count = SplitSdtArguments(note.args).size();
   for (size_t n = 1; n <= count; ++n) {
     auto fetch = MarkerArgument(note, n, image, ctx);
     if (fetch)
@@ -174,7 +174,7 @@ Result<std::vector<TypedFetch>> Arguments(const ProbeSpec& spec, const SdtNote& 
     if (size_t n = ArgumentNumber(arg.expr)) {
       out.push_back(KP_TRY(WrittenArgument(spec, arg, n, note, image, ctx)));
     } else if (arg.expr.kind == ArgKind::kVariable) {
-      size_t count = SplitWords(note.args).size();
+      size_t count = SplitSdtArguments(note.args).size();
       return ArgError(spec, arg.expr.pos,
                       "'" + arg.expr.name + "' is not an argument of " + MarkerName(note) +
                           (arg.expr.accessors.empty() ? "" : " (a marker's arguments have no type to take members of)"),

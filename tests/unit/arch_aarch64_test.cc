@@ -164,6 +164,14 @@ TEST_CASE("arm64: USDT operands, what each reads, or why fetchargs cannot") {
   }
 }
 
+TEST_CASE("USDT arguments split at the blanks between operands, not inside one") {
+  CHECK(SplitSdtArguments(" -4@x0  -8@[sp, 8] 4@[x1]\t8@100 ") ==
+        std::vector<std::string>{"-4@x0", "-8@[sp, 8]", "4@[x1]", "8@100"});
+  CHECK(SplitSdtArguments(" -4@%edi  8@-80(%rbx) -4@(%rax,%rcx,4)") ==
+        std::vector<std::string>{"-4@%edi", "8@-80(%rbx)", "-4@(%rax,%rcx,4)"});
+  CHECK(SplitSdtArguments("").empty());
+}
+
 TEST_CASE("arm64: the kernel's rules on it") {
   std::vector<std::string> sections(arm64.no_probe_sections().begin(), arm64.no_probe_sections().end());
   CHECK(sections == std::vector<std::string>{"kprobes_text", "noinstr_text", "entry_text", "irqentry_text", "hyp_text",

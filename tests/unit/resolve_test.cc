@@ -314,3 +314,56 @@ TEST_CASE("a kernel function named without an image is checked against BTF, then
     CHECK(resolution.error().hint == c.hint);
   }
 }
+
+TEST_CASE("arm64 binaries from an x86-64 host: AAPCS64 argument slots, registers by name, C++") {
+  std::string bin = FixturePath("arm64/target_O2");
+  auto entry = RunKprobectl({"-x", bin, "-D", "many_args $arg1 $arg6 $arg7 $arg8:s64 $arg9 $arg10"});
+  INFO(entry.err);
+  REQUIRE(entry.status == 0);
+  auto image = ElfImage::Open(bin);
+  REQUIRE(image);
+  uint64_t many_args = 0;
+  for (const ElfSymbol& s : image->symbols())
+    if (s.name == "many_args") many_args = *image->FileOffset(s.value);
+  CHECK(Replace(entry.out, bin, "BIN") == "p:probe_target_O2/many_args BIN:" + Hex(many_args) +
+                                              " arg1=%x0 arg6=%x5 arg7=%x6 arg8=%x7:s64 arg9=+0(%sp) arg10=+8(%sp)\n");
+  auto dwarf = RunKprobectl({"-x", bin, "-D", "compute $params"});
+  CHECK(Replace(dwarf.out, bin, "BIN").ends_with(" a=%x0:s32 b=%x1:s32\n"));
+  auto ret = RunKprobectl({"-x", bin, "-D", "compute%return $retval:s32 x=%x0 lr=%lr"});
+  CHECK(Replace(ret.out, bin, "BIN").ends_with(" retval=$retval:s32 x=%x0 lr=%lr\n"));
+  // x86-64's names are refused with arm64's for the same role.
+  auto x86 = RunKprobectl({"-x", bin, "-D", "compute %rsi"});
+  CHECK(x86.status == 1);
+  CHECK(x86.err ==
+        "kprobectl: error: invalid argument: unknown register '%rsi' on arm64\n"
+        "    compute %rsi\n"
+        "            ^\n"
+        "  hint: did you mean %x1? (%rsi is x86-64's register for argument 2; on arm64 it is %x1)\n");
+  auto unknown = RunKprobectl({"-x", bin, "-D", "compute %x31"});
+  CHECK(unknown.err.find("hint: arm64 registers: %x0..%x30 %lr %sp %pc %pstate") != std::string::npos);
+  // C++ through the DWARF, names and overloads as on x86-64.
+  std::string shop = FixturePath("arm64/shop");
+  auto cxx = RunKprobectl({"-x", shop, "-D", "shop::Cart::add(long) price this->total_"});
+  INFO(cxx.err);
+  REQUIRE(cxx.status == 0);
+  CHECK(cxx.out.starts_with("p:probe_shop/shop__Cart__add " + shop + ":0x"));
+  CHECK(cxx.out.find(" price=%x1:s64 total_=") != std::string::npos);
+  // funcs lists the same functions as the x86-64 build of the same sources.
+  auto arm_funcs = RunKprobectl({"-x", bin, "funcs", "compute|greet|helper|many_args|main"});
+  auto x86_funcs = RunKprobectl({"-x", FixturePath("target_O2"), "funcs", "compute|greet|helper|many_args|main"});
+  CHECK(arm_funcs.out == "compute\ngreet\nhelper\nmain\nmany_args\n");
+  CHECK(arm_funcs.out == x86_funcs.out);
+}
+
+TEST_CASE("an arm64 kernel image: entries after ftrace's patchable NOPs, return probes at the symbol") {
+  std::string vmlinux = FixturePath("arm64/kernel_like");
+  // The DWARF's low_pc is the symbol + 8: two NOPs at each function (-fpatchable-function-entry=2).
+  auto r = RunKprobectl(
+      {"-k", vmlinux, "-D", "process factor", "-D", "p2=process%return $retval", "-D", "p3=process+4 %x1"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out ==
+        "p:probe/process process+8 factor=%x1:s32\n"
+        "r:probe/p2__return process+0 retval=$retval:s32\n"
+        "p:probe/p3 process+12 x1=%x1\n");
+}

@@ -49,7 +49,7 @@ std::vector<std::string> OurNotes(const std::string& fixture) {
 }  // namespace
 
 TEST_CASE("SDT notes are read as readelf reads them, in a program and a library") {
-  for (const char* fixture : {"sdt", "libsdtfx.so"}) {
+  for (const char* fixture : {"sdt", "libsdtfx.so", "arm64/sdt", "arm64/libsdtfx.so"}) {
     INFO(fixture);
     auto expected = ReadelfNotes(fixture);
     CHECK(expected.size() >= 2);
@@ -227,4 +227,39 @@ TEST_CASE("SDT: a marker with a semaphore on a kernel that cannot raise it is re
         "sdt_sdtfx:counted has a semaphore, which this kernel's uprobes cannot raise (its tracefs README has no "
         "ref_ctr_offset)");
   CHECK(Resolve({*ParseProbeSpec("sdtfx:plain")}, target, system, {}));
+}
+
+TEST_CASE("SDT on arm64: its operands, a semaphore, a stack slot and a constant, from an x86-64 host") {
+  std::string bin = FixturePath("arm64/sdt");
+  auto plain = RunKprobectl({"-x", bin, "-D", "sdtfx:plain"});
+  INFO(plain.err);
+  REQUIRE(plain.status == 0);
+  CHECK(plain.err.empty());
+  // -4@x0 -8@x1 8@x2 -8@x5 -8@[x4] -4@1234 -8@[sp, 8] (gcc 12's choices;
+  // the note itself is checked against readelf above).
+  CHECK(WithBin(plain.out, "arm64/sdt") == "p:sdt_sdtfx/plain BIN:" + SiteOffset("arm64/sdt", "sdtfx:plain") +
+                                               " arg1=%x0:s32 arg2=%x1:s64 arg3=%x2:u64 arg4=%x5:s64 arg5=+0(%x4):s64 "
+                                               "arg6=\\1234:s32 arg7=+8(%sp):s64\n");
+  auto image = ElfImage::Open(bin);
+  REQUIRE(image);
+  std::string semaphore = Hex(*image->FileOffset(image->Find("sdtfx_counted_semaphore")->value));
+  auto counted = RunKprobectl({"-x", bin, "-D", "sdtfx:counted name=arg2:string arg1"});
+  REQUIRE(counted.status == 0);
+  CHECK(WithBin(counted.out, "arm64/sdt") == "p:sdt_sdtfx/counted BIN:" + SiteOffset("arm64/sdt", "sdtfx:counted") +
+                                                 "(" + semaphore + ") name=+0(%x1):string arg1=%x0:s32\n");
+  auto twice = RunKprobectl({"-x", bin, "-D", "sdtfx:twice"});
+  CHECK(WithBin(twice.out, "arm64/sdt") ==
+        "p:sdt_sdtfx/twice BIN:" + SiteOffset("arm64/sdt", "sdtfx:twice", 0) +
+            " arg1=%x0:s32\np:sdt_sdtfx/twice_1 BIN:" + SiteOffset("arm64/sdt", "sdtfx:twice", 1) + " arg1=\\2:s32\n");
+  auto listed = RunKprobectl({"-x", bin, "funcs", "--sdt", "*plain"});
+  CHECK(listed.out ==
+        "sdt_sdtfx:plain  arg1=-4@x0 arg2=-8@x1 arg3=8@x2 arg4=-8@x5 arg5=-8@[x4] arg6=-4@1234 "
+        "arg7=-8@[sp, 8]\n");
+  // Adding them here is refused: this machine's kernel is x86-64.
+  auto add = RunKprobectl({"-x", bin, "add", "sdtfx:plain"});
+  CHECK(add.status == 1);
+  CHECK(add.err == "kprobectl: error: '" + bin +
+                       "' is for arm64, and this machine's kernel is x86-64: probes on it can be printed (-D), not "
+                       "added here\n  hint: run kprobectl on an arm64 machine to add them; -D prints the definitions "
+                       "anywhere\n");
 }
