@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
 #
 # Debian packages fetched outside the system's package manager, for
 # scripts/vm (kernels, qemu, the arm64 guest's userland) and scripts/build
@@ -7,6 +8,17 @@
 # its dpkg architectures: each suite and architecture has an apt
 # configuration of its own under $cache, and packages are unpacked with
 # dpkg-deb, never installed.
+
+# need PACKAGE...: installs the system's Debian packages that are missing
+# (with their Recommends, as apt does by default).
+need() {
+  local missing=() p
+  for p in "$@"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "$(basename "$0"): installing ${missing[*]}" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2 ||
+    { apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2; }
+}
 
 # apt_own ARCH SUITE apt-get|apt-cache ARGS...: apt on SUITE of Debian's
 # archive for ARCH. The host's architecture reads the system's dpkg status
@@ -92,7 +104,7 @@ make_root() {
   download_closure "$arch" "$suite" "$dir/debs" "$@"
   unpack_debs "$dir/root" "$dir"/debs/*.deb
   [ -z "${finish_root:-}" ] || "$finish_root" "$dir/root"
-  (cd "$dir/debs" && ls -1 *.deb) >"$dir/packages"
+  (cd "$dir/debs" && ls -1 -- *.deb) >"$dir/packages"
   echo "$(basename "$0"): $dir: $(wc -l <"$dir/packages") $arch packages, $(du -sm "$dir/debs" | cut -f1) MB" \
        "downloaded, $(du -sm "$dir/root" | cut -f1) MB unpacked" >&2
   rm -rf "$dir/debs"
