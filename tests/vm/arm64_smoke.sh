@@ -82,6 +82,10 @@ echo "# compute at $fixture:$offset"
 { echo "p:kpsmoke/compute $fixture:$offset a=%x0:s32 b=%x1:s32" >>$tracefs/uprobe_events &&
   echo "r:kpsmoke/computed $fixture:$offset ret=%x0:s32" >>$tracefs/uprobe_events; } 2>/dev/null
 check "uprobe_events takes a probe on the arm64 fixture with %x0" grep -q '^p:kpsmoke/compute ' $tracefs/uprobe_events
+defs=$("$build/kprobectl" -x "$fixture" -D 'compute a b' 2>&1)
+echo "# $defs"
+check "the arm64 kprobectl writes the same definition from the DWARF" \
+  [ "$defs" = "p:probe_target_O2/compute $fixture:$offset a=%x0:s32 b=%x1:s32" ]
 trace=$(trace_of "$fixture" 6 7)
 grep 'kpsmoke' <<<"$trace" | sed 's/^/# /'
 check "the uprobe fired with compute's arguments (6, 7)" grep -q 'compute: (0x[0-9a-f]*) a=6 b=7$' <<<"$trace"
