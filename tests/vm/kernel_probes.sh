@@ -16,16 +16,8 @@ release=$(uname -r)
 mkdir -p /usr/lib/debug/boot
 ln -sf "$vmlinux" "/usr/lib/debug/boot/vmlinux-$release"
 tracefs=/sys/kernel/tracing
-failed=0
-n=0
-# Each result says when it came (seconds since the script began): the
-# guest runs under TCG, and the log shows where its time goes.
-ok() { n=$((n + 1)); echo "ok $n - $1 [${SECONDS}s]"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1 [${SECONDS}s]"; shift; for line in "$@"; do echo "#   $line"; done; }
-check() {  # check DESCRIPTION COMMAND...: passes when COMMAND succeeds
-  local what=$1; shift
-  if "$@"; then ok "$what"; else not_ok "$what"; fi
-}
+# shellcheck source=tap.sh
+. "$(dirname "$0")/tap.sh"
 nothing_left() { [ ! -s $tracefs/kprobe_events ] && [ -z "$(ls $tracefs/instances)" ]; }
 
 echo "# kernel $release, KASLR _text at $(grep ' _text$' /proc/kallsyms | cut -d' ' -f1)"
