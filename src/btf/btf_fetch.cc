@@ -10,6 +10,7 @@
 
 #include "btf_file.h"
 #include "btf_types.h"
+#include "btf_walk.h"
 #include "kprobectl/arch.h"
 #include "kprobectl/btf.h"
 #include "kprobectl/strings.h"
@@ -81,13 +82,7 @@ std::vector<ParamPlace> Places(const File& file, const Type& prototype, const Ar
   return arch.PlaceParams(classes);
 }
 
-// Where a value is: the value itself (a parameter), or memory at a value
-// plus an offset (what a pointer leads to).
-struct Place {
-  VariableFetch base;
-  bool memory = false;
-  int64_t offset = 0;
-};
+}  // namespace
 
 VariableFetch ReadPlace(const Place& place) {
   VariableFetch out = place.base;
@@ -97,13 +92,7 @@ VariableFetch ReadPlace(const Place& place) {
 
 Place Pointee(const Place& pointer, int64_t offset) { return Place{ReadPlace(pointer), true, offset}; }
 
-struct Walked {
-  Place place;
-  uint32_t type = 0;
-  std::string name;  // the last member's or the parameter's
-  std::string what;  // "'req->hdr.len'", for messages
-  std::optional<std::pair<FetchType, int64_t>> bitfield;
-};
+namespace {
 
 struct Found {
   Type::Member member;
@@ -132,6 +121,8 @@ std::vector<std::string> MemberNames(const Type& aggregate) {
     if (!m.name.empty() && names.size() < 12) names.push_back(m.name);
   return names;
 }
+
+}  // namespace
 
 Result<void> WalkIndex(const File& file, Walked& w, const ArgAccessor& acc) {
   Type t = file.Get(Peel(file, w.type));
@@ -249,6 +240,8 @@ Result<VariableFetch> Read(const File& file, const Walked& w, bool want_string) 
   fetch.c_type = TypeName(file, w.type);
   return fetch;
 }
+
+namespace {
 
 struct Prototype {
   Type type;

@@ -50,16 +50,15 @@ void PrintAdded(const std::vector<TraceEventDef>& defs, const std::vector<ProbeO
 Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec_texts, Streams io) {
   std::vector<ProbeSpec> specs;
   for (const std::string& text : spec_texts) specs.push_back(KP_TRY(ParseProbeSpec(text)));
-  ProbeKind kind = options.exec.empty() ? ProbeKind::kKernel : ProbeKind::kUser;
 
   std::unique_ptr<TracefsDir> dir;
   if (auto opened = OpenTracefs(options, !options.dry_run); opened)
     dir = std::move(*opened);
   else if (!options.dry_run)
     return std::unexpected(opened.error());
-  if (!options.dry_run) KP_TRY_VOID(RequireProbeKind(ReadFeatures(*dir), kind));
+  if (!options.dry_run) KP_TRY_VOID(RequireKernelTakes(specs, options, *dir));
 
-  Target target = KP_TRY(OpenTargetOf(options, io.err));
+  Target target = KP_TRY(OpenTargetOf(options, io.err, true, AnyEventProbe(specs)));
   if (!options.dry_run) KP_TRY_VOID(CheckArchRunsHere(target, KernelEnv::Running()));
   // The running kernel's lists apply unless this only prints definitions
   // for another image (-k -D, -m PATH.ko -D).

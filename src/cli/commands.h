@@ -84,7 +84,14 @@ Result<void> RunVars(const Options& options, const std::string& spec, Streams io
 // The set-up the commands share (setup.cc): the target the options name
 // (its progress line on `err` while an index is built), how resolution is
 // asked, what -v reports.
-Result<Target> OpenTargetOf(const Options& options, std::ostream& err, bool need_symbols = true);
+Result<Target> OpenTargetOf(const Options& options, std::ostream& err, bool need_symbols = true,
+                            bool btf_types = false);
+// Whether any spec is an event probe (ev:SYSTEM:EVENT), whose pointer
+// fields are typed from the running kernel's BTF.
+bool AnyEventProbe(const std::vector<ProbeSpec>& specs);
+// Before writing: whether this kernel takes the kinds of probe the specs
+// make (kprobe_events, uprobe_events, event probes), with the evidence.
+Result<void> RequireKernelTakes(const std::vector<ProbeSpec>& specs, const Options& options, const TracefsDir& dir);
 ResolveOptions ResolveOptionsOf(const Options& options);
 // $XDG_CACHE_HOME/kprobectl, else ~/.cache/kprobectl; empty when neither is set.
 std::string DefaultCacheDir();

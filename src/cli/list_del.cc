@@ -56,6 +56,8 @@ std::string DescribeDefinition(const TraceEventDef& def, const ElfImage* image, 
     }
     if (def.retprobe) where += "%return";
     where += " in " + t.path;
+  } else if (def.type == ProbeType::kEventProbe) {
+    where = t.module + ":" + t.symbol;
   } else if (t.kind == ProbeTarget::kSymbol) {
     where = t.symbol + (t.offset ? "+" + std::to_string(t.offset) : "");
     if (def.retprobe) where += "%return";
@@ -110,7 +112,7 @@ Result<void> RunList(const Options& options, const std::vector<std::string>& pat
       Files& f = open(def.target.path);
       image = f.image.get();
       source = SourceOfDefinition(def, image, f.debuginfo.get());
-    } else {
+    } else if (def.type == ProbeType::kProbe || def.type == ProbeType::kFprobe) {
       if (!looked_for_kernel) {
         looked_for_kernel = true;
         auto found = FindKernelDebuginfo(KernelEnv::Running(), options.force);  // the stage's look-up

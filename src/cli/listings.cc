@@ -90,8 +90,29 @@ Result<void> PrintMarkerVars(const Resolution& resolution, const Target& target,
   return {};
 }
 
+// An event probe's point: the event's fields, how each is read whole, and
+// what a pointer field leads to (its members, through BTF).
+Result<void> PrintEventVars(const ProbeSpec& spec, const Options& options, Streams io) {
+  auto dir = KP_TRY(OpenTracefs(options, /*may_mount=*/false));
+  Target target = KP_TRY(OpenTargetOf(options, io.err, true, /*btf_types=*/true));
+  SystemView system = ReadSystemView(dir.get(), KernelEnv::Running(), target, false);
+  auto fields = KP_TRY(DescribeEventFields(spec, target, system));
+  const ProbePoint& p = spec.point;
+  io.out << "Available variables at " << DescribePoint(p) << "\n\t(the fields of " << p.event_system << ":"
+         << p.event_name << (p.event_system == "syscalls" ? "; its pointers lead to user memory" : "") << ")\n";
+  for (const EventFieldView& f : fields) {
+    io.out << "\t\t" << f.field.c_type << "\t" << f.field.name << "\t";
+    io.out << (f.fetch.empty() ? "(cannot be read: " + f.why_not + ")" : f.fetch);
+    if (!f.points_to.empty()) io.out << "\t(->MEMBER of " << f.points_to << ")";
+    io.out << "\n";
+  }
+  if (fields.empty()) io.out << "\t\t(No matched variables)\n";
+  return {};
+}
+
 Result<void> RunVars(const Options& options, const std::string& text, Streams io) {
   ProbeSpec spec = KP_TRY(ParseProbeSpec(text));
+  if (!spec.point.event_name.empty()) return PrintEventVars(spec, options, io);
   Target target = KP_TRY(OpenTargetOf(options, io.err));
   bool marker = !spec.point.sdt_name.empty();
   if (marker) {

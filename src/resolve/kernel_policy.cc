@@ -137,7 +137,8 @@ Result<void> ApplyKernelPolicy(std::vector<ResolvedProbe>& probes, const Target&
   // those the kernel takes and says which it left out; one whose every
   // instance is refused is an error.
   for (ResolvedProbe& probe : probes) {
-    if (probe.type == ProbeType::kTracepoint) continue;  // not a function: no blacklist, no notrace
+    // A tracepoint or an event is not a function: no blacklist, no notrace.
+    if (probe.type == ProbeType::kTracepoint || probe.type == ProbeType::kEventProbe) continue;
     std::vector<ResolvedLocation> kept;
     std::optional<Error> first;
     for (ResolvedLocation& loc : probe.locations) {

@@ -71,6 +71,16 @@ Result<void> OpenBtf(Target& t, const TargetRequest& request, const KernelEnv& e
   return {};
 }
 
+// Event probes read types from the running kernel's BTF, DWARF or not.
+void OpenBtfForTypes(Target& t, const TargetRequest& request, const KernelEnv& env) {
+  if (!request.btf_types || t.btf || t.kind != Target::kRunningKernel) return;
+  auto btf = BtfInfo::Open(env.root + env.btf + "/vmlinux", *t.arch);
+  if (btf)
+    t.btf = std::move(*btf);
+  else
+    t.btf_error = btf.error();
+}
+
 // A program without DWARF of its own: its separate debuginfo, found by
 // build-id (a distribution's -dbgsym package, a container's own first).
 void OpenSeparateDebuginfo(Target& t, const TargetRequest& request, const std::string& root) {
@@ -150,6 +160,7 @@ Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, co
       t.arch = KP_TRY(ArchOfUname(env.machine));
       t.debuginfo_error = found.error();
       KP_TRY_VOID(OpenBtf(t, request, env));
+      OpenBtfForTypes(t, request, env);
       return t;
     }
     t.path = *found;
@@ -180,6 +191,7 @@ Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, co
     KP_TRY_VOID(CheckTargetProcess(t, request, env, search));
   }
   KP_TRY_VOID(OpenBtf(t, request, env));
+  OpenBtfForTypes(t, request, env);
   return t;
 }
 
