@@ -10,7 +10,10 @@
 //   5. print them (-D), or write them all or none, and say so.
 #include <signal.h>
 
+#include <set>
+
 #include "commands.h"
+#include "kprobectl/boot_forms.h"
 #include "kprobectl/probe_events.h"
 
 namespace kprobectl::cli {
@@ -45,9 +48,25 @@ void PrintAdded(const std::vector<TraceEventDef>& defs, const std::vector<ProbeO
          << "\n  cat " << dir.PathOf("trace_pipe") << "\n";
 }
 
+// --bootconfig, --cmdline: the definitions as the kernel reads them at boot.
+Result<void> PrintBootForm(const std::vector<TraceEventDef>& defs, const Options& options, Streams io) {
+  if (options.boot_form == "cmdline") {
+    io.out << KP_TRY(FormatKprobeEventParameter(defs));
+    return {};
+  }
+  std::vector<std::string> notes;
+  std::string text = KP_TRY(FormatBootconfig(defs, &notes));
+  if (!options.quiet)
+    for (const std::string& note : notes) io.err << "kprobectl: " << note << "\n";
+  io.out << text;
+  return {};
+}
+
 }  // namespace
 
 Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec_texts, Streams io) {
+  if (!options.boot_form.empty())
+    KP_TRY_VOID(RequireBootKind(options.exec.empty() ? ProbeKind::kKernel : ProbeKind::kUser));
   std::vector<ProbeSpec> specs;
   for (const std::string& text : spec_texts) specs.push_back(KP_TRY(ParseProbeSpec(text)));
 
@@ -65,12 +84,14 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
   bool for_running = (options.vmlinux.empty() && options.module.empty()) || !options.dry_run;
   SystemView system = ReadSystemView(dir.get(), KernelEnv::Running(), target, for_running);
   if (!for_running) system.features = AllFeatures();  // definitions for another kernel: its features unknown
-  EventNamer namer(system.existing_events, options.force);
+  // Boot-time definitions are for a kernel that has none yet.
+  EventNamer namer(options.boot_form.empty() ? system.existing_events : std::set<std::string>{}, options.force);
   std::vector<ProbeOrigin> origins;
   std::vector<TraceEventDef> defs =
       KP_TRY(ResolveToDefinitions(specs, target, system, options, namer, io.err, &origins));
   ReportIndex(target, options, io.err);
 
+  if (!options.boot_form.empty()) return PrintBootForm(defs, options, io);
   if (options.dry_run) {
     for (const TraceEventDef& def : defs) io.out << FormatDefinition(def) << "\n";
     return {};

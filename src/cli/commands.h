@@ -36,15 +36,18 @@ struct Options {
   bool quiet = false;                    // -q
   bool verbose = false;                  // -v
   bool dry_run = false;                  // -D / --dry-run
-  unsigned maxactive = 0;                // --maxactive N
-  bool fprobe = false;                   // --fprobe
-  bool sdt = false;                      // funcs --sdt: USDT markers, not functions
-  int target_ns = 0;                     // --target-ns PID: -x inside that process's mount namespace
-  bool btf = false;                      // --btf
-  std::string btf_file;                  // --btf-file FILE
-  std::string cache_dir;                 // the debuginfo index cache; empty with --no-cache
-  std::string runtime_dir;               // records of trace's temporary probes; empty: none
-  bool progress = false;                 // stderr is a terminal: show a slow index build's progress
+  // --bootconfig or --cmdline: print the definitions as the kernel reads
+  // them at boot ("bootconfig", "cmdline"), write nothing.
+  std::string boot_form;
+  unsigned maxactive = 0;   // --maxactive N
+  bool fprobe = false;      // --fprobe
+  bool sdt = false;         // funcs --sdt: USDT markers, not functions
+  int target_ns = 0;        // --target-ns PID: -x inside that process's mount namespace
+  bool btf = false;         // --btf
+  std::string btf_file;     // --btf-file FILE
+  std::string cache_dir;    // the debuginfo index cache; empty with --no-cache
+  std::string runtime_dir;  // records of trace's temporary probes; empty: none
+  bool progress = false;    // stderr is a terminal: show a slow index build's progress
 };
 
 struct Streams {

@@ -2,6 +2,8 @@
 //
 // list and del: both select events by [GROUP:]EVENT globs over what the
 // kernel has in kprobe_events and uprobe_events.
+#include <unistd.h>
+
 #include <map>
 
 #include "commands.h"
@@ -31,6 +33,11 @@ EventPattern ParsePattern(std::string_view text) {
     p.event = std::string(text.substr(sep + 1));
   }
   return p;
+}
+
+bool ModuleLoaded(const std::string& module) {
+  KernelEnv env = KernelEnv::Running();
+  return access((env.root + env.sys_module + "/" + module).c_str(), F_OK) == 0;
 }
 
 bool Matches(const EventPattern& p, const TraceEventDef& def) {
@@ -127,6 +134,11 @@ Result<void> RunList(const Options& options, const std::vector<std::string>& pat
       if (entry->misses && def.retprobe) io.out << ", misses " << *entry->misses;
       io.out << "]";
     }
+    // The kernel keeps a probe on a module it does not have, and arms it
+    // when the module loads.
+    if (def.kind == ProbeKind::kKernel && !def.target.module.empty() && def.type != ProbeType::kEventProbe &&
+        !ModuleLoaded(def.target.module))
+      io.out << "\t[waiting for module " << def.target.module << " to load]";
     io.out << "\n";
   }
   return {};

@@ -53,10 +53,11 @@ Result<void> OpenBtf(Target& t, const TargetRequest& request, const KernelEnv& e
   std::string kernel = !request.btf_file.empty() ? request.btf_file : running;
   Result<std::unique_ptr<BtfInfo>> btf;
   if (t.kind == Target::kModule) {
-    // A module named is a loaded one: the kernel's /sys/kernel/btf/MODULE;
-    // a .ko file, its own .BTF section.
+    // A loaded module named: the kernel's /sys/kernel/btf/MODULE; a .ko
+    // file, or a module not loaded yet, its file's own .BTF section.
     bool by_name = request.module.find('/') == std::string::npos && request.module.find(".ko") == std::string::npos;
-    btf = BtfInfo::Open(by_name ? env.root + env.btf + "/" + t.module : t.path, *t.arch, kernel);
+    std::string loaded = env.root + env.btf + "/" + t.module;
+    btf = BtfInfo::Open(by_name && access(loaded.c_str(), R_OK) == 0 ? loaded : t.path, *t.arch, kernel);
   } else if (t.kind == Target::kKernelImage && request.btf_file.empty()) {
     btf = BtfInfo::Open(t.path, *t.arch);
   } else {
