@@ -152,6 +152,11 @@ struct EventFieldView {
 Result<std::vector<EventFieldView>> DescribeEventFields(const ProbeSpec& spec, const Target& target,
                                                         const SystemView& system);
 
+// A function named for the running kernel without its image (BTF or
+// kallsyms being all there is): "no function 'X' in the running kernel"
+// with the nearest names, when neither has it. Other targets pass.
+Result<void> CheckKernelFunction(const std::string& name, const Target& target, const SystemView& system);
+
 // Unique event names, as perf picks them ("FUNC", "FUNC_1", "FUNC__return").
 Result<void> NameEvents(Resolution& resolution, EventNamer& namer);
 

@@ -29,6 +29,11 @@ std::string RangesText(uint64_t function_start, const std::string& function,
 Result<void> RunLine(const Options& options, const std::string& text, Streams io) {
   LineRange range = KP_TRY(ParseLineRange(text));
   Target target = KP_TRY(OpenTargetOf(options, io.err, /*need_symbols=*/false));
+  // Without the kernel's DWARF there is no listing, but a wrong name is
+  // said first, with the nearest ones.
+  if (!target.debuginfo && target.kind == Target::kRunningKernel)
+    KP_TRY_VOID(
+        CheckKernelFunction(range.function, target, ReadSystemView(nullptr, KernelEnv::Running(), target, false)));
   FindOptions find{!options.no_inlines, options.source_dirs};
   SourceListing listing = KP_TRY(ListSource(range, target, find));
   ReportIndex(target, options, io.err);

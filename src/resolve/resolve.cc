@@ -107,6 +107,7 @@ Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& t
   // Variables, lines, files: only the DWARF knows them.
   bool needs_dwarf = NeedsDebuginfo(spec) || options.for_variables;
   if (!target.image) {
+    if (needs_dwarf) KP_TRY_VOID(CheckKernelFunction(spec.point.function, target, system));
     if (needs_dwarf && !target.debuginfo_error.message.empty())
       return Fail("'" + DescribePoint(spec.point) + "' needs debuginfo: " + target.debuginfo_error.message,
                   target.debuginfo_error.hint);

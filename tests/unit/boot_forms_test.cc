@@ -97,3 +97,13 @@ TEST_CASE("boot forms: --cmdline and --bootconfig print what -D resolves, and re
   auto both = RunKprobectl({"--bootconfig", "--cmdline", "-a", "vfs_read"});
   CHECK(both.status == 2);
 }
+
+TEST_CASE("funcs: a name that is no function is said, with the nearest names; a glob that matches none is not") {
+  auto wrong = RunKprobectl({"--no-cache", "-x", FixturePath("target_O2"), "funcs", "compte"});
+  CHECK(wrong.status == 1);
+  CHECK(wrong.err == "kprobectl: error: no function 'compte' in " + FixturePath("target_O2") +
+                         " that can be probed\n  hint: similar names: compute\n");
+  auto glob = RunKprobectl({"--no-cache", "-x", FixturePath("target_O2"), "funcs", "compte*"});
+  CHECK(glob.status == 0);
+  CHECK(glob.out == "");
+}
