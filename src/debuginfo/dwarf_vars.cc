@@ -13,6 +13,7 @@
 #include "dwarf_internal.h"
 #include "dwarf_location.h"
 #include "dwarf_members.h"
+#include "dwarf_pieces.h"
 #include "dwarf_types.h"
 #include "kprobectl/strings.h"
 
@@ -247,26 +248,57 @@ Result<Place> VariablePlace(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, con
               "fetch it where it is computed, or from what it is computed from");
 }
 
-// `var` (found in `scopes`) at `at`, through the accessors of `expr`.
-Result<VariableFetch> FetchDie(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at,
-                               const ArgExpr& expr, bool want_string, bool explain) {
+// The walk from `var` (found in `scopes`) at `at`, before any accessor.
+Result<Walked> StartWalk(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at,
+                         const std::string& name, bool explain) {
   Walked w;
-  w.name = expr.name;
-  w.what = "'" + expr.name + "'";
+  w.name = name;
+  w.what = "'" + name + "'";
   if (!TypeOf(var, &w.type)) return Fail(w.what + " has no type in the debuginfo");
   w.place = KP_TRY(VariablePlace(info, scopes, var, at, w.what, ByteSize(&w.type), explain));
-  for (const ArgAccessor& acc : expr.accessors)
-    KP_TRY_VOID(acc.kind == ArgAccessor::kIndex ? WalkIndex(w, acc) : WalkMember(w, acc));
-  return Read(w, want_string);
+  return w;
 }
 
-bool Aggregate(Dwarf_Die* var) {
-  Dwarf_Die type;
-  if (!TypeOf(var, &type)) return false;
+bool IsAggregateType(Dwarf_Die type) {
   Dwarf_Die peeled = PeelType(type);
   int tag = dwarf_tag(&peeled);
   return tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_class_type ||
          tag == DW_TAG_array_type;
+}
+
+// What cannot be read of a variable in pieces: the variable itself said
+// to be in pieces, and for a struct or array the members that can be read
+// instead.
+Error InPieces(Walked w, const Error& error) {
+  Error out = error;
+  if (w.place.offset == 0 && ByteSize(&w.type) >= w.place.pieces->size)
+    out.message = w.what + " is split over several places here (" + DescribePieces(*w.place.pieces) +
+                  ": DW_OP_piece), and the kernel fetches one place per argument";
+  if (!IsAggregateType(w.type)) return out;
+  std::vector<std::string> readable;
+  for (const MemberFetch& m : ReadableMembers(w))
+    if (m.fetch) readable.push_back(m.path);
+  Dwarf_Die t = PeelType(w.type);
+  std::string parts = dwarf_tag(&t) == DW_TAG_array_type ? "elements" : "members";
+  out.hint = readable.empty() ? "none of its " + parts + " can be read here either"
+                              : "fetch its " + parts + ": " + Join(readable, " ");
+  return out;
+}
+
+// `var` (found in `scopes`) at `at`, through the accessors of `expr`.
+Result<VariableFetch> FetchDie(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at,
+                               const ArgExpr& expr, bool want_string, bool explain) {
+  Walked w = KP_TRY(StartWalk(info, scopes, var, at, expr.name, explain));
+  for (const ArgAccessor& acc : expr.accessors)
+    KP_TRY_VOID(acc.kind == ArgAccessor::kIndex ? WalkIndex(w, acc) : WalkMember(w, acc));
+  auto fetch = Read(w, want_string);
+  if (!fetch && w.place.kind == Place::kPieces) return std::unexpected(InPieces(w, fetch.error()));
+  return fetch;
+}
+
+bool Aggregate(Dwarf_Die* var) {
+  Dwarf_Die type;
+  return TypeOf(var, &type) && IsAggregateType(type);
 }
 
 ArgExpr ByName(Dwarf_Die* var) {
@@ -276,16 +308,34 @@ ArgExpr ByName(Dwarf_Die* var) {
   return expr;
 }
 
+// An aggregate split over several places (DW_OP_piece) here, walked to,
+// or nothing.
+std::optional<Walked> AggregateInPieces(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at) {
+  if (!Aggregate(var)) return std::nullopt;
+  auto w = StartWalk(info, scopes, var, at, DieName(var), false);
+  if (!w || w->place.kind != Place::kPieces) return std::nullopt;
+  return *w;
+}
+
 // Available means: kprobectl can fetch it here, not merely that DWARF has
 // some location for it. A struct, union or array cannot be fetched whole,
-// but its members and elements can where its place is known (not split
-// over registers by DW_OP_piece, not a constant).
-bool Available(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at) {
-  if (!Aggregate(var)) return FetchDie(info, scopes, var, at, ByName(var), false, false).has_value();
-  Dwarf_Die type;
-  uint64_t size = TypeOf(var, &type) ? ByteSize(&type) : 0;
-  auto place = VariablePlace(info, scopes, var, at, "'" + DieName(var) + "'", size, false);
-  return place && place->base.root != VariableFetch::kConstant;
+// but its members and elements can where its place is known (in memory or
+// in a register, not a constant; in pieces, those members that lie in
+// one: VariableInfo says which).
+void SetAvailable(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at, VariableInfo& out) {
+  if (!Aggregate(var)) {
+    out.available = FetchDie(info, scopes, var, at, ByName(var), false, false).has_value();
+    return;
+  }
+  auto w = StartWalk(info, scopes, var, at, DieName(var), false);
+  if (w && w->place.kind == Place::kPieces) {
+    out.in_pieces = true;
+    for (const MemberFetch& m : ReadableMembers(*w))
+      (m.fetch ? out.piece_members : out.pieces_refused).push_back(m.path);
+    out.available = !out.piece_members.empty();
+    return;
+  }
+  out.available = w && w->place.base.root != VariableFetch::kConstant;
 }
 
 }  // namespace
@@ -356,6 +406,15 @@ Result<std::vector<VariableFetch>> DwarfInfo::FetchAll(const DwarfAddress& at, b
   // Each variable listed is fetched as that DIE: a look-up by its name
   // could find another of the name.
   for (Dwarf_Die& var : VisibleVariables(scopes, params_only, at.die_offset)) {
+    // A struct split over several places: the members that lie in one.
+    if (auto w = AggregateInPieces(*this, scopes, &var, at)) {
+      for (MemberFetch& m : ReadableMembers(*w))
+        if (m.fetch)
+          out.push_back(std::move(*m.fetch));
+        else if (skipped)
+          skipped->push_back(m.path + ": " + m.fetch.error().message);
+      continue;
+    }
     ArgExpr expr = ByName(&var);
     auto fetch = FetchDie(*this, scopes, &var, at, expr, false, false);
     if (fetch)
@@ -432,7 +491,7 @@ Result<std::vector<VariableInfo>> DwarfInfo::Variables(const DwarfAddress& at, b
     Dwarf_Die type;
     info.c_type = TypeOf(&var, &type) ? TypeName(&type) : "void";
     info.parameter = dwarf_tag(&var) == DW_TAG_formal_parameter;
-    info.available = Available(*this, scopes, &var, at);
+    SetAvailable(*this, scopes, &var, at, info);
     Dwarf_Attribute loc;
     if (dwarf_attr(&var, DW_AT_location, &loc)) {
       Dwarf_Addr base, start, end;
