@@ -308,13 +308,24 @@ ArgExpr ByName(Dwarf_Die* var) {
   return expr;
 }
 
-// An aggregate split over several places (DW_OP_piece) here, walked to,
-// or nothing.
-std::optional<Walked> AggregateInPieces(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at) {
+// What $params and $vars take member by member, walked to: an aggregate
+// split over several places (DW_OP_piece) here, and a struct or union
+// parameter the ABI passed by value in two registers' worth of bytes (9 to
+// 16) that is in memory here (passed on the stack, when the registers ran
+// out: Linux 6.1's do_ip_getsockopt optlen), as the same struct in two
+// registers is, and as BTF reads both. Other aggregates in memory are left
+// out (their members can be fetched by name).
+std::optional<Walked> ByMembers(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at) {
   if (!Aggregate(var)) return std::nullopt;
   auto w = StartWalk(info, scopes, var, at, DieName(var), false);
-  if (!w || w->place.kind != Place::kPieces) return std::nullopt;
-  return *w;
+  if (!w) return std::nullopt;
+  if (w->place.kind == Place::kPieces) return *w;
+  Dwarf_Die t = PeelType(w->type);
+  int tag = dwarf_tag(&t);
+  uint64_t size = ByteSize(&t);
+  bool by_value = dwarf_tag(var) == DW_TAG_formal_parameter && tag != DW_TAG_array_type && size > 8 && size <= 16;
+  if (by_value && w->place.kind == Place::kMemory) return *w;
+  return std::nullopt;
 }
 
 // Available means: kprobectl can fetch it here, not merely that DWARF has
@@ -406,8 +417,8 @@ Result<std::vector<VariableFetch>> DwarfInfo::FetchAll(const DwarfAddress& at, b
   // Each variable listed is fetched as that DIE: a look-up by its name
   // could find another of the name.
   for (Dwarf_Die& var : VisibleVariables(scopes, params_only, at.die_offset)) {
-    // A struct split over several places: the members that lie in one.
-    if (auto w = AggregateInPieces(*this, scopes, &var, at)) {
+    // A struct split over several places, or passed by value: its members.
+    if (auto w = ByMembers(*this, scopes, &var, at)) {
       for (MemberFetch& m : ReadableMembers(*w))
         if (m.fetch)
           out.push_back(std::move(*m.fetch));

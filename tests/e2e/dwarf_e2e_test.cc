@@ -187,21 +187,22 @@ TEST_CASE("dwarf: a function split by partial inlining fires once per call and o
 TEST_CASE("dwarf: members of structs split over registers and stack slots record the values the program had") {
   // tests/fixtures/pieces.c: structs passed by value in two registers (a
   // DW_OP_piece each), members of several sizes and offsets read as the
-  // registers' bits, a pointer member followed, and a struct whose first
-  // member is in a stack slot and the others in registers.
+  // registers' bits, a pointer member followed, a struct whose first
+  // member is in a stack slot and the others in registers, and a struct
+  // passed on the stack.
   std::string tracefs = RealTracefsOrSkip();
   std::string group = UniqueGroup("pc");
   GroupCleaner cleaner(tracefs, group);
   std::string bin = FixturePath("pieces");
-  auto added =
-      RunKprobectl({"-x", bin, "-q", "-a", group + ":so=setopt optval.user optval.is_kernel optlen", "-a",
-                    group + ":tp=take_pair $params", "-a", group + ":ts=take_small s.x s.y", "-a",
-                    group + ":tq=take_ptrs q.p->weight q.n", "-a", group + ":tt=take_text t.v[1] t.v[3] t.hi t.len",
-                    "-a", group + ":tu=take_quad $params", "-a", group + ":mx=mixed:1 s.a s.b s.c"});
+  auto added = RunKprobectl({"-x", bin, "-q", "-a", group + ":so=setopt optval.user optval.is_kernel optlen", "-a",
+                             group + ":tp=take_pair $params", "-a", group + ":ts=take_small s.x s.y", "-a",
+                             group + ":tq=take_ptrs q.p->weight q.n", "-a",
+                             group + ":tt=take_text t.v[1] t.v[3] t.hi t.len", "-a", group + ":tu=take_quad $params",
+                             "-a", group + ":mx=mixed:1 s.a s.b s.c", "-a", group + ":st=stacked $params"});
   INFO(added.err);
   REQUIRE(added.status == 0);
   TraceInstance instance(tracefs, group);
-  for (const char* e : {"so", "tp", "ts", "tq", "tt", "tu", "mx"}) instance.Enable(e);
+  for (const char* e : {"so", "tp", "ts", "tq", "tt", "tu", "mx", "st"}) instance.Enable(e);
   int status = 0;
   std::string output = RunProgram({bin}, &status);
   REQUIRE(status == 0);
@@ -239,4 +240,9 @@ TEST_CASE("dwarf: members of structs split over registers and stack slots record
   CHECK(events["mx"][0]["a"] == printed["mixed"]["a"]);
   CHECK(events["mx"][0]["b"] == printed["mixed"]["b"]);
   CHECK(events["mx"][0]["c"] == printed["mixed"]["c"]);
+  // A 16-byte struct passed on the stack: its members in the stack slots.
+  REQUIRE(events["st"].size() == 1);
+  CHECK(events["st"][0]["optlen_user"] == printed["stacked"]["user"]);
+  CHECK(events["st"][0]["optlen_is_kernel"] == printed["stacked"]["is_kernel"]);
+  CHECK(events["st"][0]["e"] == printed["stacked"]["e"]);
 }

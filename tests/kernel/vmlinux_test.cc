@@ -247,7 +247,8 @@ TEST_CASE("BTF and DWARF follow the same member chains") {
        {"vfs_read file->f_path.dentry->d_name.name:string count buf", "do_sys_openat2 filename:string how->flags dfd",
         "tcp_sendmsg sk->__sk_common.skc_dport size", "ip_rcv skb->pkt_type skb->dev->name:string skb->len",
         "wake_up_process p->comm:string p->pid p->comm[2]", "hrtimer_start_range_ns $params", "vfs_read%return $retval",
-        "do_exit code", "genregs_get to.left to.p $params", "ipv6_setsockopt optval.is_kernel optval.kernel"}) {
+        "do_exit code", "genregs_get to.left to.p $params", "ipv6_setsockopt optval.is_kernel optval.kernel",
+        "do_ip_getsockopt $params"}) {
     auto dwarf = Run({"-D", spec}), btf = Run({"--btf", "-D", spec});
     INFO(spec << "\nDWARF: " << dwarf.err << "\nBTF: " << btf.err);
     CHECK(dwarf.status == 0);
