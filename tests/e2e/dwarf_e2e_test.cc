@@ -194,15 +194,31 @@ TEST_CASE("dwarf: members of structs split over registers and stack slots record
   std::string group = UniqueGroup("pc");
   GroupCleaner cleaner(tracefs, group);
   std::string bin = FixturePath("pieces");
-  auto added = RunKprobectl({"-x", bin, "-q", "-a", group + ":so=setopt optval.user optval.is_kernel optlen", "-a",
-                             group + ":tp=take_pair $params", "-a", group + ":ts=take_small s.x s.y", "-a",
-                             group + ":tq=take_ptrs q.p->weight q.n", "-a",
-                             group + ":tt=take_text t.v[1] t.v[3] t.hi t.len", "-a", group + ":tu=take_quad $params",
-                             "-a", group + ":mx=mixed:1 s.a s.b s.c", "-a", group + ":st=stacked $params"});
+  auto added = RunKprobectl({"-x",
+                             bin,
+                             "-q",
+                             "-a",
+                             group + ":so=setopt optval.user optval.is_kernel optlen",
+                             "-a",
+                             group + ":tp=take_pair $params",
+                             "-a",
+                             group + ":ts=take_small s.x s.y",
+                             "-a",
+                             group + ":tq=take_ptrs q.p->weight q.n",
+                             "-a",
+                             group + ":tt=take_text t.v[1] t.v[3] t.hi t.len",
+                             "-a",
+                             group + ":tu=take_quad $params",
+                             "-a",
+                             group + ":mx=mixed:1 s.a s.b s.c",
+                             "-a",
+                             group + ":st=stacked $params",
+                             "-a",
+                             group + ":tn=take_nested o.half o.half.hi o.tail"});
   INFO(added.err);
   REQUIRE(added.status == 0);
   TraceInstance instance(tracefs, group);
-  for (const char* e : {"so", "tp", "ts", "tq", "tt", "tu", "mx", "st"}) instance.Enable(e);
+  for (const char* e : {"so", "tp", "ts", "tq", "tt", "tu", "mx", "st", "tn"}) instance.Enable(e);
   int status = 0;
   std::string output = RunProgram({bin}, &status);
   REQUIRE(status == 0);
@@ -245,4 +261,9 @@ TEST_CASE("dwarf: members of structs split over registers and stack slots record
   CHECK(events["st"][0]["optlen_user"] == printed["stacked"]["user"]);
   CHECK(events["st"][0]["optlen_is_kernel"] == printed["stacked"]["is_kernel"]);
   CHECK(events["st"][0]["e"] == printed["stacked"]["e"]);
+  // A nested struct in one piece, whole (x32) and by a member.
+  REQUIRE(events["tn"].size() == 1);
+  CHECK(events["tn"][0]["half"] == printed["take_nested"]["half"]);
+  CHECK(events["tn"][0]["hi"] == printed["take_nested"]["hi"]);
+  CHECK(events["tn"][0]["tail"] == printed["take_nested"]["tail"]);
 }
