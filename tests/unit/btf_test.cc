@@ -78,6 +78,10 @@ TEST_CASE("btf: vars lists the parameters at the entry, and the return value at 
   CHECK(Kernel({"vars", "btf_state"}, true).out ==
         "Available variables at btf_state\n\t@<btf_state+0> (BTF: the parameters at entry)\n"
         "\t\tenum state\ts\n\t\tconst struct ops*\tops\n");
+  // A struct in two argument registers, with the members that can be read.
+  CHECK(Kernel({"vars", "btf_pair"}, true).out ==
+        "Available variables at btf_pair\n\t@<btf_pair+0> (BTF: the parameters at entry)\n\t\tint\tbefore\n"
+        "\t\tstruct pair\tp\t(in pieces: p.first p.second)\n\t\tunsigned char\tsmall\n");
   CHECK(Kernel({"vars", "btf_many%return"}, true).out ==
         "Available variables at btf_many%return\n\t@<btf_many+0> (BTF: the return value)\n\t\tblk_t\t$retval\n");
 }
