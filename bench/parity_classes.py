@@ -40,13 +40,15 @@ CLASSES = [
           "name; or one in pieces none of which holds a whole member) is fetched by perf as its first 8 bytes, "
           "with the warning 'exceeds max-bitwidth. Cut down to 64 bits'; kprobectl leaves it out: "
           "rtc_tm_to_ktime's struct rtc_time tm (36 bytes), perf tm=+8(%sp), kprobectl tm.tm_year by name"),
-    Class("members", "kprobectl fetches a struct in pieces member by member, perf as its first piece",
+    Class("members", "kprobectl fetches a struct's members, perf its first 8 bytes",
           "a struct the DWARF keeps in several places (DW_OP_piece: passed by value in two registers, or "
-          "members in registers and stack slots) is fetched by kprobectl's $params member by member, each from "
-          "the piece that holds it (VAR_MEMBER), and listed by vars with them; perf reads the first piece as "
-          "the whole struct, with the warning 'exceeds max-bitwidth. Cut down to 64 bits', and lists nothing "
-          "when that piece is empty: genregs_get, struct membuf to is DW_OP_reg1 RDX, DW_OP_piece 0x8, "
-          "DW_OP_reg2 RCX, DW_OP_piece 0x8, perf to=%dx, kprobectl to_p=%dx to_left=%cx"),
+          "members in registers and stack slots), or a struct parameter of 9-16 bytes passed on the stack, is "
+          "fetched by kprobectl's $params member by member, each from the place that holds it (VAR_MEMBER), "
+          "and one in pieces listed by vars with them; perf reads the first piece (8 bytes) as the whole struct, "
+          "with the warning 'exceeds max-bitwidth. Cut down to 64 bits', and lists nothing when that piece is "
+          "empty: genregs_get, struct membuf to is DW_OP_reg1 RDX, DW_OP_piece 0x8, DW_OP_reg2 RCX, "
+          "DW_OP_piece 0x8, perf to=%dx, kprobectl to_p=%dx to_left=%cx; do_ip_getsockopt's optlen on the "
+          "stack, perf optlen=+8(%sp), kprobectl optlen_user=+8(%sp) optlen_is_kernel=+16(%sp):b1@0/8"),
     Class("first-op", "perf reads a location of several operations as its first",
           "for a location kprobectl cannot follow (arithmetic on two registers, a comparison: DWARF's "
           "expression evaluates to the value) perf takes the first operation and reads memory there; "
