@@ -320,6 +320,17 @@ if [ -r /sys/kernel/btf/vmlinux ]; then
   fi
   err=$(kp -D 'do_sys_openat2:3 dfd' 2>&1)
   check "a line probe without DWARF says it needs it" grep -q "needs the kernel's DWARF" <<<"$err"
+  # A wrong name, without DWARF: every command says so, with the nearest
+  # names, before it writes anything.
+  for cmd in "add kpvm:x=vfs_raed" "-D vfs_raed" "trace -q --probe kpvm:x=vfs_raed -- true" "vars vfs_raed" \
+    "line vfs_raed" "-D vfs_raed:3" "funcs vfs_raed"; do
+    # shellcheck disable=SC2086 # the command's words
+    err=$(kp $cmd 2>&1)
+    status=$?
+    if [ $status -ne 0 ] && grep -q "no function 'vfs_raed' in the running kernel" <<<"$err" &&
+      grep -q 'similar names: .*vfs_read' <<<"$err" && nothing_left; then ok "kprobectl $cmd: no function, the nearest names"
+    else not_ok "kprobectl $cmd: no function, the nearest names" "exit $status" "$err"; fi
+  done
   if grep -q 'kernel return probes support: $retval, $arg<N>' $tracefs/README; then
     check "a parameter in a return probe (Linux 6.9+)" \
       [ "$(kp -D 'vfs_read%return count' 2>&1)" = 'r:probe/vfs_read__return vfs_read+0 count=$arg3:u64' ]
