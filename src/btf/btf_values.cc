@@ -46,7 +46,7 @@ Result<uint32_t> BaseType(const File& file, const std::string& base) {
     id = file.FindType(base.substr(6), Type::kUnion);
   else if (base.starts_with("enum "))
     id = file.FindType(base.substr(5), Type::kEnum);
-  else if (!(id = file.FindType(base, Type::kTypedef)))
+  else if (id = file.FindType(base, Type::kTypedef); !id)
     id = file.FindType(base, Type::kInt);
   if (!id)
     return Fail("the kernel's BTF (" + file.path() + ") has no type '" + base + "'",
