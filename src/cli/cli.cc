@@ -5,7 +5,7 @@
 //   kprobectl del PATTERN...                 kprobectl -d PATTERN
 //   kprobectl list [PATTERN...]              kprobectl -l [PATTERN]
 //   kprobectl funcs [--sdt] [FILTER]         kprobectl -F [FILTER]
-//   kprobectl line FUNC[:RLN[+NUM|-RLN2]]    kprobectl -L ...
+//   kprobectl line FUNC[@SRC][:N[+M|-N2]]   kprobectl -L ...
 //   kprobectl vars PROBE                     kprobectl -V PROBE
 //   kprobectl add --dry-run SPEC             kprobectl -D 'SPEC ARG...'
 // Words after the options with no command are one probe, as in perf probe.
@@ -88,7 +88,7 @@ void DeclareGlobalOptions(CLI::App& app, CommandLine& c) {
   c.funcs_flag =
       app.add_option("-F,--funcs", c.funcs_filter, "List functions that can be probed (a filter glob)")->expected(0, 1);
   app.add_option("-L,--line", c.line_range,
-                 "Show source lines that can be probed: FUNC[:RLN[+NUM|-RLN2]] or SRC[:ALN...]");
+                 "Show source lines that can be probed: FUNC[@SRC][:START[+COUNT|-END]] or SRC[:START...]");
   app.add_option("-V,--vars", c.vars_spec, "Show the variables available at a probe point");
   app.add_option("probe", c.words, "Probe to add: SPEC [ARG...] (perf probe style)");
 }
@@ -103,8 +103,8 @@ void DeclareCommands(CLI::App& app, CommandLine& c) {
   c.list->add_option("pattern", c.list_words, "[GROUP:]EVENT globs");
   c.funcs = app.add_subcommand("funcs", "List probe-able functions: funcs [FILTER]");
   c.funcs->add_option("filter", c.funcs_words, "Glob filter: '!', '&', '|' and parentheses combine globs");
-  c.line = app.add_subcommand("line", "Show source lines that can be probed: line FUNC[:RLN[+NUM|-RLN2]]");
-  c.line->add_option("range", c.line_words, "FUNC[:RLN[+NUM|-RLN2]] or SRC[:ALN[+NUM|-ALN2]]")->required();
+  c.line = app.add_subcommand("line", "Show source lines that can be probed: line FUNC[@SRC][:START[+COUNT|-END]]");
+  c.line->add_option("range", c.line_words, "FUNC[@SRC][:START[+COUNT|-END]] or SRC[:START[+COUNT|-END]]")->required();
   c.vars = app.add_subcommand("vars", "Show the variables available at a probe point: vars PROBE");
   c.vars->add_option("probe", c.vars_words, "A probe point, e.g. FUNC:RLN")->required();
   c.clean = app.add_subcommand("clean", "Remove what a killed 'kprobectl trace' left in tracefs");

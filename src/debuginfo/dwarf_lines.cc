@@ -14,58 +14,6 @@
 
 namespace kprobectl {
 
-Result<LineRange> ParseLineRange(std::string_view text) {
-  LineRange range;
-  auto bad = [&](std::string what) {
-    return Fail("invalid line range '" + std::string(text) + "': " + what,
-                "write FUNC[:RLN[+NUM|-RLN2]] or SRC[:ALN[+NUM|-ALN2]]");
-  };
-  // The ':' before a line number: not a C++ scope's "::", not inside brackets.
-  size_t colon = std::string_view::npos;
-  for (size_t i = 0, depth = 0; i < text.size() && colon == std::string_view::npos; ++i) {
-    char c = text[i];
-    if (c == '(' || c == '<') ++depth;
-    if ((c == ')' || c == '>') && depth > 0) --depth;
-    if (c == ':' && depth == 0) {
-      if (i + 1 < text.size() && text[i + 1] == ':')
-        ++i;
-      else
-        colon = i;
-    }
-  }
-  std::string_view head = text.substr(0, colon);
-  if (head.empty()) return bad("expected a function or a source file");
-  bool is_file = head.find('.') != std::string_view::npos || head.find('/') != std::string_view::npos;
-  if (size_t at = head.find('@'); !is_file && at != std::string_view::npos) {
-    range.function = std::string(head.substr(0, at));
-    range.file = std::string(head.substr(at + 1));
-  } else if (is_file) {
-    range.file = std::string(head);
-  } else {
-    range.function = std::string(head);
-  }
-  if (colon == std::string_view::npos) {
-    if (range.function.empty()) range.start = 1;
-    return range;
-  }
-  std::string_view rest = text.substr(colon + 1);
-  size_t sep = rest.find_first_of("+-");
-  auto start = ParseUnsigned(rest.substr(0, sep));
-  if (!start) return bad("expected a line number after ':'");
-  range.start = *start;
-  if (sep != std::string_view::npos) {
-    auto n = ParseUnsigned(rest.substr(sep + 1));
-    if (!n) return bad("expected a number after '" + std::string(1, rest[sep]) + "'");
-    if (rest[sep] == '+') {
-      range.end = range.start + *n;
-    } else {
-      if (*n < range.start) return bad("the range ends before it starts");
-      range.end = n;
-    }
-  }
-  return range;
-}
-
 namespace dwarf {
 
 namespace {

@@ -77,8 +77,10 @@ TEST_CASE("dwarf errors name the input and say what to do") {
        "kprobectl: error: no function 'nosuch' in the debuginfo of @BIN@\n"
        "  hint: list functions with 'kprobectl funcs'\n"},
       {{"-L", "process:9-3"},
-       "kprobectl: error: invalid line range 'process:9-3': the range ends before it starts\n"
-       "  hint: write FUNC[:RLN[+NUM|-RLN2]] or SRC[:ALN[+NUM|-ALN2]]\n"},
+       "kprobectl: error: invalid line range: the range ends (line 3) before it starts (line 9)\n"
+       "    process:9-3\n              ^\n"
+       "  hint: a line range is FUNC[@SRC][:START[+COUNT|-END]] or SRC[:START[+COUNT|-END]] (lines of FUNC count "
+       "from its declaration)\n"},
   };
   for (const Row& row : rows) {
     std::vector<std::string> args = {"-x", bin};
@@ -102,7 +104,7 @@ TEST_CASE("without the source text, line still shows which lines have code, and 
   CHECK(lines[4] == "      3  ");
   CHECK(listing.err.find("was not found (looked at ") != std::string::npos);
   CHECK(listing.err.ends_with("  hint: give the source tree's top with -s DIR\n"));
-  auto found = RunKprobectl({"-x", bin, "-s", FixtureSourceDir(), "line", "summarize:1+0"});
+  auto found = RunKprobectl({"-x", bin, "-s", FixtureSourceDir(), "line", "summarize:1+1"});
   CHECK(found.status == 0);
   CHECK(SplitLines(found.out).at(1) == "      1    int s = scale(req->hdr.flags, 3);");
   // A lazy pattern needs the text.
