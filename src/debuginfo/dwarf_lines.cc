@@ -98,6 +98,55 @@ std::vector<uint64_t> DwarfInfo::CodeLines(Dwarf_Die* cu, std::string_view file,
   return {lines.begin(), lines.end()};
 }
 
+// Where a function's source ends, which DWARF does not say. An inlined
+// copy's address ranges hold rows of its caller as well as its own: the
+// caller's line at the copy's first address (a row at the same address,
+// an earlier "view"), and code gcc scheduled among the copy's. When the
+// caller is in the same file, those rows are lines of that file that are
+// no lines of the function (getname_flags, inlined into the syscalls that
+// SYSCALL_DEFINE makes at the end of fs/namei.c, gained their lines, some
+// 4300 past its own). C has no nested functions: a function's lines end
+// before the next function declared after it in its file, so a CU's
+// functions (and in C++ its namespaces' and classes', whose members are
+// declared in order too) bound it. perf has no such bound; it drops rows
+// inside nested inlined copies and rows that share their address with
+// another line, which leaves these out in practice but also lines
+// kprobectl probes (README, "Where kprobectl and perf probe differ").
+uint64_t DwarfInfo::LastOwnLine(Dwarf_Die* cu, const std::string& file, uint64_t decl_line) {
+  auto key = std::make_tuple(dwarf_dieoffset(cu), file, decl_line);
+  if (auto it = last_own_lines_.find(key); it != last_own_lines_.end()) return it->second;
+  uint64_t next = UINT64_MAX;
+  bool cxx = IsCxxUnit(cu);
+  auto walk = [&](auto& self, Dwarf_Die* parent) -> void {
+    Dwarf_Die child;
+    if (dwarf_child(parent, &child) != 0) return;
+    do {
+      int tag = dwarf_tag(&child);
+      if (tag == DW_TAG_subprogram) {
+        int line = 0;
+        const char* decl = dwarf_decl_file(&child);
+        if (decl && file == decl && dwarf_decl_line(&child, &line) == 0 && static_cast<uint64_t>(line) > decl_line)
+          next = std::min(next, static_cast<uint64_t>(line));
+      } else if (cxx && (tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+                         tag == DW_TAG_union_type)) {
+        self(self, &child);
+      }
+    } while (dwarf_siblingof(&child, &child) == 0);
+  };
+  walk(walk, cu);
+  uint64_t last = next == UINT64_MAX ? next : next - 1;
+  last_own_lines_.emplace(key, last);
+  return last;
+}
+
+std::vector<uint64_t> DwarfInfo::OwnCodeLines(Dwarf_Die* cu, const std::string& file, uint64_t decl_line,
+                                              const std::vector<AddressRange>& ranges) {
+  std::vector<uint64_t> lines = CodeLines(cu, file, &ranges);
+  uint64_t last = LastOwnLine(cu, file, decl_line);
+  std::erase_if(lines, [&](uint64_t l) { return l > last; });
+  return lines;
+}
+
 Result<std::vector<std::string>> DwarfInfo::ReadSource(Dwarf_Die* cu, const std::string& file,
                                                        const FindOptions& options, std::vector<std::string>* searched) {
   std::vector<std::string> candidates;
@@ -162,7 +211,7 @@ Result<DwarfInfo::ListingScope> DwarfInfo::FunctionScope(const LineRange& range)
     if (!decl || std::string_view(decl) != scope.path) continue;
     auto ranges = Ranges(&die);
     Dwarf_Die fn_cu = dwarf.CuOf(&die);
-    for (uint64_t l : CodeLines(&fn_cu, scope.path, &ranges)) scope.code.insert(l);
+    for (uint64_t l : OwnCodeLines(&fn_cu, scope.path, scope.base, ranges)) scope.code.insert(l);
   }
   Dwarf_Die die = dwarf.Die(chosen->die);
   scope.cu = dwarf.CuOf(&die);

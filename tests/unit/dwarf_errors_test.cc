@@ -212,3 +212,23 @@ TEST_CASE("an inline function with no code left says so, by index, by scan, and 
                                         "  hint: list functions with 'kprobectl funcs'\n");
   }
 }
+
+TEST_CASE("the lines of callers that hold an inlined copy are not the inlined function's") {
+  // own_lines.c:19 and :26 (twice's lines 8 and 15 if they were its) are
+  // rows at the first addresses of twice's copies in user and main.
+  std::string bin = FixturePath("own_lines");
+  auto past = RunKprobectl({"-x", bin, "-D", "twice:8"});
+  CHECK(past.status == 1);
+  CHECK(Replace(past.err, FixtureSourceDir(), "@SRC@") ==
+        "kprobectl: error: line 8 of twice (@SRC@/own_lines.c:19) is past its end; the nearest line with code is 3\n"
+        "  hint: list the lines that have code with 'kprobectl line twice'\n");
+  auto pattern = RunKprobectl({"-x", bin, "-D", "twice;*+1*"});
+  CHECK(pattern.status == 1);
+  CHECK(pattern.err ==
+        "kprobectl: error: no line of twice matches the pattern '*+1*'\n"
+        "  hint: see its lines with 'kprobectl line twice'\n");
+  // The caller's line is still the caller's.
+  auto caller = RunKprobectl({"-x", bin, "-D", "user:2"});
+  CHECK(caller.status == 0);
+  CHECK(caller.out.starts_with("p:probe_own_lines/user_L2 " + bin + ":0x"));
+}

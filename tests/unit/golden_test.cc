@@ -76,6 +76,8 @@ TEST_CASE("golden definitions, listings and variables: records -O2") { CheckGold
 TEST_CASE("golden definitions, listings and variables: split functions") { CheckGolden("split"); }
 // Variables located through memory: a load and offsets after a register.
 TEST_CASE("golden definitions, listings and variables: locations through memory") { CheckGolden("deref"); }
+// An inline function's own lines, not those of the callers its copies are in.
+TEST_CASE("golden definitions, listings and variables: a function's own lines") { CheckGolden("own_lines"); }
 TEST_CASE("golden definitions, listings and variables: split functions in a kernel image") {
   CheckGolden("kernel_split");
 }
