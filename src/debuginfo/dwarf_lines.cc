@@ -106,9 +106,8 @@ std::vector<uint64_t> DwarfInfo::CodeLines(Dwarf_Die* cu, std::string_view file,
 // no lines of the function (getname_flags, inlined into the syscalls that
 // SYSCALL_DEFINE makes at the end of fs/namei.c, gained their lines, some
 // 4300 past its own). C has no nested functions: a function's lines end
-// before the next function declared after it in its file, so a CU's
-// functions (and in C++ its namespaces' and classes', whose members are
-// declared in order too) bound it. perf has no such bound; it drops rows
+// before the next function defined after it in its file, so a CU's
+// function definitions (and in C++ its namespaces' and classes') bound it. perf has no such bound; it drops rows
 // inside nested inlined copies and rows that share their address with
 // another line, which leaves these out in practice but also lines
 // kprobectl probes (README, "Where kprobectl and perf probe differ").
@@ -122,7 +121,9 @@ uint64_t DwarfInfo::LastOwnLine(Dwarf_Die* cu, const std::string& file, uint64_t
     if (dwarf_child(parent, &child) != 0) return;
     do {
       int tag = dwarf_tag(&child);
-      if (tag == DW_TAG_subprogram) {
+      // A declaration bounds nothing: gcc puts a block-scope one (the
+      // __compiletime_assert_N of BUG_ON, min()) among the CU's own.
+      if (tag == DW_TAG_subprogram && !dwarf_hasattr(&child, DW_AT_declaration)) {
         int line = 0;
         const char* decl = dwarf_decl_file(&child);
         if (decl && file == decl && dwarf_decl_line(&child, &line) == 0 && static_cast<uint64_t>(line) > decl_line)
@@ -212,6 +213,10 @@ Result<DwarfInfo::ListingScope> DwarfInfo::FunctionScope(const LineRange& range)
     auto ranges = Ranges(&die);
     Dwarf_Die fn_cu = dwarf.CuOf(&die);
     for (uint64_t l : OwnCodeLines(&fn_cu, scope.path, scope.base, ranges)) scope.code.insert(l);
+    // Line 0, the declaration, is where the function begins (FUNC:0 is
+    // FUNC there, as in perf) even when no row of the line table says so.
+    uint64_t entry = 0;
+    if (EntryAddress(&die, &entry)) scope.code.insert(scope.base);
   }
   Dwarf_Die die = dwarf.Die(chosen->die);
   scope.cu = dwarf.CuOf(&die);
@@ -265,10 +270,16 @@ Result<SourceListing> DwarfInfo::Listing(const LineRange& range, const FindOptio
   auto text = ReadSource(&cu, listing.path, options, &searched);
   listing.have_source = text.has_value();
   listing.searched = searched;
-  if (text && range.file.empty() && !range.end) {
-    // A function's listing runs to its closing brace, which may have no code.
-    for (uint64_t extra = 0; last < text->size() && extra < 50 && !Trim((*text)[last - 1]).ends_with("}"); ++extra)
-      ++last;
+  if (text && range.file.empty() && !range.end && base > 0 && base <= text->size()) {
+    // A function's listing runs to its closing brace, which may have no
+    // code: the first '}' indented no deeper than the declaration (an
+    // inner block's closes deeper, a one-line body's ends its line).
+    const std::string& decl = (*text)[base - 1];
+    size_t indent = decl.find_first_not_of(" \t");
+    auto closes = [&](const std::string& line) {
+      return Trim(line).ends_with("}") && line.find_first_not_of(" \t") <= indent;
+    };
+    for (uint64_t extra = 0; last < text->size() && extra < 50 && !closes((*text)[last - 1]); ++extra) ++last;
   }
   for (uint64_t l = first; l <= last; ++l) {
     bool probeable = code.contains(l);

@@ -178,6 +178,8 @@ Result<void> DwarfInfo::ResolveInstance(const ReadyDwarf& dwarf, const FunctionI
     // Past the function's end, a row in a copy's ranges is its caller's.
     bool past_end = line > LastOwnLine(&cu, where.decl.file, where.decl.line);
     auto hits = past_end ? std::vector<LineHit>() : LineAddresses(&cu, where.decl.file, line, &ranges);
+    // Line 0, the declaration, begins at the entry when no row says where.
+    if (hits.empty() && *point.line == 0) hits.push_back({entry, line, where.decl.file});
     if (hits.empty()) {
       if (!search.no_code) search.no_code = {name, where.decl.file, line, where.decl.line, past_end, {}};
       for (uint64_t l : OwnCodeLines(&cu, where.decl.file, where.decl.line, ranges)) search.no_code->code.insert(l);
