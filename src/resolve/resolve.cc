@@ -157,7 +157,9 @@ Result<Resolution> Resolve(const std::vector<ProbeSpec>& specs, Target& target, 
     probe.group = !spec.group.empty() ? spec.group
                   : target.kernel()   ? std::string(kKernelGroup)
                                       : UserGroupName(target.path);
-    probe.locations = KP_TRY(Locate(spec, target, system, options, out));
+    auto located = Locate(spec, target, system, options, out);
+    if (!located) return std::unexpected(resolve::RefusedByName(spec, target, system).value_or(located.error()));
+    probe.locations = std::move(*located);
     if (!spec.point.tracepoint.empty() && target.kernel()) probe.type = ProbeType::kTracepoint;
     // A marker's events are perf's: group sdt_PROVIDER.
     if (spec.group.empty() && !probe.locations.empty() && !probe.locations[0].origin.marker.empty()) {
