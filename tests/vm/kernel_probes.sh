@@ -8,25 +8,8 @@
 set -u
 build=$1
 vmlinux=$2
-# Every kprobectl run is bounded: a hang fails that check (exit 124) and the
-# rest still runs. A CPU stuck in the kernel is caught by scripts/vm instead
-# (the guest panics with its backtraces).
-kp() { timeout -k 5 120 "$build/kprobectl" "$@"; }
-release=$(uname -r)
-mkdir -p /usr/lib/debug/boot
-ln -sf "$vmlinux" "/usr/lib/debug/boot/vmlinux-$release"
-tracefs=/sys/kernel/tracing
-failed=0
-n=0
-# Each result says when it came (seconds since the script began): the
-# guest runs under TCG, and the log shows where its time goes.
-ok() { n=$((n + 1)); echo "ok $n - $1 [${SECONDS}s]"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1 [${SECONDS}s]"; shift; for line in "$@"; do echo "#   $line"; done; }
-check() {  # check DESCRIPTION COMMAND...: passes when COMMAND succeeds
-  local what=$1; shift
-  if "$@"; then ok "$what"; else not_ok "$what"; fi
-}
-nothing_left() { [ ! -s $tracefs/kprobe_events ] && [ -z "$(ls $tracefs/instances)" ]; }
+# shellcheck source=tests/vm/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 echo "# kernel $release, KASLR _text at $(grep ' _text$' /proc/kallsyms | cut -d' ' -f1)"
 
@@ -300,5 +283,4 @@ problems=$(dmesg | grep -E 'BUG:|WARNING:|Oops|soft lockup|blocked for more than
 [ -z "$problems" ] && ok "the kernel reported no bug, warning or lockup" ||
   not_ok "the kernel reported no bug, warning or lockup" "$problems"
 
-echo "1..$n"
-[ $failed -eq 0 ]
+finish
