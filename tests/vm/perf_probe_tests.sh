@@ -34,15 +34,22 @@ all_found() {
   shift
   for re in "$@"; do grep -Eq -- "$re" "$file" || return 1; done
 }
-# check_all_lines_matched.pl: every line of FILE matches one of the regexes.
+# check_all_lines_matched.pl: FILE has lines, and every one matches one of
+# the regexes.
 all_matched() {
   local file=$1 re args=()
   shift
   for re in "$@"; do args+=(-e "$re"); done
-  ! grep -Evx "${args[@]}" "$file" | grep -q .
+  [ -s "$file" ] && ! grep -Evx "${args[@]}" "$file" | grep -q .
 }
 # What a check's log holds, shown when it fails.
-show() { sed 's/^/  /' "$1" | head -${2:-8}; }
+show() { sed 's/^/  /' "$1" | head -"${2:-8}"; }
+# A command that must fail saying so: its exit status and what it said.
+fails_saying() {  # fails_saying DESCRIPTION STATUS FILE REGEX...
+  local what=$1 rc=$2 file=$3
+  shift 3
+  if [ "$rc" -ne 0 ] && all_found "$file" "$@"; then ok "$what"; else not_ok "$what" "exit $rc" "$(show "$file")"; fi
+}
 echo "# kernel $release; perf's probe tests, ported"
 clear_all_probes
 
@@ -73,12 +80,8 @@ fi
 
 for opt in -a -d -L -V; do
   kp $opt 2>$logs/missing.err
-  rc=$?
-  if [ $rc -ne 0 ] && all_found $logs/missing.err "kprobectl: error: switch $opt requires a value"; then
-    ok "test_invalid_options: missing argument for $opt"
-  else
-    not_ok "test_invalid_options: missing argument for $opt" "exit $rc" "$(cat $logs/missing.err)"
-  fi
+  fails_saying "test_invalid_options: missing argument for $opt" $? $logs/missing.err \
+    "kprobectl: error: switch $opt requires a value"
 done
 for opt in -F -l; do
   kp $opt >/dev/null 2>$logs/unnecessary.err
@@ -93,12 +96,8 @@ for opt in '-a xxx -d xxx' '-a xxx -L foo' '-a xxx -V foo' '-a xxx -l' '-a xxx -
   '-d xxx -V foo' '-d xxx -l' '-d xxx -F' '-L foo -V bar' '-L foo -l' '-L foo -F' '-V foo -l' '-V foo -F' '-l -F'; do
   # shellcheck disable=SC2086
   kp $opt >/dev/null 2>$logs/exclusive.err
-  rc=$?
-  if [ $rc -ne 0 ] && all_found $logs/exclusive.err '^kprobectl: error: switch .+ cannot be used with switch .+'; then
-    ok "test_invalid_options: mutually exclusive options :: $opt"
-  else
-    not_ok "test_invalid_options: mutually exclusive options :: $opt" "exit $rc" "$(cat $logs/exclusive.err)"
-  fi
+  fails_saying "test_invalid_options: mutually exclusive options :: $opt" $? $logs/exclusive.err \
+    '^kprobectl: error: switch .+ cannot be used with switch .+'
 done
 
 # --- base_probe/test_line_semantics.sh ------------------------------------
@@ -158,7 +157,11 @@ hits=$(grep -c "probe:$probe: " $logs/stat)
 check "test_adding_kernel: using added probe (trace counts $hits hits of cat /proc/uptime)" [ "$hits" -gt 0 ]
 kp -d "$probe*" 2>$logs/del.err
 rc=$?
-check "test_adding_kernel: deleting added probe" eval "[ $rc -eq 0 ] && all_matched $logs/del.err 'Removed event: probe:$probe'"
+if [ $rc -eq 0 ] && all_matched $logs/del.err "Removed event: probe:$probe"; then
+  ok "test_adding_kernel: deleting added probe"
+else
+  not_ok "test_adding_kernel: deleting added probe" "exit $rc" "$(show $logs/del.err)"
+fi
 kp list 'probe:*' >$logs/list 2>&1
 check "test_adding_kernel: listing removed probe (should NOT be listed)" [ ! -s $logs/list ]
 kp -n --add $probe 2>$logs/dry.err
@@ -173,14 +176,9 @@ kp --add $probe 2>$logs/force1.err
 check "test_adding_kernel: force-adding probes :: first probe adding" \
   all_found $logs/force1.err 'Added new events?:' "probe:$probe" "on $probe"
 kp --add $probe 2>$logs/force2.err
-rc=$?
 # perf: 'Error: event "inode_permission" already exists.'
-if [ $rc -ne 0 ] && all_found $logs/force2.err "kprobectl: error: event 'probe:$probe' already exists"; then
-  ok "test_adding_kernel: force-adding probes :: second probe adding (without force)"
-else
-  not_ok "test_adding_kernel: force-adding probes :: second probe adding (without force)" "exit $rc" \
-    "$(show $logs/force2.err)"
-fi
+fails_saying "test_adding_kernel: force-adding probes :: second probe adding (without force)" $? $logs/force2.err \
+  "kprobectl: error: event 'probe:$probe' already exists"
 probes=$(kp -l | wc -l)
 kp --force --add $probe 2>$logs/force3.err
 check "test_adding_kernel: force-adding probes :: second probe adding (with force)" \
@@ -199,14 +197,8 @@ check "test_adding_kernel: wildcard adding support" eval "[ $rc -eq 0 ] && all_f
   probe:vfs_mknod probe:vfs_create probe:vfs_rmdir probe:vfs_link probe:vfs_write"
 # perf's limit without --max-probes (128): an error that says so.
 kp -nf -a 'vfs_* $params' 2>$logs/wild-limit.err
-rc=$?
-if [ $rc -ne 0 ] && all_found $logs/wild-limit.err "'vfs_\* \\\$params' makes [0-9]+ probes, more than the limit of 128" \
-  'max-probes'; then
-  ok "test_adding_kernel: wildcard adding support :: more than --max-probes is refused"
-else
-  not_ok "test_adding_kernel: wildcard adding support :: more than --max-probes is refused" "exit $rc" \
-    "$(show $logs/wild-limit.err)"
-fi
+fails_saying "test_adding_kernel: wildcard adding support :: more than --max-probes is refused" $? \
+  $logs/wild-limit.err "'vfs_\* \\\$params' makes [0-9]+ probes, more than the limit of 128" 'max-probes'
 var=somenonexistingrandomstuffwhichisalsoprettylongorevenlongertoexceed64
 kp "vfs_read $var" 2>$logs/novar.err
 rc=$?
