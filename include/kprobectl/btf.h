@@ -23,6 +23,7 @@
 
 namespace kprobectl {
 
+class Arch;
 namespace btf {
 class File;
 }
@@ -35,8 +36,10 @@ struct BtfParameter {
 class BtfInfo {
  public:
   // A raw BTF file or an ELF file's .BTF section; with `base_path`, a
-  // module's split BTF over its kernel's.
-  static Result<std::unique_ptr<BtfInfo>> Open(const std::string& path, const std::string& base_path = {});
+  // module's split BTF over its kernel's. Parameters are placed as `arch`'s
+  // psABI places them (BTF has no locations).
+  static Result<std::unique_ptr<BtfInfo>> Open(const std::string& path, const Arch& arch,
+                                               const std::string& base_path = {});
   ~BtfInfo();
   BtfInfo(const BtfInfo&) = delete;
   BtfInfo& operator=(const BtfInfo&) = delete;
@@ -55,8 +58,9 @@ class BtfInfo {
   std::optional<std::pair<FetchType, std::string>> ReturnType(std::string_view function) const;
 
  private:
-  explicit BtfInfo(std::shared_ptr<const btf::File> file);
+  BtfInfo(std::shared_ptr<const btf::File> file, const Arch& arch);
   std::shared_ptr<const btf::File> file_;
+  const Arch* arch_;
 };
 
 }  // namespace kprobectl

@@ -103,6 +103,8 @@ class Debuginfo {
     std::unique_ptr<Debuginfo> debuginfo;
     std::vector<ElfSymbol> symbols;
     std::string dwarf_error;
+    uint16_t machine = 0;  // its ELF header's e_machine
+    bool elf64 = false;
   };
   static Result<Module> OpenModule(const std::string& path);
   virtual ~Debuginfo() = default;

@@ -41,6 +41,13 @@ struct SdtNote {
   std::string args;
 };
 
+// What an ELF file's header says of it.
+struct ElfIdentity {
+  uint16_t machine = 0;  // e_machine
+  bool elf64 = false;    // ELFCLASS64
+  uint16_t type = 0;     // e_type
+};
+
 struct LoadSegment {
   uint64_t vaddr = 0, memsz = 0, offset = 0, filesz = 0;
   bool executable = false;
@@ -52,15 +59,16 @@ class ElfImage {
   // With a cache directory, a large image's symbol index (names hashed,
   // symbols by address) is read from there, or built and written there.
   static Result<ElfImage> Open(const std::string& path, const std::string& cache_dir = "");
-  // The checks Open() makes of the ELF header alone (an x86-64 executable or
-  // shared library), for commands that read only the debuginfo.
-  static Result<void> CheckHeader(const std::string& path);
+  // An ELF file's header (for its architecture, before anything else of it
+  // is read), or an error when it is not an ELF file.
+  static Result<ElfIdentity> ReadIdentity(const std::string& path);
   // A kernel module's image: its symbols at the addresses its sections were
   // given (see Debuginfo::OpenModule), under the module's name.
-  static ElfImage FromModule(std::string path, std::string module, std::vector<ElfSymbol> symbols);
+  static ElfImage FromModule(std::string path, std::string module, uint16_t machine, std::vector<ElfSymbol> symbols);
   const std::string& module() const { return module_; }  // empty unless a module
 
   const std::string& path() const { return path_; }
+  uint16_t machine() const { return machine_; }              // e_machine
   bool shared_object() const { return shared_object_; }      // ET_DYN (PIE or library)
   const std::string& build_id() const { return build_id_; }  // hex, empty if none
   // Every symbol, made on first use (a vmlinux has 100,000+ of them; the
@@ -82,8 +90,11 @@ class ElfImage {
   const ElfSymbol* ObjectAt(uint64_t vaddr) const;
   // The 64-bit words the file holds at [start, end) (virtual addresses in a
   // PT_LOAD segment): tables the kernel keeps between linker symbols, such as
-  // __start_mcount_loc..__stop_mcount_loc.
-  Result<std::vector<uint64_t>> ReadWords(uint64_t start, uint64_t end) const;
+  // __start_mcount_loc..__stop_mcount_loc. In a relocatable image (arm64's
+  // vmlinux) such a word is 0 in the file and its value the addend of a
+  // relative relocation in .rela.dyn, of type `relative_type` (the
+  // architecture's R_*_RELATIVE; 0: none applied).
+  Result<std::vector<uint64_t>> ReadWords(uint64_t start, uint64_t end, uint32_t relative_type = 0) const;
   // How many symbols of this type carry `name` (several static ones may).
   size_t CountNamed(std::string_view name, ElfSymbol::Type type) const;
   const ElfSymbol* Find(std::string_view name) const;
@@ -153,11 +164,13 @@ class ElfImage {
   const ElfSymbol* Made(uint32_t entry) const;
 
   std::string path_;
+  uint16_t machine_ = 0;
   std::string module_;
   bool shared_object_ = false;
   std::string build_id_;
   std::vector<LoadSegment> segments_;
   std::vector<SdtNote> sdt_notes_;
+  uint64_t rela_dyn_offset_ = 0, rela_dyn_size_ = 0;  // the file's .rela.dyn (SHT_RELA), if it has one
   // Shared by copies of the image; the const look-ups add to `made`.
   std::shared_ptr<Table> table_;
 };

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kprobectl/arch.h"
 #include "kprobectl/elf_image.h"
 #include "kprobectl/result.h"
 
@@ -22,6 +23,7 @@ namespace kprobectl {
 
 struct KernelEnv {
   std::string release;  // uname -r
+  std::string machine;  // uname -m: the running kernel's architecture ("x86_64", "aarch64")
   std::string root;     // prefix for every path (tests)
   std::string notes = "/sys/kernel/notes";
   std::string kallsyms = "/proc/kallsyms";
@@ -67,10 +69,11 @@ class KprobeBlacklist {
   // From debugfs kprobes/blacklist ("0xSTART-0xEND\tSYMBOL"), with KASLR's
   // offset removed (`slide` = runtime _text - the image's _text).
   static KprobeBlacklist FromDebugfs(std::string_view text, int64_t slide);
-  // Offline, from the image: .kprobes.text, .noinstr.text, .entry.text
-  // (and friends, between their __*_start/__*_end symbols) and the functions
-  // listed in _kprobe_blacklist (NOKPROBE_SYMBOL).
-  static Result<KprobeBlacklist> FromImage(const ElfImage& image);
+  // Offline, from the image: the sections `arch` says the kernel never
+  // probes (.kprobes.text, .noinstr.text, .entry.text..., between their
+  // __*_start/__*_end symbols) and the functions listed in _kprobe_blacklist
+  // (NOKPROBE_SYMBOL).
+  static Result<KprobeBlacklist> FromImage(const ElfImage& image, const Arch& arch);
   const BlacklistRange* Find(uint64_t address) const;
   bool empty() const { return ranges_.empty(); }
 
@@ -84,9 +87,10 @@ class TraceableFunctions {
  public:
   // From tracefs available_filter_functions ("name" or "name [module]").
   static TraceableFunctions FromAvailable(std::string_view text);
-  // Offline: the functions whose first bytes hold an __fentry__ call site
-  // (__start_mcount_loc..__stop_mcount_loc).
-  static Result<TraceableFunctions> FromImage(const ElfImage& image);
+  // Offline: the functions whose first bytes hold an ftrace call site
+  // (__start_mcount_loc..__stop_mcount_loc), as far into a function as
+  // `arch` puts it.
+  static Result<TraceableFunctions> FromImage(const ElfImage& image, const Arch& arch);
   // Whether the function symbol `name` at `address` (image address) can be traced.
   bool Traceable(const ElfSymbol& function) const;
   // Whether kprobe_events takes a probe in `function`: traceable, or a part
@@ -101,7 +105,8 @@ class TraceableFunctions {
   bool known_ = false;
   bool by_address_ = false;
   std::set<std::string> names_;
-  std::vector<uint64_t> sites_;  // __fentry__ call sites, sorted
+  std::vector<uint64_t> sites_;         // ftrace call sites, sorted
+  std::pair<int64_t, int64_t> window_;  // where a function's site lies, from its symbol
 };
 
 // The runtime address of _text minus the image's, from /proc/kallsyms.
@@ -113,6 +118,11 @@ class KallsymsNames {
   static KallsymsNames Parse(std::string_view kallsyms);
   size_t Count(const std::string& name) const;
   bool empty() const { return counts_.empty(); }
+  // Every name, once, in order.
+  template <typename F>
+  void ForEachName(F&& f) const {
+    for (const auto& [name, count] : counts_) f(name);
+  }
   std::optional<uint64_t> text() const { return text_; }
   // The runtime address of _text minus the image's (KASLR's offset).
   std::optional<int64_t> Slide(const ElfImage& image) const;

@@ -19,7 +19,8 @@
 //
 // A ResolvedProbe is still arch-neutral: its arguments are TypedFetch
 // values (a root such as a DWARF register or the Nth argument, dereferences,
-// a FetchType); Synthesize() turns them into fetchargs with the x86-64 table.
+// a FetchType); Synthesize() turns them into fetchargs with the target's
+// architecture (arch.h).
 #pragma once
 
 #include <cstdint>
@@ -145,8 +146,10 @@ Result<void> NameEvents(Resolution& resolution, EventNamer& namer);
 
 // The definitions the kernel is sent, one per location, in order.
 Result<std::vector<TraceEventDef>> Synthesize(const Resolution& resolution, const Target& target);
-// One argument as a fetcharg, for a location of `kind` at `address` of `image`.
-Result<FetchArg> SynthesizeArg(const TypedFetch& fetch, ProbeKind kind, const ElfImage* image, uint64_t address);
+// One argument as a fetcharg, for a location of `kind` at `address` of
+// `image`, in the registers of `arch`.
+Result<FetchArg> SynthesizeArg(const TypedFetch& fetch, const Arch& arch, ProbeKind kind, const ElfImage* image,
+                               uint64_t address);
 
 // The functions of the target that can be probed (funcs), sorted, those
 // the kernel would refuse left out. Without the kernel's image (BTF only),
@@ -197,6 +200,9 @@ std::string KernelMemoryRef(const ElfImage& image, uint64_t target);
 // module): SYMBOL+OFF when no other function has the name, else _text+OFF;
 // MOD:SYMBOL+OFF in a module.
 Result<ProbeTarget> KernelTarget(const ElfImage& image, uint64_t address);
+// What the kernel is told for an address of `image`: a user probe's
+// PATH:OFFSET (the code's file offset), or the kernel's KernelTarget().
+Result<ProbeTarget> TargetAt(ProbeKind kind, const ElfImage& image, uint64_t address);
 // The address in `image` that a kernel target names, if the image says.
 std::optional<uint64_t> KernelImageAddress(const ElfImage& image, const ProbeTarget& target);
 

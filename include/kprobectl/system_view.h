@@ -9,6 +9,7 @@
 // blacklist, traceable functions and loaded modules.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -33,8 +34,16 @@ struct SystemView {
   KallsymsNames kallsyms;
   std::string blacklist;                           // debugfs kprobes/blacklist, as read ("" if not)
   std::optional<std::string> available_functions;  // tracefs available_filter_functions
+  std::string available_functions_error;           // why it was not read: "cannot read ...: Operation not permitted"
   std::set<std::string> loaded_modules;            // /sys/module
   unsigned possible_cpus = 0;                      // sysconf(_SC_NPROCESSORS_CONF); 0 if unknown
+
+  // This machine's kernel's function names (/proc/kallsyms), to check a
+  // name written for it when there is no image to check it against, read
+  // on first use (it takes tens of milliseconds, and BTF answers most names
+  // first). Null when the definitions are not for this machine's kernel;
+  // its result is null when kallsyms cannot be read.
+  std::function<const KallsymsNames*()> kernel_functions;
 };
 
 // Reads the view for `target` (see above). `tracefs` may be null (a dry run

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "kprobectl/arch.h"
 #include "kprobectl/btf.h"
 #include "kprobectl/debuginfo.h"
 #include "kprobectl/elf_image.h"
@@ -39,6 +40,10 @@ struct Target {
     kKernelImage,    // -k: an image, maybe not the running kernel's
     kModule,         // -m
   } kind = kRunningKernel;
+  // The architecture the probes are written for: the file's ELF machine, or
+  // the running kernel's when there is no file. Never null in a Target
+  // OpenTarget made.
+  const Arch* arch = nullptr;
   std::string path;                      // the file; empty for the running kernel when its image was not found
   std::string module;                    // kModule: its name, as the kernel knows it
   std::unique_ptr<ElfImage> image;       // null without a file (or without need_symbols)
@@ -56,6 +61,15 @@ struct Target {
 };
 
 Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, const SearchPaths& search);
+
+// Whether probes for `target` can be written to this machine's kernel:
+// they are in its architecture's registers, which must be the running
+// kernel's (env.machine). Definitions for another can be printed (-D).
+Result<void> CheckArchRunsHere(const Target& target, const KernelEnv& env);
+
+// The machine whose libraries `-x NAME.so` finds: the running kernel's
+// architecture (env.machine), as the programs it runs load them.
+LibraryMachine LibraryMachineOf(const KernelEnv& env);
 
 // --target-ns PID: where -x is searched for inside that process's mount
 // namespace (env.proc/PID/root, its PATH from its environment).

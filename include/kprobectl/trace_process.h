@@ -47,10 +47,12 @@ class StopSignals {
 
 // A command started for tracing. Start() forks it and holds it before
 // exec, so that its pid can be filtered in before it runs a single
-// instruction of its own; Release() lets it exec.
+// instruction of its own; Release() lets it exec. Its standard output is
+// ours, or `stdout_fd` when that is not -1 (ours of errors, when the
+// events go to our standard output: a pipe then carries events only).
 class TracedCommand {
  public:
-  static Result<TracedCommand> Start(const std::vector<std::string>& argv, const sigset_t& mask);
+  static Result<TracedCommand> Start(const std::vector<std::string>& argv, const sigset_t& mask, int stdout_fd = -1);
   TracedCommand(TracedCommand&& other) noexcept;
   TracedCommand& operator=(TracedCommand&&) = delete;
   // A command still running is sent SIGTERM and waited for.

@@ -18,7 +18,7 @@ namespace kprobectl {
 
 struct VariableFetch {
   enum Root { kRegister, kStatic, kConstant, kArgument } root = kRegister;
-  unsigned dwarf_register = 0;  // kRegister: DWARF's number (x86_64::DwarfRegisterName)
+  unsigned dwarf_register = 0;  // kRegister: DWARF's number (Arch::DwarfRegisterName)
   unsigned argument = 0;        // kArgument: the Nth integer argument at the function's entry (1-based; BTF)
   uint64_t address = 0;         // kStatic: the object's address in the ELF image
   int64_t constant = 0;         // kConstant

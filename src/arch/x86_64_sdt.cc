@@ -7,33 +7,28 @@
 // kernel's fetchargs cannot express (an index register, a segment, a
 // vector or high-byte register) are refused with the reason, for that
 // argument only.
-#include "kprobectl/x86_64_sdt.h"
-
 #include <cctype>
 
+#include "arch_spec.h"
 #include "kprobectl/strings.h"
-#include "kprobectl/x86_64_abi.h"
 
-namespace kprobectl::x86_64 {
+namespace kprobectl {
 
 namespace {
-
-std::unexpected<Error> Cannot(std::string_view text, const std::string& what) {
-  return Fail("marker argument '" + std::string(text) + "' is " + what);
-}
 
 // %NAME as the kernel names it: %edi, %di and %dil are all "di" (the
 // argument's size says how many bytes count).
 Result<std::string> Register(std::string_view text, std::string_view name) {
   if (name == "ah" || name == "bh" || name == "ch" || name == "dh")
-    return Cannot(text,
-                  "in a high-byte register (%" + std::string(name) + "), which the kernel's fetchargs cannot read");
+    return SdtCannot(text,
+                     "in a high-byte register (%" + std::string(name) + "), which the kernel's fetchargs cannot read");
   if (name.starts_with("xmm") || name.starts_with("ymm") || name.starts_with("zmm") || name.starts_with("st"))
-    return Cannot(text, "in a floating-point or vector register (%" + std::string(name) +
-                            "), which the kernel's fetchargs cannot read");
-  if (auto kernel = SuggestRegister(name)) return std::string(*kernel);
-  if (IsRegister(name)) return std::string(name);
-  return Cannot(text, "in an unknown register '%" + std::string(name) + "'");
+    return SdtCannot(text, "in a floating-point or vector register (%" + std::string(name) +
+                               "), which the kernel's fetchargs cannot read");
+  const Arch& arch = X86_64Arch();
+  if (arch.IsRegister(name)) return std::string(name);
+  if (auto kernel = arch.SuggestRegister(name); kernel && kernel->why.empty()) return std::string(kernel->name);
+  return SdtCannot(text, "in an unknown register '%" + std::string(name) + "'");
 }
 
 // A displacement: a number, SYMBOL, SYMBOL+N, SYMBOL-N or N+SYMBOL.
@@ -68,27 +63,27 @@ bool ParseDisplacement(std::string_view d, int64_t& number, std::string& symbol)
 
 Result<SdtOperand> Memory(std::string_view text, std::string_view operand, SdtOperand out) {
   size_t open = operand.find('(');
-  if (operand.back() != ')') return Cannot(text, "not an operand kprobectl can read");
+  if (operand.back() != ')') return SdtCannot(text, "not an operand kprobectl can read");
   std::string_view displacement = operand.substr(0, open);
   std::string_view inside = operand.substr(open + 1, operand.size() - open - 2);
   if (inside.find(',') != std::string_view::npos)
-    return Cannot(text,
-                  "a memory reference with an index register (BASE + INDEX*SCALE), which the kernel's "
-                  "fetchargs cannot add");
-  if (!inside.starts_with("%")) return Cannot(text, "not an operand kprobectl can read");
+    return SdtCannot(text,
+                     "a memory reference with an index register (BASE + INDEX*SCALE), which the kernel's "
+                     "fetchargs cannot add");
+  if (!inside.starts_with("%")) return SdtCannot(text, "not an operand kprobectl can read");
   std::string_view base = inside.substr(1);
   if (!ParseDisplacement(displacement, out.displacement, out.symbol))
-    return Cannot(text,
-                  "a memory reference with a displacement kprobectl cannot read ('" + std::string(displacement) + "')");
+    return SdtCannot(
+        text, "a memory reference with a displacement kprobectl cannot read ('" + std::string(displacement) + "')");
   if (base == "rip") {
     if (out.symbol.empty())
-      return Cannot(text, "RIP-relative with a numeric displacement, whose address depends on the instruction");
+      return SdtCannot(text, "RIP-relative with a numeric displacement, whose address depends on the instruction");
     out.kind = SdtOperand::kStatic;
     return out;
   }
   if (!out.symbol.empty())
-    return Cannot(text, "a symbol's address plus a register (" + std::string(operand) +
-                            "), which the kernel's fetchargs cannot add");
+    return SdtCannot(text, "a symbol's address plus a register (" + std::string(operand) +
+                               "), which the kernel's fetchargs cannot add");
   out.reg = KP_TRY(Register(text, base));
   out.kind = SdtOperand::kMemory;
   return out;
@@ -96,25 +91,9 @@ Result<SdtOperand> Memory(std::string_view text, std::string_view operand, SdtOp
 
 }  // namespace
 
-std::vector<std::string> SplitSdtArguments(std::string_view args) { return SplitWords(args); }
-
-Result<SdtOperand> ParseSdtOperand(std::string_view text) {
-  SdtOperand out;
-  std::string_view operand = text;
-  // "[-]SIZE@": the argument's size in bytes, negative when signed. Old
-  // notes (version 1) have no size: a word.
-  if (size_t at = operand.find('@'); at != std::string_view::npos && at > 0) {
-    auto size = ParseSigned(operand.substr(0, at));
-    if (!size || (*size != 1 && *size != 2 && *size != 4 && *size != 8 && *size != -1 && *size != -2 && *size != -4 &&
-                  *size != -8))
-      return Cannot(text, "of size '" + std::string(operand.substr(0, at)) + "' (sizes are 1, 2, 4 or 8 bytes)");
-    out.is_signed = *size < 0;
-    out.size = static_cast<unsigned>(*size < 0 ? -*size : *size);
-    operand = operand.substr(at + 1);
-  }
-  if (operand.empty()) return Cannot(text, "empty");
+Result<SdtOperand> ParseX86_64SdtOperand(std::string_view text, std::string_view operand, SdtOperand out) {
   if (operand.find(':') != std::string_view::npos)
-    return Cannot(text, "a segment-relative memory reference, which the kernel's fetchargs cannot read");
+    return SdtCannot(text, "a segment-relative memory reference, which the kernel's fetchargs cannot read");
   if (operand[0] == '%') {
     out.reg = KP_TRY(Register(text, operand.substr(1)));
     out.kind = SdtOperand::kRegister;
@@ -123,7 +102,7 @@ Result<SdtOperand> ParseSdtOperand(std::string_view text) {
   if (operand[0] == '$') {
     auto value = ParseSigned(operand.substr(1));
     if (auto wide = ParseUnsigned(operand.substr(1)); !value && wide) value = static_cast<int64_t>(*wide);
-    if (!value) return Cannot(text, "a constant kprobectl cannot read ('" + std::string(operand.substr(1)) + "')");
+    if (!value) return SdtCannot(text, "a constant kprobectl cannot read ('" + std::string(operand.substr(1)) + "')");
     out.kind = SdtOperand::kImmediate;
     out.immediate = *value;
     return out;
@@ -131,9 +110,9 @@ Result<SdtOperand> ParseSdtOperand(std::string_view text) {
   if (operand.find('(') != std::string_view::npos) return Memory(text, operand, out);
   // An absolute memory reference: SYMBOL[+N] or an address.
   if (!ParseDisplacement(operand, out.displacement, out.symbol))
-    return Cannot(text, "not an operand kprobectl can read");
+    return SdtCannot(text, "not an operand kprobectl can read");
   out.kind = SdtOperand::kStatic;
   return out;
 }
 
-}  // namespace kprobectl::x86_64
+}  // namespace kprobectl

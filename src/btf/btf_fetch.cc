@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
 // A function's parameters at its entry, from its BTF prototype: where the
-// System V ABI puts each (integer argument slots: six registers, then the
-// stack), then member chains walked over BTF types to a VariableFetch, as
+// target architecture's psABI puts each (arch.h: integer argument slots,
+// registers then the stack; a composite by value or by reference), then
+// member chains walked over BTF types to a VariableFetch, as
 // dwarf_members.cc walks DWARF's.
 #include <algorithm>
 #include <optional>
 
 #include "btf_file.h"
 #include "btf_types.h"
+#include "kprobectl/arch.h"
 #include "kprobectl/btf.h"
 #include "kprobectl/strings.h"
-#include "kprobectl/x86_64_abi.h"
 
 namespace kprobectl {
 
@@ -19,45 +20,65 @@ namespace btf {
 
 namespace {
 
-// Where a parameter is at the entry: the Nth integer argument, or why it
-// cannot be read there.
-struct Slot {
-  unsigned argument = 0;  // 0: not readable
-  unsigned eightbytes = 1;
-  std::string why;
-};
+// How the psABI sees a parameter's type: its class, size and alignment.
+uint64_t AlignOf(const File& file, uint32_t id, int depth = 0) {
+  Type t = file.Get(Peel(file, id));
+  if (depth > 16) return 8;
+  if (t.kind == Type::kStruct || t.kind == Type::kUnion) {
+    uint64_t align = 1;
+    for (const Type::Member& m : t.members) align = std::max(align, AlignOf(file, m.type, depth + 1));
+    return align;
+  }
+  if (t.kind == Type::kArray) return AlignOf(file, t.next, depth + 1);
+  return std::clamp<uint64_t>(SizeOf(file, id), 1, 16);
+}
 
-// The System V classification, as far as a kernel's parameters need it:
-// integers, pointers and enums take one slot; a struct or union of up to
-// 16 bytes one or two (on the stack, whole, when the registers left do not
-// hold it); bigger ones are copied to the stack; floats go in SSE registers.
-std::vector<Slot> Slots(const File& file, const Type& prototype) {
-  constexpr unsigned kRegisters = x86_64::kArgumentRegisters.size();
-  unsigned registers = 0, stack = 0;
-  std::vector<Slot> out;
-  for (const Type::Member& p : prototype.members) {
-    Type t = file.Get(Peel(file, p.type));
-    uint64_t size = SizeOf(file, p.type);
-    Slot slot;
-    if (t.kind == Type::kFloat) {
-      slot.why = "is a floating-point value, passed in an SSE register the kernel cannot fetch";
-    } else if ((t.kind == Type::kStruct || t.kind == Type::kUnion) && size > 16) {
-      slot.why =
-          "is a " + std::to_string(size) + "-byte " + TypeName(file, p.type) + " passed by value, copied to the stack";
-      stack += static_cast<unsigned>((size + 7) / 8);
-    } else {
-      slot.eightbytes = size > 8 ? 2 : 1;
-      if (registers + slot.eightbytes <= kRegisters) {
-        slot.argument = registers + 1;
-        registers += slot.eightbytes;
-      } else {
-        slot.argument = kRegisters + 1 + stack;
-        stack += slot.eightbytes;
-      }
-    }
-    out.push_back(slot);
+// The floating-point members of an aggregate made of them only (of one
+// type, as the AAPCS64's homogeneous aggregates), or 0.
+unsigned FloatMembers(const File& file, uint32_t id, uint64_t* element = nullptr, int depth = 0) {
+  Type t = file.Get(Peel(file, id));
+  uint64_t local = 0;
+  if (!element) element = &local;
+  if (depth > 16) return 0;
+  if (t.kind == Type::kFloat) {
+    if (*element && *element != t.size) return 0;
+    *element = t.size;
+    return 1;
+  }
+  if (t.kind == Type::kArray) {
+    unsigned inner = FloatMembers(file, t.next, element, depth + 1);
+    return inner ? inner * t.count : 0;
+  }
+  if (t.kind != Type::kStruct && t.kind != Type::kUnion) return 0;
+  unsigned total = 0;
+  for (const Type::Member& m : t.members) {
+    unsigned inner = FloatMembers(file, m.type, element, depth + 1);
+    if (!inner) return 0;
+    total = t.kind == Type::kUnion ? std::max(total, inner) : total + inner;
+  }
+  return total;
+}
+
+ParamClass ClassOf(const File& file, uint32_t id) {
+  Type t = file.Get(Peel(file, id));
+  ParamClass out;
+  out.size = SizeOf(file, id);
+  out.align = AlignOf(file, id);
+  out.type_name = TypeName(file, id);
+  if (t.kind == Type::kFloat) {
+    out.kind = ParamClass::kFloat;
+  } else if (t.kind == Type::kStruct || t.kind == Type::kUnion) {
+    out.kind = ParamClass::kAggregate;
+    out.float_members = FloatMembers(file, id);
+    out.all_float = out.float_members > 0;
   }
   return out;
+}
+
+std::vector<ParamPlace> Places(const File& file, const Type& prototype, const Arch& arch) {
+  std::vector<ParamClass> classes;
+  for (const Type::Member& p : prototype.members) classes.push_back(ClassOf(file, p.type));
+  return arch.PlaceParams(classes);
 }
 
 // Where a value is: the value itself (a parameter), or memory at a value
@@ -231,10 +252,10 @@ Result<VariableFetch> Read(const File& file, const Walked& w, bool want_string) 
 
 struct Prototype {
   Type type;
-  std::vector<Slot> slots;
+  std::vector<ParamPlace> places;
 };
 
-Result<Prototype> PrototypeOf(const File& file, std::string_view function) {
+Result<Prototype> PrototypeOf(const File& file, const Arch& arch, std::string_view function) {
   auto id = file.FindFunction(function);
   if (!id)
     return Fail("no function '" + std::string(function) + "' in the BTF of " + file.path(),
@@ -245,19 +266,22 @@ Result<Prototype> PrototypeOf(const File& file, std::string_view function) {
     return Fail("the BTF of " + file.path() + " gives '" + std::string(function) + "' no prototype");
   // A variadic function ends with a nameless void parameter.
   if (!prototype.members.empty() && prototype.members.back().type == 0) prototype.members.pop_back();
-  std::vector<Slot> slots = Slots(file, prototype);
-  return Prototype{std::move(prototype), std::move(slots)};
+  std::vector<ParamPlace> places = Places(file, prototype, arch);
+  return Prototype{std::move(prototype), std::move(places)};
 }
 
 Result<Walked> Parameter(const Prototype& proto, std::string_view function, const std::string& name) {
   for (size_t i = 0; i < proto.type.members.size(); ++i) {
     const Type::Member& p = proto.type.members[i];
     if (p.name != name) continue;
-    const Slot& slot = proto.slots[i];
-    if (!slot.argument) return Fail("parameter '" + name + "' of '" + std::string(function) + "' " + slot.why);
+    const ParamPlace& place = proto.places[i];
+    if (place.kind == ParamPlace::kUnreadable)
+      return Fail("parameter '" + name + "' of '" + std::string(function) + "' " + place.why);
     Walked w;
     w.place.base.root = VariableFetch::kArgument;
-    w.place.base.argument = slot.argument;
+    w.place.base.argument = place.slot;
+    // A composite passed by reference: the slot holds its address.
+    w.place.memory = place.kind == ParamPlace::kByReference;
     w.type = p.type;
     w.name = name;
     w.what = "'" + name + "'";
@@ -274,14 +298,15 @@ Result<Walked> Parameter(const Prototype& proto, std::string_view function, cons
 
 }  // namespace btf
 
-BtfInfo::BtfInfo(std::shared_ptr<const btf::File> file) : file_(std::move(file)) {}
+BtfInfo::BtfInfo(std::shared_ptr<const btf::File> file, const Arch& arch) : file_(std::move(file)), arch_(&arch) {}
 BtfInfo::~BtfInfo() = default;
 
-Result<std::unique_ptr<BtfInfo>> BtfInfo::Open(const std::string& path, const std::string& base_path) {
+Result<std::unique_ptr<BtfInfo>> BtfInfo::Open(const std::string& path, const Arch& arch,
+                                               const std::string& base_path) {
   std::shared_ptr<const btf::File> base;
   if (!base_path.empty()) base = std::make_shared<const btf::File>(KP_TRY(btf::File::Open(base_path)));
   auto file = std::make_shared<const btf::File>(KP_TRY(btf::File::Open(path, base)));
-  return std::unique_ptr<BtfInfo>(new BtfInfo(std::move(file)));
+  return std::unique_ptr<BtfInfo>(new BtfInfo(std::move(file), arch));
 }
 
 const std::string& BtfInfo::path() const { return file_->path(); }
@@ -296,14 +321,14 @@ std::vector<std::string> BtfInfo::Functions() const {
 }
 
 Result<std::vector<BtfParameter>> BtfInfo::Parameters(std::string_view function) const {
-  btf::Prototype proto = KP_TRY(btf::PrototypeOf(*file_, function));
+  btf::Prototype proto = KP_TRY(btf::PrototypeOf(*file_, *arch_, function));
   std::vector<BtfParameter> out;
   for (const btf::Type::Member& p : proto.type.members) out.push_back({p.name, btf::TypeName(*file_, p.type)});
   return out;
 }
 
 Result<VariableFetch> BtfInfo::Fetch(std::string_view function, const ArgExpr& expr, bool want_string) const {
-  btf::Prototype proto = KP_TRY(btf::PrototypeOf(*file_, function));
+  btf::Prototype proto = KP_TRY(btf::PrototypeOf(*file_, *arch_, function));
   btf::Walked w = KP_TRY(btf::Parameter(proto, function, expr.name));
   for (const ArgAccessor& acc : expr.accessors) {
     if (acc.kind == ArgAccessor::kIndex)
@@ -316,7 +341,7 @@ Result<VariableFetch> BtfInfo::Fetch(std::string_view function, const ArgExpr& e
 
 Result<std::vector<VariableFetch>> BtfInfo::FetchAll(std::string_view function,
                                                      std::vector<std::string>* skipped) const {
-  btf::Prototype proto = KP_TRY(btf::PrototypeOf(*file_, function));
+  btf::Prototype proto = KP_TRY(btf::PrototypeOf(*file_, *arch_, function));
   std::vector<VariableFetch> out;
   for (const btf::Type::Member& p : proto.type.members) {
     auto walked = btf::Parameter(proto, function, p.name);
@@ -330,7 +355,7 @@ Result<std::vector<VariableFetch>> BtfInfo::FetchAll(std::string_view function,
 }
 
 std::optional<std::pair<FetchType, std::string>> BtfInfo::ReturnType(std::string_view function) const {
-  auto proto = btf::PrototypeOf(*file_, function);
+  auto proto = btf::PrototypeOf(*file_, *arch_, function);
   if (!proto || proto->type.next == 0) return std::nullopt;
   auto type = btf::ScalarFetchType(*file_, proto->type.next, "$retval");
   if (!type) return std::nullopt;

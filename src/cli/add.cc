@@ -67,6 +67,7 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
   if (write) KP_TRY_VOID(RequireProbeKind(ReadFeatures(*dir), kind));
 
   Target target = KP_TRY(OpenTargetOf(options, io.err));
+  if (write) KP_TRY_VOID(CheckArchRunsHere(target, KernelEnv::Running()));
   // The running kernel's lists apply unless this only prints definitions
   // for another image (-k -D, -m PATH.ko -D).
   bool for_running = (options.vmlinux.empty() && options.module.empty()) || write;

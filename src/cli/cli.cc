@@ -145,9 +145,14 @@ void DeclareTrace(CLI::App& app, CommandLine& c) {
 
 // --version: the version, and what this build can do.
 std::string VersionText() {
+  std::string architectures;
+  for (const Arch& arch : Architectures())
+    architectures += (architectures.empty() ? "" : ", ") + std::string(arch.name());
   return "kprobectl " KPROBECTL_VERSION
          "\n"
-         "architecture: x86-64\n"
+         "architectures: " +
+         architectures +
+         " (each target's own, from its ELF machine or the running kernel's)\n"
          "probes: kprobes, kretprobes, fprobes (--fprobe), tracepoint probes (tp:), uprobes, uretprobes, USDT "
          "markers with semaphores; tracefs kprobe_events, uprobe_events, dynamic_events\n"
          "user space: C and C++ (demangled names, overloads), binaries in containers (--target-ns)\n"

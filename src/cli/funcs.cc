@@ -6,7 +6,7 @@
 
 #include "commands.h"
 #include "kprobectl/glob.h"
-#include "kprobectl/x86_64_sdt.h"
+#include "kprobectl/strings.h"
 
 namespace kprobectl::cli {
 
@@ -21,7 +21,7 @@ Result<void> ListMarkers(const Target& target, const std::string& filter_text, S
   size_t width = 0;
   for (const MarkerSummary& m : markers) width = std::max(width, m.name.size());
   for (const MarkerSummary& m : markers) {
-    std::vector<std::string> args = x86_64::SplitSdtArguments(m.args);
+    std::vector<std::string> args = SplitSdtArguments(m.args);
     std::string line = m.name + std::string(width - m.name.size() + 2, ' ');
     for (size_t i = 0; i < args.size(); ++i) line += (i ? " arg" : "arg") + std::to_string(i + 1) + "=" + args[i];
     if (args.empty()) line += "(no arguments)";
@@ -47,8 +47,8 @@ Result<void> RunFuncs(const Options& options, const std::string& filter_text, St
     auto dir = OpenTracefs(options, false);
     running = ReadSystemView(dir ? dir->get() : nullptr, KernelEnv::Running(), target, dir.has_value());
     if (!running->available_functions && !options.quiet)
-      io.err << "kprobectl: note: no available_filter_functions to read: the list has every function of the BTF, "
-                "also those ftrace cannot trace\n";
+      io.err << "kprobectl: note: " << running->available_functions_error
+             << "; so this list has every function of the BTF, also those ftrace cannot trace, which kprobes refuse\n";
   }
   for (const std::string& name : KP_TRY(ProbeableFunctions(target, filter, running ? &*running : nullptr)))
     io.out << name << "\n";

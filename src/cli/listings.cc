@@ -84,7 +84,7 @@ Result<void> PrintMarkerVars(const Resolution& resolution, const Target& target,
   for (const ResolvedLocation& loc : resolution.probes.front().locations) {
     io.out << AtText(loc, loc.address) << " (" << loc.origin.marker << ")\n";
     for (const TypedFetch& fetch : loc.args) {
-      FetchArg arg = KP_TRY(SynthesizeArg(fetch, ProbeKind::kUser, target.image.get(), loc.address));
+      FetchArg arg = KP_TRY(SynthesizeArg(fetch, *target.arch, ProbeKind::kUser, target.image.get(), loc.address));
       io.out << "\t\t" << (arg.type.empty() ? "x64" : arg.type) << "\t" << arg.name << "\t(" << arg.fetch << ")\n";
     }
     if (loc.args.empty()) io.out << "\t\t(No matched variables)\n";

@@ -64,7 +64,7 @@ Result<Target> OpenTargetOf(const Options& options, std::ostream& err, bool need
                   "kprobectl --target-ns PID -x /usr/bin/app add FUNC");
     return OpenTarget(request, env, KP_TRY(SearchPathsOfProcess(env, options.target_ns)));
   }
-  return OpenTarget(request, env, SearchPathsFrom(getenv("PATH"), getenv("LD_LIBRARY_PATH")));
+  return OpenTarget(request, env, SearchPathsFrom(getenv("PATH"), getenv("LD_LIBRARY_PATH"), LibraryMachineOf(env)));
 }
 
 ResolveOptions ResolveOptionsOf(const Options& options) {

@@ -84,6 +84,7 @@ Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, cons
   if (!options.dry_run)
     KP_TRY_VOID(RequireProbeKind(features, options.exec.empty() ? ProbeKind::kKernel : ProbeKind::kUser));
   Target target = KP_TRY(OpenTargetOf(options, io.err));
+  if (!options.dry_run) KP_TRY_VOID(CheckArchRunsHere(target, KernelEnv::Running()));
   SystemView system = ReadSystemView(&dir, KernelEnv::Running(), target, true);
   return ResolveToDefinitions(specs, target, system, options, namer, io.err);
 }
@@ -248,7 +249,11 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   EventLocations locations(env.proc);
   Decoding decoding = KP_TRY(DecodingFor(*dir, plan, trace, locations));
   std::optional<TracedCommand> command;
-  if (!trace.command.empty()) command.emplace(KP_TRY(TracedCommand::Start(trace.command, signals.saved())));
+  // Events to our standard output: the command's goes to our standard
+  // error, so that a pipe (jq, grep) gets the events alone.
+  int command_stdout = trace.output.empty() ? STDERR_FILENO : -1;
+  if (!trace.command.empty())
+    command.emplace(KP_TRY(TracedCommand::Start(trace.command, signals.saved(), command_stdout)));
   if (command && !trace.pid && !trace.all) KP_TRY_VOID(session->FollowPid(command->pid()));
   KP_TRY_VOID(EnableAll(*session, plan, trace));
   // After the session, so that it closes first: an instance with open

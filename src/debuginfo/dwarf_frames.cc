@@ -69,10 +69,13 @@ std::unique_ptr<MiniCfi> MakeMiniCfi(Elf* elf, uint64_t fde_offset) {
   size_t headers_at = (names_at + sizeof kNames + 7) / 8 * 8;
   mini->image.assign((headers_at + 3 * sizeof(Elf64_Shdr) + 7) / 8, 0);
   auto* base = reinterpret_cast<unsigned char*>(mini->image.data());
+  // libdw picks the CFI's register rules by the machine: the file's own.
+  GElf_Ehdr source{};
+  if (!gelf_getehdr(elf, &source)) return nullptr;
   Elf64_Ehdr eh{};
   std::memcpy(eh.e_ident, ident, EI_NIDENT);
   eh.e_type = ET_EXEC;
-  eh.e_machine = EM_X86_64;
+  eh.e_machine = source.e_machine;
   eh.e_version = EV_CURRENT;
   eh.e_shoff = headers_at;
   eh.e_ehsize = sizeof(Elf64_Ehdr);

@@ -128,6 +128,12 @@ Result<Debuginfo::Module> Debuginfo::OpenModule(const std::string& path) {
     return Fail("cannot read the kernel module '" + path + "': " + why);
   }
   Module out;
+  Dwarf_Addr elf_bias = 0;
+  if (Elf* elf = dwfl_module_getelf(mod, &elf_bias)) {
+    GElf_Ehdr ehdr;
+    if (gelf_getehdr(elf, &ehdr)) out.machine = ehdr.e_machine;
+    out.elf64 = gelf_getclass(elf) == ELFCLASS64;
+  }
   int n = dwfl_module_getsymtab(mod);
   for (int i = 1; i < n; ++i) {
     GElf_Sym sym;

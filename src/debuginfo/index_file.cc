@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
-// Layout (little-endian, as the only supported host is x86-64):
+// Layout (little-endian, as the supported hosts are, x86-64 and arm64):
 //   header, 128 bytes: magic "KPROBIDX", u32 version, u32 build-id size,
 //     u8 build-id[48], u64 indexed file size, i64 its mtime (ns), u64 this
 //     file's size, u64 hash (of the file, this field read as zero),

@@ -32,7 +32,7 @@ struct Reader {
   uint64_t Fixed(unsigned size) {  // size <= 8
     if (size > 8 || !Need(size)) return 0;
     uint64_t v = 0;
-    std::memcpy(&v, p, size);  // little-endian host and file (x86-64)
+    std::memcpy(&v, p, size);  // little-endian host and file (x86-64, arm64)
     p += size;
     return v;
   }

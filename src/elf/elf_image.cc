@@ -100,7 +100,7 @@ std::optional<SdtNote> ReadSdtDescriptor(const unsigned char* desc, size_t size,
   if (size < 3 * word) return std::nullopt;
   auto read_word = [&](size_t i) {
     uint64_t v = 0;
-    std::memcpy(&v, desc + i * word, word);  // little-endian: x86-64 only
+    std::memcpy(&v, desc + i * word, word);  // little-endian: x86-64 and arm64
     return v;
   };
   SdtNote note;
@@ -154,22 +154,16 @@ std::vector<SdtNote> ReadSdtNotes(Elf* elf) {
 
 }  // namespace
 
-Result<void> ElfImage::CheckHeader(const std::string& path) {
+Result<ElfIdentity> ElfImage::ReadIdentity(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Fail("cannot open '" + path + "': " + std::strerror(errno));
   Elf64_Ehdr ehdr{};
   ssize_t n = pread(fd, &ehdr, sizeof ehdr, 0);
   close(fd);
-  if (n != static_cast<ssize_t>(sizeof ehdr) || std::memcmp(ehdr.e_ident, ELFMAG, SELFMAG) != 0)
+  // e_type and e_machine are at the same offsets in ELF32 and ELF64.
+  if (n < static_cast<ssize_t>(sizeof(Elf32_Ehdr)) || std::memcmp(ehdr.e_ident, ELFMAG, SELFMAG) != 0)
     return Fail("'" + path + "' is not an ELF file", "give -x an executable or a shared library");
-  if (ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_machine != EM_X86_64)
-    return Fail(
-        "'" + path + "' is not an x86-64 binary (ELF machine " +
-            std::to_string(ehdr.e_ident[EI_CLASS] == ELFCLASS64 ? ehdr.e_machine
-                                                                : reinterpret_cast<const Elf32_Ehdr&>(ehdr).e_machine) +
-            ")",
-        "kprobectl supports x86-64");
-  return {};
+  return ElfIdentity{ehdr.e_machine, ehdr.e_ident[EI_CLASS] == ELFCLASS64, ehdr.e_type};
 }
 
 namespace {
@@ -206,9 +200,6 @@ Result<MappedElf> MapElf(const std::string& path) {
     return Fail("'" + path + "' is not an ELF file", "give -x an executable or a shared library");
   if (!gelf_getehdr(m.elf.get(), &m.ehdr))
     return Fail("cannot read the ELF header of '" + path + "': " + ElfErrorText());
-  if (m.ehdr.e_machine != EM_X86_64)
-    return Fail("'" + path + "' is not an x86-64 binary (ELF machine " + std::to_string(m.ehdr.e_machine) + ")",
-                "kprobectl supports x86-64");
   if (m.ehdr.e_type != ET_EXEC && m.ehdr.e_type != ET_DYN)
     return Fail("'" + path + "' is neither an executable nor a shared library (ELF type " +
                 std::to_string(m.ehdr.e_type) + ")");
@@ -372,9 +363,15 @@ Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cach
   MappedElf m = KP_TRY(MapElf(path));
   ElfImage image;
   image.path_ = path;
+  image.machine_ = m.ehdr.e_machine;
   image.shared_object_ = m.ehdr.e_type == ET_DYN;
   image.build_id_ = ReadBuildId(m.elf.get());
   ElfReader::ReadSegments(m.elf.get(), image.segments_);
+  if (GElf_Shdr rela; SectionNamed(m.elf.get(), ".rela.dyn", rela) && rela.sh_type == SHT_RELA &&
+                      rela.sh_entsize == sizeof(Elf64_Rela) && gelf_getclass(m.elf.get()) == ELFCLASS64) {
+    image.rela_dyn_offset_ = rela.sh_offset;
+    image.rela_dyn_size_ = rela.sh_size;
+  }
   image.sdt_notes_ = ReadSdtNotes(m.elf.get());
   Versions versions = ReadVersions(m.elf.get());
   // Only a file with both tables has symbols twice (a vmlinux has .symtab only).
@@ -395,9 +392,10 @@ Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cach
   return image;
 }
 
-ElfImage ElfImage::FromModule(std::string path, std::string module, std::vector<ElfSymbol> symbols) {
+ElfImage ElfImage::FromModule(std::string path, std::string module, uint16_t machine, std::vector<ElfSymbol> symbols) {
   ElfImage image;
   image.path_ = std::move(path);
+  image.machine_ = machine;
   image.module_ = std::move(module);
   auto table = std::make_shared<Table>();
   for (const ElfSymbol& s : symbols) {

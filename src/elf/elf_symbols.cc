@@ -206,7 +206,7 @@ const ElfSymbol* ElfImage::SymbolAt(uint64_t vaddr, ElfSymbol::Type type) const 
 const ElfSymbol* ElfImage::FunctionAt(uint64_t vaddr) const { return SymbolAt(vaddr, ElfSymbol::kFunction); }
 const ElfSymbol* ElfImage::ObjectAt(uint64_t vaddr) const { return SymbolAt(vaddr, ElfSymbol::kObject); }
 
-Result<std::vector<uint64_t>> ElfImage::ReadWords(uint64_t start, uint64_t end) const {
+Result<std::vector<uint64_t>> ElfImage::ReadWords(uint64_t start, uint64_t end, uint32_t relative_type) const {
   if (end < start || (end - start) % 8 != 0) return Fail("bad table bounds in " + path_);
   uint64_t offset = KP_TRY(FileOffset(start));
   std::vector<uint64_t> words((end - start) / 8);
@@ -214,8 +214,18 @@ Result<std::vector<uint64_t>> ElfImage::ReadWords(uint64_t start, uint64_t end) 
   int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Fail("cannot open '" + path_ + "': " + std::strerror(errno));
   ssize_t n = pread(fd, words.data(), words.size() * 8, static_cast<off_t>(offset));
+  std::vector<Elf64_Rela> relocations;
+  if (n == static_cast<ssize_t>(words.size() * 8) && relative_type && rela_dyn_size_) {
+    relocations.resize(rela_dyn_size_ / sizeof(Elf64_Rela));
+    size_t bytes = relocations.size() * sizeof(Elf64_Rela);
+    if (pread(fd, relocations.data(), bytes, static_cast<off_t>(rela_dyn_offset_)) != static_cast<ssize_t>(bytes))
+      relocations.clear();
+  }
   close(fd);
   if (n != static_cast<ssize_t>(words.size() * 8)) return Fail("cannot read " + Hex(start) + " in '" + path_ + "'");
+  for (const Elf64_Rela& r : relocations)
+    if (ELF64_R_TYPE(r.r_info) == relative_type && r.r_offset >= start && r.r_offset < end && r.r_offset % 8 == 0)
+      words[(r.r_offset - start) / 8] = static_cast<uint64_t>(r.r_addend);
   return words;
 }
 

@@ -52,14 +52,14 @@ void ReadLdSoConf(const std::string& root, const std::string& path, int depth, s
   }
 }
 
-bool IsX86_64Elf(const std::string& path) {
+bool IsElfOf(const std::string& path, uint16_t machine) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
   Elf64_Ehdr header;
   bool ok = read(fd, &header, sizeof header) == static_cast<ssize_t>(sizeof header);
   close(fd);
   return ok && std::string_view(reinterpret_cast<const char*>(header.e_ident), 4) == ELFMAG &&
-         header.e_ident[EI_CLASS] == ELFCLASS64 && header.e_machine == EM_X86_64;
+         header.e_ident[EI_CLASS] == ELFCLASS64 && (machine == 0 || header.e_machine == machine);
 }
 
 // A path inside the search's root as a path from here.
@@ -111,16 +111,19 @@ Result<std::string> ResolveInRoot(const std::string& root, const std::string& pa
   return root + (at.empty() ? "/" : at);
 }
 
-SearchPaths SearchPathsFrom(const char* path, const char* ld_library_path, const std::string& ld_so_conf,
-                            const std::string& root) {
+SearchPaths SearchPathsFrom(const char* path, const char* ld_library_path, const LibraryMachine& machine,
+                            const std::string& ld_so_conf, const std::string& root) {
   SearchPaths out;
   out.root = root;
+  out.machine = machine.machine;
   out.programs = SplitColons(path);
   out.libraries = SplitColons(ld_library_path);
   ReadLdSoConf(root, ld_so_conf, 0, out.libraries);
-  for (const char* dir :
-       {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"})
-    out.libraries.emplace_back(dir);
+  if (!machine.multiarch.empty()) {
+    out.libraries.push_back("/lib/" + machine.multiarch);
+    out.libraries.push_back("/usr/lib/" + machine.multiarch);
+  }
+  for (const char* dir : {"/lib64", "/usr/lib64", "/lib", "/usr/lib"}) out.libraries.emplace_back(dir);
   return out;
 }
 
@@ -145,7 +148,7 @@ Result<std::string> FindBinary(const std::string& name, const SearchPaths& searc
   if (name.find(".so") != std::string::npos)
     for (const std::string& dir : search.libraries) {
       std::string candidate = dir + "/" + name;
-      if (access((root + candidate).c_str(), R_OK) == 0 && IsX86_64Elf(root + candidate))
+      if (access((root + candidate).c_str(), R_OK) == 0 && IsElfOf(root + candidate, search.machine))
         return RealPath(candidate, root);
     }
   return Fail("cannot find the binary '" + name + "' in PATH" +

@@ -37,7 +37,10 @@ bool Exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
 KernelEnv KernelEnv::Running() {
   KernelEnv env;
   utsname u;
-  if (uname(&u) == 0) env.release = u.release;
+  if (uname(&u) == 0) {
+    env.release = u.release;
+    env.machine = u.machine;
+  }
   return env;
 }
 
@@ -193,30 +196,30 @@ KprobeBlacklist KprobeBlacklist::FromDebugfs(std::string_view text, int64_t slid
   return out;
 }
 
-Result<KprobeBlacklist> KprobeBlacklist::FromImage(const ElfImage& image) {
+Result<KprobeBlacklist> KprobeBlacklist::FromImage(const ElfImage& image, const Arch& arch) {
   KprobeBlacklist out;
   // Sections the kernel never probes, between the linker's markers.
-  static constexpr const char* kSections[] = {"kprobes_text", "noinstr_text", "entry_text", "irqentry_text",
-                                              "softirqentry_text"};
+  std::span<const std::string_view> sections = arch.no_probe_sections();
   std::vector<std::string> names;
-  for (const char* section : kSections) {
-    names.push_back(std::string("__") + section + "_start");
-    names.push_back(std::string("__") + section + "_end");
+  for (std::string_view section : sections) {
+    names.push_back("__" + std::string(section) + "_start");
+    names.push_back("__" + std::string(section) + "_end");
   }
   names.push_back("__start_kprobe_blacklist");
   names.push_back("__stop_kprobe_blacklist");
   auto found = image.Find(std::vector<std::string_view>(names.begin(), names.end()));
-  for (size_t i = 0; i < std::size(kSections); ++i) {
+  for (size_t i = 0; i < sections.size(); ++i) {
     const ElfSymbol* start = found[2 * i];
     const ElfSymbol* end = found[2 * i + 1];
     if (start && end && end->value > start->value)
-      out.ranges_.push_back({start->value, end->value, std::string(".") + kSections[i]});
+      out.ranges_.push_back({start->value, end->value, "." + std::string(sections[i])});
   }
   // NOKPROBE_SYMBOL(): the addresses of whole functions.
   const ElfSymbol* start = found[names.size() - 2];
   const ElfSymbol* end = found[names.size() - 1];
   if (start && end && end->value > start->value) {
-    for (const ElfSymbol* f : image.FunctionsStartingAt(KP_TRY(image.ReadWords(start->value, end->value))))
+    for (const ElfSymbol* f :
+         image.FunctionsStartingAt(KP_TRY(image.ReadWords(start->value, end->value, arch.relative_relocation()))))
       out.ranges_.push_back({f->value, f->value + std::max<uint64_t>(f->size, 1), f->name});
   }
   return out;
@@ -238,13 +241,14 @@ TraceableFunctions TraceableFunctions::FromAvailable(std::string_view text) {
   return out;
 }
 
-Result<TraceableFunctions> TraceableFunctions::FromImage(const ElfImage& image) {
+Result<TraceableFunctions> TraceableFunctions::FromImage(const ElfImage& image, const Arch& arch) {
   TraceableFunctions out;
+  out.window_ = arch.ftrace_site_window();
   auto found = image.Find(std::vector<std::string_view>{"__start_mcount_loc", "__stop_mcount_loc"});
   const ElfSymbol* start = found[0];
   const ElfSymbol* end = found[1];
   if (!start || !end || end->value <= start->value) return out;  // unknown: not a kernel built with ftrace
-  out.sites_ = KP_TRY(image.ReadWords(start->value, end->value));
+  out.sites_ = KP_TRY(image.ReadWords(start->value, end->value, arch.relative_relocation()));
   out.known_ = true;
   out.by_address_ = true;
   std::sort(out.sites_.begin(), out.sites_.end());
@@ -254,9 +258,13 @@ Result<TraceableFunctions> TraceableFunctions::FromImage(const ElfImage& image) 
 bool TraceableFunctions::Traceable(const ElfSymbol& function) const {
   if (!known_) return true;
   if (!by_address_) return names_.contains(function.name);
-  // The __fentry__ call is the first instruction, after an endbr64 with IBT.
-  auto it = std::lower_bound(sites_.begin(), sites_.end(), function.value);
-  return it != sites_.end() && *it < function.value + 16 && *it < function.value + std::max<uint64_t>(function.size, 1);
+  // The call site is at the function's start, after a landing pad (x86's
+  // endbr64, arm64's BTI), or just before it (arm64's CALL_OPS): within
+  // the architecture's window.
+  uint64_t from = function.value + static_cast<uint64_t>(window_.first);
+  auto it = std::lower_bound(sites_.begin(), sites_.end(), from);
+  return it != sites_.end() && *it < function.value + static_cast<uint64_t>(window_.second) &&
+         *it < function.value + std::max<uint64_t>(function.size, 1);
 }
 
 bool TraceableFunctions::KprobeAllowed(const ElfSymbol& function, const ElfImage* image) const {

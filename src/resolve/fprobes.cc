@@ -10,7 +10,6 @@
 #include <map>
 
 #include "kprobectl/strings.h"
-#include "kprobectl/x86_64_abi.h"
 #include "resolve_internal.h"
 
 namespace kprobectl::resolve {
@@ -36,12 +35,12 @@ bool SameArgs(const std::vector<TypedFetch>& a, const std::vector<TypedFetch>& b
 // a function's entry its integer arguments are $argN and its stack slots
 // $stackN; at its return, $retval. The places the debuginfo gave in the
 // ABI's registers are rewritten so; any other register is refused.
-Result<void> ToFprobeFetch(TypedFetch& fetch, bool entry) {
+Result<void> ToFprobeFetch(TypedFetch& fetch, const Arch& arch, bool entry) {
   FetchRoot& r = fetch.root;
   std::string name;
   if (r.kind == FetchRoot::kDwarfRegister) {
-    auto reg = x86_64::DwarfRegisterName(static_cast<unsigned>(r.number));
-    if (reg && (x86_64::ArgumentIn(*reg) || *reg == x86_64::kStackPointer))
+    auto reg = arch.DwarfRegisterName(static_cast<unsigned>(r.number));
+    if (reg && (arch.ArgumentIn(*reg) || *reg == arch.stack_pointer()))
       name = *reg;
     else
       name = "DWARF register " + std::to_string(r.number);
@@ -54,12 +53,13 @@ Result<void> ToFprobeFetch(TypedFetch& fetch, bool entry) {
   } else {
     return {};
   }
-  if (auto argument = x86_64::ArgumentIn(name); entry && argument) {
+  if (auto argument = arch.ArgumentIn(name); entry && argument) {
     r = FetchRoot::Of(FetchRoot::kReturnArgument, *argument);
     return {};
   }
-  // +8N(%sp) at the entry: the Nth stack slot ($stack0 is the return address).
-  if (entry && name == "sp" && !fetch.derefs.empty() && fetch.derefs[0].offset >= 0 &&
+  // +8N(%sp) at the entry: the Nth stack slot (on x86-64 $stack0 is the
+  // return address, on arm64 the first stack argument).
+  if (entry && name == arch.stack_pointer() && !fetch.derefs.empty() && fetch.derefs[0].offset >= 0 &&
       fetch.derefs[0].offset % 8 == 0 && !fetch.derefs[0].user) {
     r = FetchRoot::Of(FetchRoot::kStackEntry, static_cast<uint64_t>(fetch.derefs[0].offset / 8));
     fetch.derefs.erase(fetch.derefs.begin());
@@ -87,7 +87,7 @@ Result<void> Eligible(const ProbeSpec& spec, const SystemView& system) {
 
 }  // namespace
 
-Result<void> MakeFprobes(std::vector<ResolvedProbe>& probes, const SystemView& system,
+Result<void> MakeFprobes(std::vector<ResolvedProbe>& probes, const Arch& arch, const SystemView& system,
                          std::vector<std::string>* notes) {
   for (ResolvedProbe& probe : probes) {
     if (probe.type == ProbeType::kTracepoint) continue;  // --fprobe is for functions; tp: stays a t: probe
@@ -104,7 +104,7 @@ Result<void> MakeFprobes(std::vector<ResolvedProbe>& probes, const SystemView& s
       std::string name = loc.target.kind == ProbeTarget::kSymbol && loc.target.symbol != "_text" ? loc.target.symbol
                                                                                                  : loc.origin.symbol;
       if (name.empty()) return Fail("'" + DescribePoint(probe.spec.point) + "' has no function name for an fprobe");
-      for (TypedFetch& fetch : loc.args) KP_TRY_VOID(ToFprobeFetch(fetch, !probe.retprobe));
+      for (TypedFetch& fetch : loc.args) KP_TRY_VOID(ToFprobeFetch(fetch, arch, !probe.retprobe));
       auto [it, fresh] = by_name.try_emplace(name, kept.size());
       if (!fresh) {
         if (!SameArgs(kept[it->second].args, loc.args))

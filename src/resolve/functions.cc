@@ -56,8 +56,8 @@ Result<std::vector<std::string>> ProbeableFunctions(const Target& target, const 
   KprobeBlacklist blacklist;
   TraceableFunctions traceable;
   if (target.kernel()) {
-    blacklist = KP_TRY(KprobeBlacklist::FromImage(image));
-    traceable = KP_TRY(TraceableFunctions::FromImage(image));
+    blacklist = KP_TRY(KprobeBlacklist::FromImage(image, *target.arch));
+    traceable = KP_TRY(TraceableFunctions::FromImage(image, *target.arch));
   }
   std::set<std::string> names;
   for (const ElfSymbol& s : image.symbols()) {

@@ -21,7 +21,7 @@ struct Lists {
   TraceableFunctions traceable_in_image;  // the image's __fentry__ sites (by address)
 };
 
-Result<Lists> ListsFor(const ElfImage* image, const SystemView& system) {
+Result<Lists> ListsFor(const ElfImage* image, const Arch& arch, const SystemView& system) {
   Lists lists;
   if (system.running) {
     std::optional<int64_t> slide = image ? system.kallsyms.Slide(*image) : std::nullopt;
@@ -29,10 +29,10 @@ Result<Lists> ListsFor(const ElfImage* image, const SystemView& system) {
       lists.blacklist = KprobeBlacklist::FromDebugfs(system.blacklist, slide.value_or(0));
     if (system.available_functions) lists.traceable = TraceableFunctions::FromAvailable(*system.available_functions);
   }
-  if (image && lists.blacklist.empty()) lists.blacklist = KP_TRY(KprobeBlacklist::FromImage(*image));
+  if (image && lists.blacklist.empty()) lists.blacklist = KP_TRY(KprobeBlacklist::FromImage(*image, arch));
   // available_filter_functions has names only (Linux 6.1): one traceable
   // t_start lets all pass. The image's __fentry__ sites tell instances apart.
-  if (image) lists.traceable_in_image = KP_TRY(TraceableFunctions::FromImage(*image));
+  if (image) lists.traceable_in_image = KP_TRY(TraceableFunctions::FromImage(*image, arch));
   return lists;
 }
 
@@ -137,7 +137,7 @@ std::optional<Error> RefusedByName(const ProbeSpec& spec, const Target& target, 
   // symbol with no type and no DWARF; the blacklist holds most of them.
   const ElfSymbol* symbol = target.image->Find(p.function);
   if (!symbol || symbol->value == 0) return std::nullopt;
-  auto lists = ListsFor(target.image.get(), system);
+  auto lists = ListsFor(target.image.get(), *target.arch, system);
   if (!lists) return std::nullopt;
   if (const BlacklistRange* listed = lists->blacklist.Find(symbol->value + p.offset.value_or(0)))
     return Blacklisted(p.function, *listed);
@@ -150,7 +150,7 @@ Result<void> ApplyKernelPolicy(std::vector<ResolvedProbe>& probes, const Target&
   const ElfImage* image = target.image.get();
   if (system.running && image && target.kind == Target::kKernelImage)
     KP_TRY_VOID(CheckBuildId(system.build_id, system.env, *image, options.force));
-  Lists lists = KP_TRY(ListsFor(image, system));
+  Lists lists = KP_TRY(ListsFor(image, *target.arch, system));
   // A point with several instances (static functions of one name) keeps
   // those the kernel takes and says which it left out; one whose every
   // instance is refused is an error.

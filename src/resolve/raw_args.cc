@@ -12,7 +12,6 @@
 //  - @SYMBOL on a user probe becomes an address in the image, which
 //    Synthesize() writes in the uprobe form relative to the mapped file.
 #include "kprobectl/strings.h"
-#include "kprobectl/x86_64_abi.h"
 #include "resolve_internal.h"
 
 namespace kprobectl::resolve {
@@ -108,11 +107,13 @@ Result<FetchRoot> Root(const ProbeSpec& spec, const ArgExpr& e, const ArgContext
     case ArgKind::kStack:
       return FetchRoot::Of(FetchRoot::kStack);
     case ArgKind::kRegister:
-      if (!x86_64::IsRegister(e.name)) {
-        auto suggestion = x86_64::SuggestRegister(e.name);
-        return ArgError(spec, e.pos, "unknown register '%" + e.name + "'",
-                        suggestion ? "the kernel names it %" + std::string(*suggestion)
-                                   : "x86-64 registers: %ax %bx %cx %dx %si %di %bp %sp %r8..%r15 %ip %flags");
+      if (!ctx.arch->IsRegister(e.name)) {
+        auto suggestion = ctx.arch->SuggestRegister(e.name);
+        std::string hint = !suggestion ? std::string(ctx.arch->name()) + " registers: " + ctx.arch->RegisterSummary()
+                           : suggestion->why.empty()
+                               ? "the kernel names it %" + std::string(suggestion->name)
+                               : "did you mean %" + std::string(suggestion->name) + "? (" + suggestion->why + ")";
+        return ArgError(spec, e.pos, "unknown register '%" + e.name + "' on " + std::string(ctx.arch->name()), hint);
       }
       return FetchRoot::Named(FetchRoot::kRegister, e.name);
     case ArgKind::kSymbol:

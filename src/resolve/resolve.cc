@@ -109,7 +109,7 @@ Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& t
     if (needs_dwarf && !target.debuginfo_error.message.empty())
       return Fail("'" + DescribePoint(spec.point) + "' needs debuginfo: " + target.debuginfo_error.message,
                   target.debuginfo_error.hint);
-    return LocateByName(spec, system);
+    return LocateByName(spec, target, system);
   }
   if (target.debuginfo && spec.point.version.empty()) {
     auto dwarf = LocateWithDwarf(spec, target, system, options);
@@ -171,7 +171,7 @@ Result<Resolution> Resolve(const std::vector<ProbeSpec>& specs, Target& target, 
   if (options.fprobe && !target.kernel())
     return Fail("--fprobe is for kernel functions", "user-space probes are uprobes");
   if (target.kernel()) KP_TRY_VOID(resolve::ApplyKernelPolicy(out.probes, target, system, options, &out.left_out));
-  if (options.fprobe) KP_TRY_VOID(resolve::MakeFprobes(out.probes, system, &out.notes));
+  if (options.fprobe) KP_TRY_VOID(resolve::MakeFprobes(out.probes, *target.arch, system, &out.notes));
   for (const ResolvedProbe& probe : out.probes)
     if (options.max_probes && probe.locations.size() > options.max_probes)
       return Fail("'" + probe.spec.text + "' makes " + std::to_string(probe.locations.size()) +

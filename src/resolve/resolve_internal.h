@@ -15,6 +15,7 @@ namespace kprobectl::resolve {
 
 // Where an argument is fetched: what kind of probe, at which place.
 struct ArgContext {
+  const Arch* arch = nullptr;  // the target's
   ProbeKind kind = ProbeKind::kUser;
   bool retprobe = false;
   bool at_entry = false;  // a function's first instruction
@@ -61,13 +62,19 @@ Result<void> ApplyWritten(const ProbeSpec& spec, const ProbeArg& arg, const std:
 // Refuses specs that cannot be resolved without DWARF, saying why.
 Result<void> RequireNoDebuginfo(const ProbeSpec& spec);
 
+// Function names of `image` close to `name` ("did you mean"), and the hint
+// that names them, or says where to list its functions.
+std::vector<std::string> SimilarFunctions(const ElfImage& image, std::string_view name);
+std::string NoFunctionHint(const ElfImage& image, std::string_view name);
+
 // The sources, in the order Resolve() asks them. Each gives the probe's
 // places with their arguments, or says why it cannot.
 Result<std::vector<ResolvedLocation>> LocateWithDwarf(const ProbeSpec& spec, Target& target, const SystemView& system,
                                                       const ResolveOptions& options);
 Result<std::vector<ResolvedLocation>> LocateWithSymbols(const ProbeSpec& spec, const Target& target,
                                                         const SystemView& system);
-Result<std::vector<ResolvedLocation>> LocateByName(const ProbeSpec& spec, const SystemView& system);
+Result<std::vector<ResolvedLocation>> LocateByName(const ProbeSpec& spec, const Target& target,
+                                                   const SystemView& system);
 // A USDT marker of a user binary: a uprobe at each of its sites, with its
 // semaphore; arguments its note says fetchargs cannot read go to `left_out`
 // when they are left out.
@@ -88,6 +95,7 @@ Result<void> ApplyKernelPolicy(std::vector<ResolvedProbe>& probes, const Target&
 std::optional<Error> RefusedByName(const ProbeSpec& spec, const Target& target, const SystemView& system);
 
 // --fprobe: the kernel probes as fprobes, one per function name.
-Result<void> MakeFprobes(std::vector<ResolvedProbe>& probes, const SystemView& system, std::vector<std::string>* notes);
+Result<void> MakeFprobes(std::vector<ResolvedProbe>& probes, const Arch& arch, const SystemView& system,
+                         std::vector<std::string>* notes);
 
 }  // namespace kprobectl::resolve

@@ -126,9 +126,10 @@ Result<std::vector<ResolvedLocation>> LocateWithBtf(const ProbeSpec& spec, const
   ProbeSpec places = spec;  // the places alone; the arguments are BTF's
   places.args.clear();
   std::vector<ResolvedLocation> out =
-      KP_TRY(target.image ? LocateWithSymbols(places, target, system) : LocateByName(places, system));
+      KP_TRY(target.image ? LocateWithSymbols(places, target, system) : LocateByName(places, target, system));
   for (ResolvedLocation& loc : out) {
-    ArgContext ctx{ProbeKind::kKernel, p.retprobe, loc.origin.entry, &system.features, target.image.get(), loc.address};
+    ArgContext ctx{target.arch,      ProbeKind::kKernel, p.retprobe, loc.origin.entry,
+                   &system.features, target.image.get(), loc.address};
     loc.args = KP_TRY(BtfArgs(spec, *target.btf, loc, ctx));
   }
   if (notes && NeedsDebuginfo(spec))

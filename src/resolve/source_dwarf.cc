@@ -10,7 +10,6 @@
 #include "kprobectl/cxx_names.h"
 #include "kprobectl/glob.h"
 #include "kprobectl/strings.h"
-#include "kprobectl/x86_64_abi.h"
 #include "resolve_internal.h"
 
 namespace kprobectl::resolve {
@@ -79,6 +78,8 @@ Result<std::vector<DwarfAddress>> Addresses(const ProbeSpec& spec, Debuginfo& de
   auto found = debuginfo.Resolve(p, find);
   if (found) return found;
   auto by_symbols = BySymbols(p, debuginfo, image);
+  if (by_symbols.empty() && !IsGlob(p.function) && found.error().message.starts_with("no function '"))
+    return Fail(found.error().message, NoFunctionHint(image, p.function));
   if (by_symbols.empty()) return found;
   if ((p.line || p.lazy_pattern) && !by_symbols[0].function.empty()) {
     auto dwarf_name = debuginfo.AtAddress(by_symbols[0].address);
@@ -103,15 +104,13 @@ std::string EventBaseFor(const ProbeSpec& spec, const DwarfAddress& at) {
   return base;
 }
 
-Result<ProbeTarget> TargetOf(ProbeKind kind, const ElfImage& image, uint64_t address) {
-  if (kind == ProbeKind::kUser) {
-    ProbeTarget t;
-    t.kind = ProbeTarget::kFile;
-    t.path = image.path();
-    t.offset = KP_TRY(image.CodeFileOffset(address));
-    return t;
-  }
-  return KernelTarget(image, address);
+// A return probe goes where the function is entered, its symbol: the
+// kernel takes a kretprobe at a function's entry only, and on arm64 the
+// DWARF's low_pc lies after ftrace's patchable NOPs at the symbol.
+uint64_t ReturnProbeAddress(const DwarfAddress& at, const ElfImage& image, const Arch& arch) {
+  const ElfSymbol* f = at.entry && !at.inlined ? image.FunctionAt(at.address) : nullptr;
+  if (f && at.address > f->value && at.address - f->value <= arch.patchable_entry()) return f->value;
+  return at.address;
 }
 
 ProbeOrigin OriginOf(const DwarfAddress& at, const ElfImage& image) {
@@ -132,14 +131,14 @@ ProbeOrigin OriginOf(const DwarfAddress& at, const ElfImage& image) {
 
 // A variable from the debuginfo as a typed fetch; the register must be one
 // the kernel can read.
-Result<TypedFetch> FromVariable(const VariableFetch& v, const KernelFeatures& features) {
+Result<TypedFetch> FromVariable(const VariableFetch& v, const ArgContext& ctx) {
   TypedFetch out;
   out.name = v.name;
   out.c_type = v.c_type;
   out.type = v.type;
   switch (v.root) {
     case VariableFetch::kRegister:
-      if (!x86_64::DwarfRegisterName(v.dwarf_register))
+      if (!ctx.arch->DwarfRegisterName(v.dwarf_register))
         return Fail("'" + v.name + "' is in DWARF register " + std::to_string(v.dwarf_register) +
                     " (a vector or floating-point register), which the kernel cannot fetch");
       out.root = FetchRoot::Of(FetchRoot::kDwarfRegister, v.dwarf_register);
@@ -152,7 +151,7 @@ Result<TypedFetch> FromVariable(const VariableFetch& v, const KernelFeatures& fe
       out.root = FetchRoot::Of(FetchRoot::kArgument, v.argument);
       break;
     case VariableFetch::kConstant:
-      if (!features.immediates)
+      if (!ctx.features->immediates)
         return Fail("'" + v.name + "' is the constant " + std::to_string(v.constant) +
                     " here, and this kernel has no immediate values (\\IMM, Linux 6.1)");
       out.root = FetchRoot::Value(FetchRoot::kConstant, v.constant);
@@ -173,7 +172,7 @@ Result<void> AtReturn(TypedFetch& fetch, const ProbeSpec& spec, const ArgContext
   std::optional<uint64_t> argument;
   if (r.kind == FetchRoot::kArgument) argument = r.number;
   if (r.kind == FetchRoot::kDwarfRegister)
-    if (auto reg = x86_64::DwarfRegisterName(static_cast<unsigned>(r.number))) argument = x86_64::ArgumentIn(*reg);
+    if (auto reg = ctx.arch->DwarfRegisterName(static_cast<unsigned>(r.number))) argument = ctx.arch->ArgumentIn(*reg);
   std::string function = spec.point.function.empty() ? "FUNC" : spec.point.function;
   std::string hint = "probe the entry too ('" + function + " " + fetch.name + "') to record it";
   if (!argument)
@@ -195,7 +194,7 @@ Result<void> AtReturn(TypedFetch& fetch, const ProbeSpec& spec, const ArgContext
 
 // A variable from the debuginfo as the fetch the probe makes of it.
 Result<TypedFetch> FetchOf(const VariableFetch& v, const ProbeSpec& spec, const ArgContext& ctx) {
-  TypedFetch fetch = KP_TRY(FromVariable(v, *ctx.features));
+  TypedFetch fetch = KP_TRY(FromVariable(v, ctx));
   KP_TRY_VOID(AtReturn(fetch, spec, ctx));
   return fetch;
 }
@@ -271,12 +270,12 @@ Result<std::vector<ResolvedLocation>> LocateWithDwarf(const ProbeSpec& spec, Tar
   std::vector<ResolvedLocation> out;
   for (const DwarfAddress& at : addresses) {
     ResolvedLocation loc;
-    loc.address = at.address;
-    loc.target = KP_TRY(TargetOf(kind, image, at.address));
+    loc.address = p.retprobe ? ReturnProbeAddress(at, image, *target.arch) : at.address;
+    loc.target = KP_TRY(TargetAt(kind, image, loc.address));
     loc.origin = OriginOf(at, image);
     loc.dwarf = at;
     loc.event_base = EventBaseFor(spec, at);
-    ArgContext ctx{kind, p.retprobe, at.entry && !at.inlined, &system.features, &image, at.address};
+    ArgContext ctx{target.arch, kind, p.retprobe, at.entry && !at.inlined, &system.features, &image, at.address};
     loc.args = KP_TRY(ArgsAt(spec, debuginfo, at, ctx, &loc.skipped));
     out.push_back(std::move(loc));
   }

@@ -15,14 +15,11 @@
 
 #include "kprobectl/glob.h"
 #include "kprobectl/strings.h"
-#include "kprobectl/x86_64_sdt.h"
 #include "resolve_internal.h"
 
 namespace kprobectl::resolve {
 
 namespace {
-
-using x86_64::SdtOperand;
 
 bool ProviderMatches(std::string_view pattern, std::string_view provider) {
   return GlobMatch(pattern, provider) || (pattern.starts_with("sdt_") && GlobMatch(pattern.substr(4), provider));
@@ -99,12 +96,12 @@ Result<TypedFetch> OperandFetch(const SdtOperand& op, const ElfImage& image, con
 
 // Marker argument N (1-based) of `note`, or why it cannot be read.
 Result<TypedFetch> MarkerArgument(const SdtNote& note, size_t n, const ElfImage& image, const ArgContext& ctx) {
-  std::vector<std::string> args = x86_64::SplitSdtArguments(note.args);
+  std::vector<std::string> args = SplitSdtArguments(note.args);
   if (n == 0 || n > args.size())
     return Fail(MarkerName(note) + " has " + std::to_string(args.size()) + " argument" + (args.size() == 1 ? "" : "s") +
                     ", no arg" + std::to_string(n),
                 args.empty() ? "it takes none" : "its arguments are arg1..arg" + std::to_string(args.size()));
-  auto op = x86_64::ParseSdtOperand(args[n - 1]);
+  auto op = ctx.arch->ParseSdtArgument(args[n - 1]);
   auto fetch = op ? OperandFetch(*op, image, ctx) : std::unexpected(op.error());
   if (!fetch)
     return Fail("arg" + std::to_string(n) + " of " + MarkerName(note) + " (" + args[n - 1] +
@@ -146,7 +143,7 @@ Result<TypedFetch> WrittenArgument(const ProbeSpec& spec, const ProbeArg& arg, s
 std::vector<TypedFetch> AllArguments(const SdtNote& note, const ElfImage& image, const ArgContext& ctx,
                                      std::vector<std::string>* left_out) {
   std::vector<TypedFetch> out;
-  size_t count = x86_64::SplitSdtArguments(note.args).size();
+  size_t count = SplitSdtArguments(note.args).size();
   for (size_t n = 1; n <= count; ++n) {
     auto fetch = MarkerArgument(note, n, image, ctx);
     if (fetch)
@@ -177,7 +174,7 @@ Result<std::vector<TypedFetch>> Arguments(const ProbeSpec& spec, const SdtNote& 
     if (size_t n = ArgumentNumber(arg.expr)) {
       out.push_back(KP_TRY(WrittenArgument(spec, arg, n, note, image, ctx)));
     } else if (arg.expr.kind == ArgKind::kVariable) {
-      size_t count = x86_64::SplitSdtArguments(note.args).size();
+      size_t count = SplitSdtArguments(note.args).size();
       return ArgError(spec, arg.expr.pos,
                       "'" + arg.expr.name + "' is not an argument of " + MarkerName(note) +
                           (arg.expr.accessors.empty() ? "" : " (a marker's arguments have no type to take members of)"),
@@ -210,9 +207,7 @@ Result<std::vector<ResolvedLocation>> LocateSdt(const ProbeSpec& spec, const Tar
   for (const SdtNote* note : KP_TRY(Matching(p, image))) {
     ResolvedLocation loc;
     loc.address = note->address;
-    loc.target.kind = ProbeTarget::kFile;
-    loc.target.path = image.path();
-    loc.target.offset = KP_TRY(image.CodeFileOffset(note->address));
+    loc.target = KP_TRY(TargetAt(ProbeKind::kUser, image, note->address));
     if (note->semaphore) {
       if (!system.features.ref_ctr_offset)
         return Fail(MarkerName(*note) +
@@ -231,7 +226,7 @@ Result<std::vector<ResolvedLocation>> LocateSdt(const ProbeSpec& spec, const Tar
       loc.origin.symbol_offset = note->address - f->value;
     }
     loc.event_base = !spec.event.empty() ? spec.event : EventBaseFromSymbol(note->name);
-    ArgContext ctx{ProbeKind::kUser, false, false, &system.features, &image, note->address};
+    ArgContext ctx{target.arch, ProbeKind::kUser, false, false, &system.features, &image, note->address};
     loc.args = KP_TRY(Arguments(spec, *note, image, ctx, &dropped));
     out.push_back(std::move(loc));
   }

@@ -9,6 +9,7 @@
 
 #include "kprobectl/cxx_names.h"
 #include "kprobectl/glob.h"
+#include "kprobectl/nearest_names.h"
 #include "kprobectl/strings.h"
 #include "resolve_internal.h"
 
@@ -49,20 +50,45 @@ bool VersionMatches(const ProbePoint& point, const ElfSymbol& s) {
   return s.version == point.version;
 }
 
-// Function names close to `name`, for "did you mean".
-std::vector<std::string> SimilarFunctions(const ElfImage& image, std::string_view name) {
-  std::vector<std::string> out;
-  for (const ElfSymbol& s : image.symbols()) {
-    if (s.type != ElfSymbol::kFunction || s.value == 0) continue;
-    std::string shown = s.name.starts_with("_Z") ? SymbolCxxName(s.name).qualified : s.name;
-    bool similar =
-        shown.find(name) != std::string::npos ||
-        (name.size() > 3 && std::string_view(name).find(shown) != std::string_view::npos && shown.size() > 3);
-    if (similar && std::find(out.begin(), out.end(), shown) == out.end()) out.push_back(shown);
-    if (out.size() == 5) break;
-  }
-  return out;
+// A function of the running kernel named without its image: its BTF
+// knows most, kallsyms the rest (assembly, clones); with neither, the
+// kernel says when the definition is written.
+Result<void> CheckKernelName(const std::string& name, const Target& target, const SystemView& system) {
+  if (target.btf && target.btf->HasFunction(name)) return {};
+  const KallsymsNames* kallsyms = system.kernel_functions ? system.kernel_functions() : nullptr;
+  if (kallsyms && kallsyms->Count(name) > 0) return {};
+  if (!kallsyms && !target.btf) return {};
+  NearestNames nearest(name);
+  if (kallsyms)
+    kallsyms->ForEachName([&](const std::string& n) { nearest.Offer(n); });
+  else
+    for (const std::string& n : target.btf->Functions()) nearest.Offer(n);
+  std::string release = system.env.release.empty() ? "" : " " + system.env.release;
+  std::string where = kallsyms ? "the running kernel" + release + " (" + system.env.kallsyms + ")"
+                               : "the BTF of the running kernel" + release + " (" + target.btf->path() + ")";
+  std::vector<std::string> similar = nearest.Take();
+  return Fail("no function '" + name + "' in " + where,
+              similar.empty() ? "list its functions with 'kprobectl funcs'" : "similar names: " + Join(similar, ", "));
 }
+
+}  // namespace
+
+std::vector<std::string> SimilarFunctions(const ElfImage& image, std::string_view name) {
+  NearestNames nearest(name);
+  for (const ElfSymbol& s : image.symbols())
+    if (s.type == ElfSymbol::kFunction && s.value != 0)
+      nearest.Offer(s.name.starts_with("_Z") ? SymbolCxxName(s.name).qualified : s.name);
+  return nearest.Take();
+}
+
+std::string NoFunctionHint(const ElfImage& image, std::string_view name) {
+  std::vector<std::string> similar = SimilarFunctions(image, name);
+  std::string option = !image.module().empty() ? "-m" : image.Find("_text") ? "-k" : "-x";
+  return similar.empty() ? "list its functions with 'kprobectl " + option + " " + image.path() + " funcs'"
+                         : "similar names: " + Join(similar, ", ");
+}
+
+namespace {
 
 // A place in the image, and its origin as the symbol table tells it.
 struct Place {
@@ -120,10 +146,7 @@ Result<std::vector<Place>> Places(const ProbeSpec& spec, const ElfImage& image) 
   if (out.empty()) {
     std::string what = glob ? "no function matches '" + p.function + "'" : "no function '" + p.function + "'";
     if (!p.version.empty()) what += " with version " + p.version;
-    auto similar = SimilarFunctions(image, p.function);
-    return Fail(what + " in " + image.path(), similar.empty()
-                                                  ? "list its functions with 'kprobectl funcs -x " + image.path() + "'"
-                                                  : "similar names: " + Join(similar, ", "));
+    return Fail(what + " in " + image.path(), NoFunctionHint(image, p.function));
   }
   return out;
 }
@@ -144,31 +167,25 @@ Result<std::vector<ResolvedLocation>> LocateWithSymbols(const ProbeSpec& spec, c
     ResolvedLocation loc;
     loc.address = place.address;
     loc.origin = place.origin;
-    if (kind == ProbeKind::kUser) {
-      loc.target.kind = ProbeTarget::kFile;
-      loc.target.path = image.path();
-      loc.target.offset = KP_TRY(image.CodeFileOffset(place.address));
-      loc.event_base = !spec.event.empty()  ? spec.event
-                       : spec.point.address ? EventBase(spec.point, "")
-                                            : EventBase(spec.point, place.origin.function);
-    } else {
-      loc.target = KP_TRY(KernelTarget(image, place.address));
-      loc.event_base = !spec.event.empty() ? spec.event : EventBase(spec.point, place.origin.function);
-    }
-    ArgContext ctx{kind, spec.point.retprobe, place.origin.entry, &system.features, &image, place.address};
+    loc.target = KP_TRY(TargetAt(kind, image, place.address));
+    bool by_address = kind == ProbeKind::kUser && spec.point.address;
+    loc.event_base = !spec.event.empty() ? spec.event : EventBase(spec.point, by_address ? "" : place.origin.function);
+    ArgContext ctx{target.arch, kind, spec.point.retprobe, place.origin.entry, &system.features, &image, place.address};
     loc.args = KP_TRY(RawArgs(spec, ctx));
     out.push_back(std::move(loc));
   }
   return out;
 }
 
-Result<std::vector<ResolvedLocation>> LocateByName(const ProbeSpec& spec, const SystemView& system) {
+Result<std::vector<ResolvedLocation>> LocateByName(const ProbeSpec& spec, const Target& target,
+                                                   const SystemView& system) {
   KP_TRY_VOID(RequireNoDebuginfo(spec));
   const ProbePoint& p = spec.point;
   if (IsGlob(p.function))
     return Fail("'" + p.function + "': kernel function globs need the kernel's symbol table", "name one function");
   if (!p.version.empty() || p.any_file)
     return Fail("'" + DescribePoint(p) + "': symbol versions and @* are for user-space probes");
+  if (!p.address) KP_TRY_VOID(CheckKernelName(p.function, target, system));
   ResolvedLocation loc;
   if (p.address) {
     loc.target.kind = ProbeTarget::kAddress;
@@ -184,7 +201,7 @@ Result<std::vector<ResolvedLocation>> LocateByName(const ProbeSpec& spec, const 
   loc.origin.entry = !p.address && p.offset.value_or(0) == 0;
   loc.origin.source = "the kernel (by name)";
   loc.event_base = !spec.event.empty() ? spec.event : EventBase(p, p.address ? "" : p.function);
-  ArgContext ctx{ProbeKind::kKernel, p.retprobe, loc.origin.entry, &system.features, nullptr, 0};
+  ArgContext ctx{target.arch, ProbeKind::kKernel, p.retprobe, loc.origin.entry, &system.features, nullptr, 0};
   loc.args = KP_TRY(RawArgs(spec, ctx));
   return std::vector<ResolvedLocation>{std::move(loc)};
 }

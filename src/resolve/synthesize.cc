@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
 // The last passes: unique event names, then the definitions themselves,
-// with each typed argument written as a fetcharg by the x86-64 table.
+// with each typed argument written as a fetcharg in the target
+// architecture's registers.
 //
 // @SYMBOL of a user probe becomes @+OFFSET, the uprobe form that is
 // relative to where the probed file is mapped and so survives PIE and
@@ -13,7 +14,6 @@
 // Measured: the file offset reads the wrong bytes when .data's
 // vaddr-offset delta differs from .text's, as it does in every gcc binary.
 #include "kprobectl/strings.h"
-#include "kprobectl/x86_64_abi.h"
 #include "resolve_internal.h"
 
 namespace kprobectl {
@@ -74,6 +74,15 @@ Result<ProbeTarget> KernelTarget(const ElfImage& image, uint64_t address) {
   return t;
 }
 
+Result<ProbeTarget> TargetAt(ProbeKind kind, const ElfImage& image, uint64_t address) {
+  if (kind == ProbeKind::kKernel) return KernelTarget(image, address);
+  ProbeTarget t;
+  t.kind = ProbeTarget::kFile;
+  t.path = image.path();
+  t.offset = KP_TRY(image.CodeFileOffset(address));
+  return t;
+}
+
 std::optional<uint64_t> KernelImageAddress(const ElfImage& image, const ProbeTarget& t) {
   if (t.kind == ProbeTarget::kAddress)
     return image.module().empty() ? std::optional<uint64_t>(t.address) : std::nullopt;
@@ -83,13 +92,14 @@ std::optional<uint64_t> KernelImageAddress(const ElfImage& image, const ProbeTar
   return s->value + t.offset;
 }
 
-Result<FetchArg> SynthesizeArg(const TypedFetch& fetch, ProbeKind kind, const ElfImage* image, uint64_t address) {
+Result<FetchArg> SynthesizeArg(const TypedFetch& fetch, const Arch& arch, ProbeKind kind, const ElfImage* image,
+                               uint64_t address) {
   const FetchRoot& r = fetch.root;
   std::string text;
   size_t first_deref = 0;
   switch (r.kind) {
     case FetchRoot::kDwarfRegister: {
-      auto reg = x86_64::DwarfRegisterName(static_cast<unsigned>(r.number));
+      auto reg = arch.DwarfRegisterName(static_cast<unsigned>(r.number));
       if (!reg) return Fail("DWARF register " + std::to_string(r.number) + " has no name the kernel knows");
       text = "%" + std::string(*reg);
       break;
@@ -98,7 +108,7 @@ Result<FetchArg> SynthesizeArg(const TypedFetch& fetch, ProbeKind kind, const El
       text = "%" + r.name;
       break;
     case FetchRoot::kArgument:
-      text = x86_64::ArgumentAtEntry(static_cast<unsigned>(r.number));
+      text = arch.ArgumentAtEntry(static_cast<unsigned>(r.number));
       break;
     case FetchRoot::kReturnArgument:
       text = "$arg" + std::to_string(r.number);
@@ -166,7 +176,7 @@ Result<std::vector<TraceEventDef>> Synthesize(const Resolution& resolution, cons
       def.event = loc.event;
       def.target = loc.target;
       for (const TypedFetch& fetch : loc.args)
-        def.args.push_back(KP_TRY(SynthesizeArg(fetch, probe.kind, target.image.get(), loc.address)));
+        def.args.push_back(KP_TRY(SynthesizeArg(fetch, *target.arch, probe.kind, target.image.get(), loc.address)));
       defs.push_back(std::move(def));
     }
   return defs;

@@ -47,7 +47,7 @@ Result<SearchPaths> SearchPathsOfProcess(const KernelEnv& env, int pid) {
   std::stringstream environ;
   environ << in.rdbuf();
   std::string path = PathOf(environ.str()).value_or("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-  return SearchPathsFrom(path.c_str(), nullptr, "/etc/ld.so.conf", proc + "/root");
+  return SearchPathsFrom(path.c_str(), nullptr, LibraryMachineOf(env), "/etc/ld.so.conf", proc + "/root");
 }
 
 Result<void> CheckMappedFile(const std::string& path, const std::string& path_inside, std::string_view maps, int pid) {

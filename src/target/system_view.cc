@@ -4,6 +4,8 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <memory>
+
 #include "kprobectl/probe_events.h"
 #include "kprobectl/target.h"
 
@@ -17,11 +19,49 @@ std::string ReadOrEmpty(const std::string& path) {
   return text ? *text : std::string();
 }
 
+// kallsyms, read once when first asked, by the copies of the view alike.
+std::function<const KallsymsNames*()> LazyKallsyms(const std::string& path) {
+  auto read = std::make_shared<std::optional<KallsymsNames>>();
+  return [read, path]() -> const KallsymsNames* {
+    if (!*read) *read = KallsymsNames::Parse(ReadOrEmpty(path));
+    return (*read)->empty() ? nullptr : &**read;
+  };
+}
+
+// What ftrace can trace, or why that is not known: a kernel without
+// dynamic ftrace has no list; one that refuses root its function lists
+// (lockdown's "confidentiality", a security module) answers EPERM.
+void ReadAvailableFunctions(const TracefsDir* tracefs, SystemView& view) {
+  constexpr std::string_view kFile = "available_filter_functions";
+  if (!tracefs) {
+    view.available_functions_error = "no tracefs to read " + std::string(kFile) + " from";
+    return;
+  }
+  if (!tracefs->Exists(kFile)) {
+    view.available_functions_error =
+        "tracefs has no " + std::string(kFile) + " (a kernel without dynamic ftrace, CONFIG_DYNAMIC_FTRACE)";
+    return;
+  }
+  auto available = tracefs->Read(kFile);
+  if (available) {
+    view.available_functions = std::move(*available);
+    return;
+  }
+  view.available_functions_error = available.error().message;
+  if (available.error().message.find("Operation not permitted") != std::string::npos)
+    view.available_functions_error +=
+        " (the kernel refuses its function lists even to root: lockdown, or a security module)";
+}
+
 }  // namespace
 
 SystemView ReadSystemView(const TracefsDir* tracefs, const KernelEnv& env, const Target& target, bool running) {
   SystemView view;
   view.env = env;
+  if (target.kind == Target::kRunningKernel) {
+    view.kernel_functions = LazyKallsyms(env.root + env.kallsyms);
+    ReadAvailableFunctions(tracefs, view);
+  }
   view.features = tracefs ? ReadFeatures(*tracefs) : AllFeatures();
   if (tracefs && tracefs->Exists(EventsFile(target.probe_kind())))
     if (auto names = ProbeEvents(*tracefs).Names()) view.existing_events = *names;
@@ -29,6 +69,7 @@ SystemView ReadSystemView(const TracefsDir* tracefs, const KernelEnv& env, const
   if (!view.running) return view;
   view.build_id = RunningBuildId(env);
   view.kallsyms = KallsymsNames::Parse(ReadOrEmpty(env.root + env.kallsyms));
+
   view.features.fprobe_maxactive = view.features.fprobe_events && view.kallsyms.Count("fprobe_exit_handler") > 0;
   long cpus = sysconf(_SC_NPROCESSORS_CONF);
   view.possible_cpus = cpus > 0 ? static_cast<unsigned>(cpus) : 0;
@@ -36,8 +77,7 @@ SystemView ReadSystemView(const TracefsDir* tracefs, const KernelEnv& env, const
   if (access(blacklist.c_str(), R_OK) != 0 && geteuid() == 0 && env.root.empty())
     mount("debugfs", env.debugfs.c_str(), "debugfs", 0, nullptr);  // best effort
   view.blacklist = ReadOrEmpty(blacklist);
-  if (tracefs)
-    if (auto available = tracefs->Read("available_filter_functions")) view.available_functions = *available;
+  if (target.kind != Target::kRunningKernel) ReadAvailableFunctions(tracefs, view);
   if (!target.module.empty() && access((env.root + env.sys_module + "/" + target.module).c_str(), F_OK) == 0)
     view.loaded_modules.insert(target.module);
   return view;

@@ -15,6 +15,9 @@ Result<Debuginfo*> Target::RequireDebuginfo() const {
 
 namespace {
 
+constexpr std::string_view kKernelImageHint =
+    "-k takes the kernel's image with its debuginfo, e.g. /usr/lib/debug/boot/vmlinux-VERSION";
+
 Result<Target> OpenModule(const TargetRequest& request, const KernelEnv& env) {
   // A module: its file, its symbols where libdwfl lays it out, its DWARF.
   Target t;
@@ -24,7 +27,9 @@ Result<Target> OpenModule(const TargetRequest& request, const KernelEnv& env) {
     t.path = KP_TRY(FindKernelModule(env, request.module));
   t.module = ModuleName(t.path);
   auto module = KP_TRY(Debuginfo::OpenModule(t.path));
-  t.image = std::make_unique<ElfImage>(ElfImage::FromModule(t.path, t.module, std::move(module.symbols)));
+  t.arch = KP_TRY(ArchOfElf(module.machine, module.elf64, "the kernel module '" + t.path + "'"));
+  t.image =
+      std::make_unique<ElfImage>(ElfImage::FromModule(t.path, t.module, module.machine, std::move(module.symbols)));
   if (module.debuginfo)
     t.debuginfo = std::move(module.debuginfo);
   else
@@ -51,11 +56,11 @@ Result<void> OpenBtf(Target& t, const TargetRequest& request, const KernelEnv& e
     // A module named is a loaded one: the kernel's /sys/kernel/btf/MODULE;
     // a .ko file, its own .BTF section.
     bool by_name = request.module.find('/') == std::string::npos && request.module.find(".ko") == std::string::npos;
-    btf = BtfInfo::Open(by_name ? env.root + env.btf + "/" + t.module : t.path, kernel);
+    btf = BtfInfo::Open(by_name ? env.root + env.btf + "/" + t.module : t.path, *t.arch, kernel);
   } else if (t.kind == Target::kKernelImage && request.btf_file.empty()) {
-    btf = BtfInfo::Open(t.path);
+    btf = BtfInfo::Open(t.path, *t.arch);
   } else {
-    btf = BtfInfo::Open(kernel);
+    btf = BtfInfo::Open(kernel, *t.arch);
   }
   if (btf) {
     t.btf = std::move(*btf);
@@ -91,7 +96,37 @@ Result<void> CheckTargetProcess(const Target& t, const TargetRequest& request, c
   return CheckMappedFile(t.path, inside, maps.str(), request.target_ns);
 }
 
+// The architecture of the file at `path`, from its ELF header, before
+// anything else of it is read.
+Result<const Arch*> ArchOfFile(const std::string& path, Target::Kind kind) {
+  auto identity = ElfImage::ReadIdentity(path);
+  if (!identity && kind == Target::kKernelImage) {
+    Error error = identity.error();
+    error.hint = kKernelImageHint;
+    return std::unexpected(error);
+  }
+  ElfIdentity id = KP_TRY(std::move(identity));
+  std::string what = kind == Target::kUserBinary ? "'" + path + "'" : "the kernel image '" + path + "'";
+  return ArchOfElf(id.machine, id.elf64, what);
+}
+
 }  // namespace
+
+Result<void> CheckArchRunsHere(const Target& target, const KernelEnv& env) {
+  auto running = ArchOfUname(env.machine);
+  if (!running || *running == target.arch) return {};
+  std::string what = target.path.empty() ? "the target" : "'" + target.path + "'";
+  return Fail(what + " is for " + std::string(target.arch->name()) + ", and this machine's kernel is " +
+                  std::string((*running)->name()) + ": probes on it can be printed (-D), not added here",
+              "run kprobectl on an " + std::string(target.arch->name()) +
+                  " machine to add them; -D prints the definitions anywhere");
+}
+
+LibraryMachine LibraryMachineOf(const KernelEnv& env) {
+  auto arch = ArchOfUname(env.machine);
+  if (!arch) return {};
+  return LibraryMachine{(*arch)->elf_machine(), std::string((*arch)->multiarch())};
+}
 
 Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, const SearchPaths& search) {
   if (!request.exec.empty() && (!request.vmlinux.empty() || !request.module.empty()))
@@ -112,13 +147,14 @@ Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, co
     // The running kernel's image, found where distributions put it.
     auto found = FindKernelDebuginfo(env, request.force);
     if (!found) {
+      t.arch = KP_TRY(ArchOfUname(env.machine));
       t.debuginfo_error = found.error();
       KP_TRY_VOID(OpenBtf(t, request, env));
       return t;
     }
     t.path = *found;
   }
-  if (!request.need_symbols) KP_TRY_VOID(ElfImage::CheckHeader(t.path));
+  t.arch = KP_TRY(ArchOfFile(t.path, t.kind));
   // The debuginfo first: it reads its unit headers and cache file on a
   // thread of its own while the symbols are read here.
   auto debuginfo = Debuginfo::Open(t.path, request.index);
@@ -126,7 +162,7 @@ Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, co
     auto image = ElfImage::Open(t.path, request.index.cache_dir);
     if (!image && t.kind == Target::kKernelImage) {
       Error error = image.error();
-      error.hint = "-k takes the kernel's image with its debuginfo, e.g. /usr/lib/debug/boot/vmlinux-VERSION";
+      error.hint = kKernelImageHint;
       return std::unexpected(error);
     }
     t.image = std::make_unique<ElfImage>(KP_TRY(std::move(image)));

@@ -65,7 +65,7 @@ bool StopSignals::StopPending() const {
   return false;
 }
 
-Result<TracedCommand> TracedCommand::Start(const std::vector<std::string>& argv, const sigset_t& mask) {
+Result<TracedCommand> TracedCommand::Start(const std::vector<std::string>& argv, const sigset_t& mask, int stdout_fd) {
   int go[2], report[2];
   if (pipe2(go, O_CLOEXEC) != 0) return Fail(std::string("pipe: ") + std::strerror(errno));
   if (pipe2(report, O_CLOEXEC) != 0) {
@@ -90,6 +90,7 @@ Result<TracedCommand> TracedCommand::Start(const std::vector<std::string>& argv,
     if (n != 1) _exit(127);
     sigprocmask(SIG_SETMASK, &mask, nullptr);
     signal(SIGPIPE, SIG_DFL);
+    if (stdout_fd >= 0 && dup2(stdout_fd, STDOUT_FILENO) < 0) _exit(127);
     // The command gets stdin, stdout and stderr, not our ring-buffer pipes
     // (libtracefs opens them without O_CLOEXEC) or the output file.
     close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);

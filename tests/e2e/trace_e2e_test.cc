@@ -132,6 +132,29 @@ TEST_CASE("trace: --json lines are valid JSON with typed values") {
   CHECK(JsonField(lines[1], "caller")->starts_with("\"main+0x"));
   CHECK(*JsonField(lines[2], "args.bad") == "\"ok\"");
   CheckNothingLeft(tracefs, group);
+
+  // To standard output (a pipe, as for jq), the events stay a JSON stream
+  // whatever the command prints: its standard output goes to ours of errors.
+  for (bool json : {true, false}) {
+    INFO(json);
+    std::vector<std::string> args{kKprobectl, "trace",
+                                  "-x",       bin,
+                                  "--probe",  group + ":all=all_types s8",
+                                  "--",       "/bin/sh",
+                                  "-c",       "echo the command speaks; exec " + bin};
+    if (json) args.insert(args.begin() + 2, "--json");
+    status = Wait(Spawn(args, dir / "stdout", dir / "stderr"));
+    CHECK(status == 0);
+    std::string events = ReadFile(dir / "stdout");
+    INFO(events);
+    CHECK(events.find("the command speaks") == std::string::npos);
+    CHECK(ReadFile(dir / "stderr").find("the command speaks\n") != std::string::npos);
+    auto printed = SplitLines(events);
+    CHECK(printed.size() == 2);
+    for (const std::string& line : printed)
+      CHECK((json ? JsonValid(line) : line.find(group + ":all: (all_types+0x0) s8=") != std::string::npos));
+    CheckNothingLeft(tracefs, group);
+  }
 }
 
 TEST_CASE("trace: SIGINT and SIGTERM in the middle leave nothing behind") {

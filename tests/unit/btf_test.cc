@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "kprobectl/arch.h"
 #include "test_support.h"
 
 using namespace kprobectl;
@@ -125,7 +126,7 @@ TEST_CASE("btf: a module's split BTF names its own types and its kernel's") {
 }
 
 TEST_CASE("btf: BtfInfo reads prototypes, slots and return types") {
-  auto btf = BtfInfo::Open(FixturePath("kernel_btf.btf"));
+  auto btf = BtfInfo::Open(FixturePath("kernel_btf.btf"), X86_64Arch());
   REQUIRE(btf);
   const BtfInfo& info = **btf;
   CHECK(info.HasFunction("btf_pair"));

@@ -171,7 +171,9 @@ TEST_CASE("cli: usage errors and bad binaries") {
   CHECK(help.out.find("add") != std::string::npos);
   auto version = RunKprobectl({"--version"});
   CHECK(version.status == 0);
-  CHECK(version.out.starts_with("kprobectl 0.1.0\narchitecture: x86-64\n"));
+  CHECK(version.out.starts_with(
+      "kprobectl 0.1.0\narchitectures: x86-64, arm64 (each target's own, from its ELF machine or the running "
+      "kernel's)\n"));
   CHECK(version.out.find("\ndebuginfo: DWARF 2-5 through libdw 0.") != std::string::npos);
   CHECK(version.out.find("fprobes (--fprobe)") != std::string::npos);
 }
@@ -197,4 +199,33 @@ TEST_CASE("cli: a line whose code starts with a header's inline function belongs
     CHECK(r.status == 0);
     CHECK(r.out.starts_with("p:probe_header_inline/caller_L2 " + bin + ":0x"));
   }
+}
+
+TEST_CASE("cli: funcs through BTF says why it could not read available_filter_functions, and what that means") {
+  FakeTracefs tracefs;
+  std::string btf = FixturePath("kernel_btf.btf");
+  // No such file: a kernel without dynamic ftrace.
+  auto missing = RunKprobectl({"--tracefs", tracefs.path(), "--btf", btf, "funcs", "btf_*"});
+  if (missing.out.find("btf_pair") == std::string::npos) {
+    WARN("not tested: the running kernel's own debuginfo answered, not the BTF");
+    return;
+  }
+  CHECK(missing.status == 0);
+  CHECK(missing.err ==
+        "kprobectl: note: tracefs has no available_filter_functions (a kernel without dynamic ftrace, "
+        "CONFIG_DYNAMIC_FTRACE); so this list has every function of the BTF, also those ftrace cannot trace, which "
+        "kprobes refuse\n");
+  // There, but unreadable: the error says so (a directory stands in for
+  // the file root cannot read; this machine's kernel answers EPERM).
+  std::filesystem::create_directory(tracefs.dir / "available_filter_functions");
+  auto unreadable = RunKprobectl({"--tracefs", tracefs.path(), "--btf", btf, "funcs", "btf_*"});
+  CHECK(unreadable.status == 0);
+  CHECK(unreadable.err == "kprobectl: note: cannot read " + tracefs.dir / "available_filter_functions" +
+                              ": Is a directory; so this list has every function of the BTF, also those ftrace "
+                              "cannot trace, which kprobes refuse\n");
+  std::filesystem::remove(tracefs.dir / "available_filter_functions");
+  WriteFile(tracefs.dir / "available_filter_functions", "btf_pair\nbtf_many [some_module]\n");
+  auto read = RunKprobectl({"--tracefs", tracefs.path(), "--btf", btf, "funcs", "btf_*"});
+  CHECK(read.err.empty());
+  CHECK(read.out == "btf_many\nbtf_pair\n");
 }

@@ -52,7 +52,10 @@ TEST_CASE("dwarf errors name the input and say what to do") {
        "nothing\n    process req->id[1]\n            ^\n"},
       {{"-D", "nosuchfn"},
        "kprobectl: error: no function 'nosuchfn' in the debuginfo of @BIN@\n"
-       "  hint: list functions with 'kprobectl funcs'\n"},
+       "  hint: list its functions with 'kprobectl -x @BIN@ funcs'\n"},
+      {{"-D", "proces"},
+       "kprobectl: error: no function 'proces' in the debuginfo of @BIN@\n"
+       "  hint: similar names: process\n"},
       {{"-D", "nosuch.c:3"},
        "kprobectl: error: no source file matching 'nosuch.c' in the debuginfo of @BIN@\n"
        "  hint: give the path as the build recorded it, or a suffix of it (e.g. fs/open.c)\n"},
@@ -209,7 +212,8 @@ TEST_CASE("an inline function with no code left says so, by index, by scan, and 
     args.back() = "thrice";
     CHECK(RunKprobectl(args).err == "kprobectl: error: no function 'thrice' in the debuginfo of " + bin +
                                         "\n"
-                                        "  hint: list functions with 'kprobectl funcs'\n");
+                                        "  hint: list its functions with 'kprobectl -x " +
+                                        bin + " funcs'\n");
   }
 }
 

@@ -38,8 +38,9 @@ void CheckGoldenOnce(const std::string& fixture, const std::vector<std::string>&
     for (++i; i < lines.size() && !lines[i].starts_with("> "); ++i) expected += lines[i] + "\n";
     size_t space = command.find(' ');
     // kernel_* fixtures stand in for a kernel image: -k instead of -x.
+    bool kernel = fixture.substr(fixture.rfind('/') + 1).starts_with("kernel");
     std::vector<std::string> args = options;
-    for (std::string arg : {fixture.starts_with("kernel") ? "-k" : "-x", bin.c_str()}) args.push_back(arg);
+    for (std::string arg : {kernel ? "-k" : "-x", bin.c_str()}) args.push_back(arg);
     args.push_back(command.substr(0, space));
     if (space != std::string::npos) args.push_back(command.substr(space + 1));
     INFO("kprobectl " << Join(options, " ") << " -x " << fixture << " " << command);
@@ -84,3 +85,8 @@ TEST_CASE("golden definitions, listings and variables: split functions in a kern
 TEST_CASE("golden kernel definitions from an image (-k): SYMBOL+OFF, _text+OFF, @SYMBOL") {
   CheckGolden("kernel_like");
 }
+// The same sources built for arm64: its registers, the AAPCS64's argument
+// slots, its frame (the CFA in sp), and a kernel image's patchable entry.
+TEST_CASE("golden arm64: records -O0") { CheckGolden("arm64/records_O0"); }
+TEST_CASE("golden arm64: records -O2") { CheckGolden("arm64/records_O2"); }
+TEST_CASE("golden arm64: a kernel image with ftrace's patchable entry") { CheckGolden("arm64/kernel_like"); }

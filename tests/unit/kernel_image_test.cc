@@ -141,10 +141,10 @@ TEST_CASE("traceable functions, kallsyms names and the KASLR slide") {
 TEST_CASE("offline, the image says what is blacklisted and traceable") {
   auto image = ElfImage::Open(FixturePath("kernel_like"));
   REQUIRE(image);
-  auto blacklist = KprobeBlacklist::FromImage(*image);
+  auto blacklist = KprobeBlacklist::FromImage(*image, X86_64Arch());
   REQUIRE(blacklist);
   CHECK(blacklist->empty());  // a user program has no such sections
-  auto traceable = TraceableFunctions::FromImage(*image);
+  auto traceable = TraceableFunctions::FromImage(*image, X86_64Arch());
   REQUIRE(traceable);
   CHECK_FALSE(traceable->known());  // nor __mcount_loc: then nothing is refused
 }

@@ -3,7 +3,9 @@
 
 #include <catch2/catch.hpp>
 #include <map>
+#include <memory>
 
+#include "kprobectl/btf.h"
 #include "kprobectl/strings.h"
 #include "test_support.h"
 
@@ -39,6 +41,7 @@ Result<std::vector<std::string>> Define(const std::string& fixture, std::vector<
   for (const std::string& text : texts) specs.push_back(KP_TRY(ParseProbeSpec(text)));
   Target target;
   target.kind = Target::kUserBinary;
+  target.arch = &X86_64Arch();
   target.path = image.path();
   target.image = std::make_unique<ElfImage>(image);
   SystemView system;
@@ -154,7 +157,7 @@ TEST_CASE("resolution errors name the input and say what to do") {
     std::string message;
     std::string hint;
   } rows[] = {
-      {"nosuch", "no function 'nosuch' in " + bin, "list its functions with 'kprobectl funcs -x " + bin + "'"},
+      {"nosuch", "no function 'nosuch' in " + bin, "list its functions with 'kprobectl -x " + bin + " funcs'"},
       {"comput", "no function 'comput' in " + bin, "similar names: compute"},
       {"compute+100000", "offset 100000 is outside 'compute' (", "give an offset below the function's size"},
       {"0x10", "address 0x10 is not in the code of '" + bin + "' (no executable segment holds it)",
@@ -171,9 +174,9 @@ TEST_CASE("resolution errors name the input and say what to do") {
        "invalid argument: $retval is only available in return probes\n    compute $retval\n"
        "            ^",
        "add %return to the probe point: compute%return"},
-      {"compute %rdi", "invalid argument: unknown register '%rdi'\n    compute %rdi\n            ^",
+      {"compute %rdi", "invalid argument: unknown register '%rdi' on x86-64\n    compute %rdi\n            ^",
        "the kernel names it %di"},
-      {"compute %xmm0", "invalid argument: unknown register '%xmm0'\n    compute %xmm0\n            ^",
+      {"compute %xmm0", "invalid argument: unknown register '%xmm0' on x86-64\n    compute %xmm0\n            ^",
        "x86-64 registers: %ax %bx %cx %dx %si %di %bp %sp %r8..%r15 %ip %flags"},
       {"compute @nosuch", "invalid argument: no symbol 'nosuch' in " + bin + "\n    compute @nosuch\n            ^",
        "list the binary's data symbols with 'nm " + bin + "'"},
@@ -243,6 +246,7 @@ TEST_CASE("kernel probes without debuginfo: SYM+OFF targets") {
     specs.push_back(*ParseProbeSpec(text));
   EventNamer namer({}, false);
   Target kernel;  // the running kernel, its image not found
+  kernel.arch = &X86_64Arch();
   SystemView system;
   system.features = AllFeatures();
   ResolveOptions options;
@@ -259,4 +263,107 @@ TEST_CASE("kernel probes without debuginfo: SYM+OFF targets") {
                      "r8:probe/do_sys_open__return do_sys_open+0 retval=$retval:s64 arg2=+0($arg2):ustring",
                      "p:probe/vfs_read vfs_read+16 di=%di", "p:probe/abs_ffffffff81000000 0xffffffff81000000",
                      "p:grp/ev do_sys_open+0 jiffies=@jiffies:u64"});
+}
+
+TEST_CASE("a kernel function named without an image is checked against BTF, then kallsyms, with the nearest names") {
+  auto btf = BtfInfo::Open(FixturePath("kernel_btf.btf"), X86_64Arch());
+  REQUIRE(btf);
+  auto kallsyms = std::make_shared<KallsymsNames>(KallsymsNames::Parse(
+      "ffffffff81000000 T _text\nffffffff81000100 T btf_pair\nffffffff81000200 t entry_SYSCALL_64\n"
+      "ffffffff81000300 t vfs_read\nffffffff81000400 t vfs_readv\nffffffff81000500 d vfs_data\n"));
+  struct Case {
+    const char* spec;
+    bool with_kallsyms;
+    const char* error;  // empty: resolved
+    const char* hint;
+  } cases[] = {
+      {"btf_many", true, "", ""},          // BTF has it (kallsyms need not be read)
+      {"entry_SYSCALL_64", true, "", ""},  // kallsyms only: assembly
+      {"vfs_raed%return", true, "no function 'vfs_raed' in the running kernel 6.0.0 (/proc/kallsyms)",
+       "similar names: vfs_read, vfs_readv"},
+      {"vfs_data", true, "no function 'vfs_data' in the running kernel 6.0.0 (/proc/kallsyms)",
+       "list its functions with 'kprobectl funcs'"},  // a data symbol is no function
+      {"nosuchfunc+4", true, "no function 'nosuchfunc' in the running kernel 6.0.0 (/proc/kallsyms)",
+       "list its functions with 'kprobectl funcs'"},
+      {"btf_pairs", false, "no function 'btf_pairs' in the BTF of the running kernel 6.0.0 (" /* path */,
+       "similar names: btf_pair"},
+      {"0xffffffff81000010", true, "", ""},  // an address is the kernel's to check
+  };
+  for (const Case& c : cases) {
+    INFO(c.spec);
+    Target kernel;
+    kernel.arch = &X86_64Arch();
+    kernel.btf = std::move(*BtfInfo::Open(FixturePath("kernel_btf.btf"), X86_64Arch()));
+    SystemView system;
+    system.features = AllFeatures();
+    system.env.release = "6.0.0";
+    system.env.kallsyms = "/proc/kallsyms";
+    bool asked = false;
+    system.kernel_functions = [&]() -> const KallsymsNames* {
+      asked = true;
+      return c.with_kallsyms ? kallsyms.get() : nullptr;
+    };
+    auto resolution = Resolve({*ParseProbeSpec(c.spec)}, kernel, system, {});
+    if (std::string(c.error).empty()) {
+      CHECK(resolution);
+      if (std::string(c.spec) == "btf_many") CHECK_FALSE(asked);
+      continue;
+    }
+    REQUIRE_FALSE(resolution);
+    CHECK(resolution.error().message.starts_with(c.error));
+    CHECK(resolution.error().hint == c.hint);
+  }
+}
+
+TEST_CASE("arm64 binaries from an x86-64 host: AAPCS64 argument slots, registers by name, C++") {
+  std::string bin = FixturePath("arm64/target_O2");
+  auto entry = RunKprobectl({"-x", bin, "-D", "many_args $arg1 $arg6 $arg7 $arg8:s64 $arg9 $arg10"});
+  INFO(entry.err);
+  REQUIRE(entry.status == 0);
+  auto image = ElfImage::Open(bin);
+  REQUIRE(image);
+  uint64_t many_args = 0;
+  for (const ElfSymbol& s : image->symbols())
+    if (s.name == "many_args") many_args = *image->FileOffset(s.value);
+  CHECK(Replace(entry.out, bin, "BIN") == "p:probe_target_O2/many_args BIN:" + Hex(many_args) +
+                                              " arg1=%x0 arg6=%x5 arg7=%x6 arg8=%x7:s64 arg9=+0(%sp) arg10=+8(%sp)\n");
+  auto dwarf = RunKprobectl({"-x", bin, "-D", "compute $params"});
+  CHECK(Replace(dwarf.out, bin, "BIN").ends_with(" a=%x0:s32 b=%x1:s32\n"));
+  auto ret = RunKprobectl({"-x", bin, "-D", "compute%return $retval:s32 x=%x0 lr=%lr"});
+  CHECK(Replace(ret.out, bin, "BIN").ends_with(" retval=$retval:s32 x=%x0 lr=%lr\n"));
+  // x86-64's names are refused with arm64's for the same role.
+  auto x86 = RunKprobectl({"-x", bin, "-D", "compute %rsi"});
+  CHECK(x86.status == 1);
+  CHECK(x86.err ==
+        "kprobectl: error: invalid argument: unknown register '%rsi' on arm64\n"
+        "    compute %rsi\n"
+        "            ^\n"
+        "  hint: did you mean %x1? (%rsi is x86-64's register for argument 2; on arm64 it is %x1)\n");
+  auto unknown = RunKprobectl({"-x", bin, "-D", "compute %x31"});
+  CHECK(unknown.err.find("hint: arm64 registers: %x0..%x30 %lr %sp %pc %pstate") != std::string::npos);
+  // C++ through the DWARF, names and overloads as on x86-64.
+  std::string shop = FixturePath("arm64/shop");
+  auto cxx = RunKprobectl({"-x", shop, "-D", "shop::Cart::add(long) price this->total_"});
+  INFO(cxx.err);
+  REQUIRE(cxx.status == 0);
+  CHECK(cxx.out.starts_with("p:probe_shop/shop__Cart__add " + shop + ":0x"));
+  CHECK(cxx.out.find(" price=%x1:s64 total_=") != std::string::npos);
+  // funcs lists the same functions as the x86-64 build of the same sources.
+  auto arm_funcs = RunKprobectl({"-x", bin, "funcs", "compute|greet|helper|many_args|main"});
+  auto x86_funcs = RunKprobectl({"-x", FixturePath("target_O2"), "funcs", "compute|greet|helper|many_args|main"});
+  CHECK(arm_funcs.out == "compute\ngreet\nhelper\nmain\nmany_args\n");
+  CHECK(arm_funcs.out == x86_funcs.out);
+}
+
+TEST_CASE("an arm64 kernel image: entries after ftrace's patchable NOPs, return probes at the symbol") {
+  std::string vmlinux = FixturePath("arm64/kernel_like");
+  // The DWARF's low_pc is the symbol + 8: two NOPs at each function (-fpatchable-function-entry=2).
+  auto r = RunKprobectl(
+      {"-k", vmlinux, "-D", "process factor", "-D", "p2=process%return $retval", "-D", "p3=process+4 %x1"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out ==
+        "p:probe/process process+8 factor=%x1:s32\n"
+        "r:probe/p2__return process+0 retval=$retval:s32\n"
+        "p:probe/p3 process+12 x1=%x1\n");
 }

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "kprobectl/arch.h"
 #include "kprobectl/find_binary.h"
 #include "kprobectl/leftovers.h"
 #include "kprobectl/strings.h"
@@ -212,7 +213,8 @@ TEST_CASE("finding -x by name: programs in PATH, libraries where the dynamic lin
   std::filesystem::create_directories(dir / "conf.d");
   WriteFile(dir / "conf.d/a.conf", "# 32-bit first\n" + dir.path() + "/lib32\n" + dir.path() + "/lib64\n");
   std::string path_env = "/nonexistent:" + dir.path() + "/bin";
-  SearchPaths search = SearchPathsFrom(path_env.c_str(), nullptr, dir / "ld.so.conf");
+  SearchPaths search = SearchPathsFrom(
+      path_env.c_str(), nullptr, LibraryMachine{X86_64Arch().elf_machine(), "x86_64-linux-gnu"}, dir / "ld.so.conf");
   CHECK(*FindBinary("prog", search) == std::filesystem::canonical(dir / "bin/prog").string());
   CHECK(*FindBinary("libz.so.1", search) == std::filesystem::canonical(dir / "lib64/libz.so.1").string());
   auto missing = FindBinary("libnothing.so.9", search);

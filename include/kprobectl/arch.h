@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// The target's architecture, as the kernel's fetchargs and the psABI see it.
+// In: an ELF machine number (the target file's) or the running kernel's
+// `uname -m`. Out: one Arch, which knows the register names the kernel takes
+// after '%' and their DWARF numbers, where a function's arguments are at its
+// entry (integer slots: registers, then the stack; composites by value or by
+// reference), the register a return probe reads, the operands of USDT
+// markers, and the kernel's own rules there (sections it never probes, where
+// ftrace's call site lies in a function). Each architecture is one table in
+// src/arch/ with its tests; nothing above that directory names a register.
+// Models: perf's dwarf-regs tables (picked by e_machine, which is how perf
+// reads another architecture's vmlinux), bpftrace's src/arch/, libbpf's
+// parse_usdt_arg() per architecture.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kprobectl/result.h"
+
+namespace kprobectl {
+
+// A USDT marker's argument ("-4@%edi", "8@[x19, -8]"), read: what it
+// reads, with the kernel's register names.
+struct SdtOperand {
+  enum Kind {
+    kRegister,   // reg: the register's value
+    kMemory,     // memory at reg + displacement
+    kImmediate,  // immediate: a constant
+    kStatic,     // memory at symbol + displacement (PC-relative), or at the address `displacement` without a symbol
+  } kind = kRegister;
+  unsigned size = 8;  // bytes: 1, 2, 4 or 8
+  bool is_signed = false;
+  std::string reg;  // the kernel's name: "di", "x19"
+  int64_t displacement = 0;
+  int64_t immediate = 0;
+  std::string symbol;
+};
+
+// A parameter as the psABI sees it when it places it.
+struct ParamClass {
+  enum Kind {
+    kInteger,    // integers, pointers, enums, bool
+    kFloat,      // float, double
+    kAggregate,  // a struct, union or array passed by value
+  } kind = kInteger;
+  uint64_t size = 8;
+  uint64_t align = 8;
+  bool all_float = false;      // kAggregate: only floating-point members of one type (passed in vector registers)
+  unsigned float_members = 0;  // kAggregate with all_float: how many
+  std::string type_name;       // for messages: "struct sockaddr"
+};
+
+// Where a parameter is at the function's entry, in integer argument slots:
+// slot N (1-based) is the Nth register of the ABI's argument registers,
+// then the stack's 8-byte slots in order ($argN of a uprobe, as kprobectl
+// maps it).
+struct ParamPlace {
+  enum Kind {
+    kSlots,        // the value itself, in `slots` consecutive slots from `slot`
+    kByReference,  // slot `slot` holds the address of a copy of the value
+    kUnreadable,   // nowhere the kernel's fetchargs can read: `why`
+  } kind = kSlots;
+  unsigned slot = 0;
+  unsigned slots = 1;
+  std::string why;  // "is a floating-point value, passed in a vector register the kernel cannot fetch"
+};
+
+// One architecture's description (src/arch/*.cc fill it in).
+struct ArchSpec;
+
+class Arch {
+ public:
+  explicit constexpr Arch(const ArchSpec& spec) : spec_(&spec) {}
+
+  std::string_view name() const;       // "x86-64", "arm64"
+  std::string_view elf_name() const;   // "EM_X86_64", "EM_AARCH64"
+  uint16_t elf_machine() const;        // EM_X86_64, EM_AARCH64
+  std::string_view multiarch() const;  // Debian's library directory: "x86_64-linux-gnu"
+  std::string_view uname() const;      // the kernel's `uname -m`: "x86_64", "aarch64"
+
+  // Registers: the names the kernel takes after '%' (its
+  // regs_query_register_offset() table), by DWARF number.
+  std::optional<std::string_view> DwarfRegisterName(unsigned dwarf_number) const;
+  bool IsRegister(std::string_view name) const;
+  // For a name the kernel refuses, the one meant: an assembler's name of the
+  // same register ("rdi" -> "di", "w3" -> "x3"), or, for another
+  // architecture's argument register, this one's register for that argument
+  // ("di" on arm64 -> "x0"), with why.
+  struct Suggestion {
+    std::string_view name;
+    std::string why;  // empty for a plain alias
+  };
+  std::optional<Suggestion> SuggestRegister(std::string_view name) const;
+  std::string RegisterSummary() const;  // for hints: "%ax %bx ... %r8..%r15 %ip %flags"
+
+  // The psABI at a function's entry.
+  std::string_view stack_pointer() const;
+  std::string_view return_register() const;
+  unsigned argument_registers() const;  // how many integer argument registers
+  // The fetcharg for integer argument slot `n` (1-based) at the entry:
+  // "%di".."%r9" then "+8(%sp)"... on x86-64 (the return address is at
+  // 0(%sp)); "%x0".."%x7" then "+0(%sp)"... on arm64.
+  std::string ArgumentAtEntry(unsigned n) const;
+  // Which argument slot (1-based) register `name` holds at the entry.
+  std::optional<unsigned> ArgumentIn(std::string_view name) const;
+  // The slots of each parameter, in order.
+  std::vector<ParamPlace> PlaceParams(std::span<const ParamClass> params) const;
+
+  // A marker argument as <sys/sdt.h> writes it into the note ("[-]SIZE@OP").
+  // An error says what the operand is that fetchargs cannot read.
+  Result<SdtOperand> ParseSdtArgument(std::string_view text) const;
+
+  // The kernel: the sections between __NAME_start and __NAME_end it never
+  // probes (its kprobe blacklist by section), and how far after a
+  // function's symbol ftrace's call site (__mcount_loc) may lie in a
+  // function it traces ([min, max) bytes from the symbol).
+  std::span<const std::string_view> no_probe_sections() const;
+  std::pair<int64_t, int64_t> ftrace_site_window() const;
+  // How many bytes of NOPs the compiler may put at a function's symbol
+  // before the code its DWARF describes (ftrace's patchable entry on arm64,
+  // -fpatchable-function-entry=2: the DWARF's low_pc is 8 bytes after the
+  // symbol). A return probe belongs at the symbol itself.
+  uint64_t patchable_entry() const;
+  // Its R_*_RELATIVE relocation type: a relocatable kernel image (arm64's)
+  // keeps the values of its tables (__mcount_loc, _kprobe_blacklist) as the
+  // addends of such relocations, not in the words themselves.
+  uint32_t relative_relocation() const;
+
+  bool operator==(const Arch& other) const { return spec_ == other.spec_; }
+
+ private:
+  const ArchSpec* spec_;
+};
+
+// The arguments of a USDT note ("-4@x0 -8@[sp, 8] 8@%rdi"), split at the
+// blanks between them: not those inside an operand's brackets (arm64's
+// "[sp, 8]"). The same for every architecture.
+std::vector<std::string> SplitSdtArguments(std::string_view args);
+
+// The architectures kprobectl knows, in the order --version lists them.
+std::span<const Arch> Architectures();
+const Arch& X86_64Arch();
+const Arch& Aarch64Arch();
+
+// The architecture of an ELF file of machine `machine` (and 64-bit
+// `elf64`), or an error naming its machine and the ones supported. `what`
+// names the file in the message ("'./app' is ...").
+Result<const Arch*> ArchOfElf(uint16_t machine, bool elf64, const std::string& what);
+// The running kernel's, from `uname -m` ("x86_64", "aarch64").
+Result<const Arch*> ArchOfUname(std::string_view machine);
+
+}  // namespace kprobectl

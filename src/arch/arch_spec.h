@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// What each architecture's file (x86_64.cc, aarch64.cc) fills in for
+// arch.h's Arch: its tables, and the two things that are rules rather than
+// tables (placing parameters, reading a USDT operand). Private to src/arch/.
+#pragma once
+
+#include <array>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "kprobectl/arch.h"
+
+namespace kprobectl {
+
+struct RegisterName {
+  std::string_view kernel;                  // as regs_query_register_offset() takes it
+  int dwarf = -1;                           // DWARF register number, -1 if none
+  std::array<std::string_view, 4> aliases;  // the assembler's names of the same register
+};
+
+struct ArchSpec {
+  std::string_view name;       // "x86-64"
+  std::string_view elf_name;   // "EM_X86_64"
+  uint16_t machine = 0;        // e_machine
+  std::string_view uname;      // uname -m
+  std::string_view multiarch;  // "x86_64-linux-gnu"
+  std::span<const RegisterName> registers;
+  std::span<const std::string_view> argument_registers;  // integer arguments, in order
+  std::string_view stack_pointer;
+  std::string_view return_register;
+  std::string_view instruction_pointer;
+  int64_t first_stack_argument = 0;  // offset from the stack pointer of the first stack slot at the entry
+  std::string_view register_summary;
+  std::vector<ParamPlace> (*place_params)(std::span<const ParamClass> params) = nullptr;
+  // The operand after "SIZE@"; `text` is the whole argument, for messages.
+  Result<SdtOperand> (*parse_sdt_operand)(std::string_view text, std::string_view operand, SdtOperand out) = nullptr;
+  std::span<const std::string_view> no_probe_sections;
+  int64_t ftrace_site_min = 0, ftrace_site_max = 0;
+  uint32_t relative_relocation = 0;  // R_*_RELATIVE
+  uint64_t patchable_entry = 0;      // NOPs between a function's symbol and its DWARF low_pc
+};
+
+extern const ArchSpec kX86_64Spec;
+extern const ArchSpec kAarch64Spec;
+
+// Shared by the operand parsers: "marker argument 'TEXT' is WHAT".
+std::unexpected<Error> SdtCannot(std::string_view text, const std::string& what);
+
+}  // namespace kprobectl

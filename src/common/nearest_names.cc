@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "kprobectl/nearest_names.h"
+
+#include <algorithm>
+
+namespace kprobectl {
+
+size_t EditDistance(std::string_view a, std::string_view b, size_t limit) {
+  size_t n = a.size(), m = b.size();
+  if ((n > m ? n - m : m - n) > limit) return limit + 1;
+  // Three rows of the dynamic programme: i-2, i-1, i.
+  std::vector<size_t> before(m + 1), previous(m + 1), current(m + 1);
+  for (size_t j = 0; j <= m; ++j) previous[j] = j;
+  for (size_t i = 1; i <= n; ++i) {
+    current[0] = i;
+    size_t row_min = current[0];
+    for (size_t j = 1; j <= m; ++j) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        current[j] = std::min(current[j], before[j - 2] + 1);
+      row_min = std::min(row_min, current[j]);
+    }
+    if (row_min > limit) return limit + 1;
+    std::swap(before, previous);
+    std::swap(previous, current);
+  }
+  return std::min(previous[m], limit + 1);
+}
+
+NearestNames::NearestNames(std::string_view name, size_t count)
+    : name_(name), count_(count), max_edits_(std::clamp<size_t>(name.size() / 4, 1, 3)) {}
+
+void NearestNames::Offer(std::string_view candidate) {
+  if (candidate.empty() || candidate == name_) return;
+  size_t score = EditDistance(name_, candidate, max_edits_);
+  if (score > max_edits_) {
+    // Containing it, or contained: after every near miss, shorter first.
+    bool contains = name_.size() >= 3 && candidate.find(name_) != std::string_view::npos;
+    bool contained = candidate.size() > 3 && name_.find(candidate) != std::string::npos;
+    if (!contains && !contained) return;
+    size_t gap = candidate.size() > name_.size() ? candidate.size() - name_.size() : name_.size() - candidate.size();
+    score = max_edits_ + 1 + gap;
+  }
+  if (kept_.size() == count_ && score >= kept_.back().score) return;
+  auto at = std::lower_bound(kept_.begin(), kept_.end(), score, [&](const Kept& k, size_t s) {
+    return k.score < s || (k.score == s && k.name < candidate);
+  });
+  for (const Kept& k : kept_)
+    if (k.name == candidate) return;
+  kept_.insert(at, Kept{score, std::string(candidate)});
+  if (kept_.size() > count_) kept_.pop_back();
+}
+
+std::vector<std::string> NearestNames::Take() const {
+  std::vector<std::string> out;
+  for (const Kept& k : kept_) out.push_back(k.name);
+  return out;
+}
+
+}  // namespace kprobectl
