@@ -3,9 +3,9 @@
 #
 # The VM tests' results, one line each as TAP has them, sourced by the
 # scripts that run in the guest (kernel_probes.sh, perf_probe_tests.sh,
-# arm64_smoke.sh): ok and not_ok count them in $n and $failed. Each result says when it came
-# (seconds since the script began): the guest runs under TCG, and the log
-# shows where its time goes.
+# arm64_smoke.sh): ok and not_ok count them in $n and $failed. Each result
+# says when it came (seconds since the script began): the guest runs under
+# TCG, and the log shows where its time goes.
 failed=0
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1 [${SECONDS}s]"; }
@@ -14,10 +14,8 @@ check() {  # check DESCRIPTION COMMAND...: passes when COMMAND succeeds
   local what=$1; shift
   if "$@"; then ok "$what"; else not_ok "$what"; fi
 }
-# TAP's directives: a check that cannot run here, and one that waits for
-# something kprobectl does not do yet (neither fails the run).
+# TAP's SKIP: a check that cannot run here (it does not fail the run).
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-todo() { n=$((n + 1)); echo "not ok $n - $1 # TODO $2"; }
 # The plan, and the exit status: 0 when every check passed.
 finish() {
   echo "1..$n"
