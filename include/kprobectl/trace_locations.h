@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,10 @@
 #include "kprobectl/trace_printer.h"
 
 namespace kprobectl {
+
+// The mapping of uprobes' out-of-line page in /proc/PID/maps: a return
+// probe's trampoline, where a pending return probe sends its function.
+inline constexpr std::string_view kUprobesPage = "[uprobes]";
 
 // A process's mapped files, from PROC/PID/maps, kept per process.
 class ProcessMaps {
@@ -71,6 +76,10 @@ class EventLocations {
   // "FUNC+0xOFF (PATH)" for an address of a file loaded with `bias`, or
   // the offset in the file when no symbol holds it.
   std::string FrameName(const Loaded& loaded, uint64_t address);
+  // Whether `address` (of a file loaded so) is in a function this trace
+  // has a return probe on: while it runs, its return address is uprobes'
+  // trampoline, and the frame above it cannot be found.
+  bool UnderReturnProbe(const Loaded& loaded, uint64_t address);
   // See ProcessMaps::RememberTree.
   void RememberTree(int pid) { maps_.RememberTree(pid); }
 
@@ -84,6 +93,7 @@ class EventLocations {
 
   std::map<std::string, std::unique_ptr<ElfImage>> images_;        // null: unreadable
   std::map<std::string, std::unique_ptr<ElfImage>> debug_images_;  // by the file's path; null: none
+  std::set<std::pair<std::string, uint64_t>> return_probed_;       // (file, function's address)
   ProcessMaps maps_;
 };
 

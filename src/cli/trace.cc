@@ -144,15 +144,24 @@ UnwindFrames UnwindWith(Unwinder& unwinder, EventLocations& locations, const Arc
     stack.sp_register = arch.sp_dwarf();
     stack.stack_start = stack.registers.contains(stack.sp_register) ? stack.registers[stack.sp_register] : 0;
     stack.stack = state.stack;
-    auto find = [&](uint64_t address) -> std::optional<MappedFile> {
+    auto find = [&](uint64_t address) -> std::optional<LoadedFile> {
       auto loaded = locations.FileAt(pid, address, &plan, probe_ip);
       if (!loaded) return std::nullopt;
-      return MappedFile{loaded->path, loaded->bias};
+      return LoadedFile{loaded->path, loaded->bias};
     };
     std::vector<std::string> frames;
+    std::optional<EventLocations::Loaded> callee;
+    uint64_t callee_pc = 0;
     for (uint64_t pc : unwinder.Unwind(stack, find)) {
       auto loaded = locations.FileAt(pid, pc, &plan, probe_ip);
-      frames.push_back(loaded ? locations.FrameName(*loaded, pc) : Hex(pc) + " ([unknown])");
+      if (loaded)
+        frames.push_back(locations.FrameName(*loaded, pc));
+      else if (callee && locations.UnderReturnProbe(*callee, callee_pc))
+        frames.push_back("[uretprobe trampoline] (a return probe holds this frame's return address)");
+      else
+        frames.push_back(Hex(pc) + " ([unknown])");
+      callee = loaded;
+      callee_pc = pc;
     }
     return frames;
   };

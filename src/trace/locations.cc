@@ -14,7 +14,9 @@ std::vector<ProcessMaps::Mapping> ProcessMaps::Parse(std::string_view text) {
   std::vector<Mapping> out;
   for (const std::string& line : SplitLines(text)) {
     auto words = SplitWords(line);
-    if (words.size() < 6 || words[5].empty() || words[5][0] != '/') continue;
+    // Files, and the page of uprobes' return trampoline: while a return
+    // probe is pending, a frame's return address points there.
+    if (words.size() < 6 || words[5].empty() || (words[5][0] != '/' && words[5] != kUprobesPage)) continue;
     size_t dash = words[0].find('-');
     auto start = ParseUnsigned("0x" + words[0].substr(0, dash));
     auto end = dash == std::string::npos ? std::nullopt : ParseUnsigned("0x" + words[0].substr(dash + 1));
@@ -76,6 +78,7 @@ std::string EventLocations::NameIn(const std::string& path, uint64_t file_offset
 std::optional<EventLocations::Loaded> EventLocations::FileAt(int pid, uint64_t address, const EventPlan* plan,
                                                              uint64_t probe_ip) {
   if (auto place = maps_.Find(pid, address)) {
+    if (place->path == kUprobesPage) return Loaded{place->path, 0};
     const ElfImage* image = Image(place->path);
     auto vaddr = image ? image->VirtualAddress(place->file_offset) : std::nullopt;
     if (vaddr) return Loaded{place->path, address - *vaddr};
@@ -104,9 +107,15 @@ const ElfSymbol* EventLocations::FunctionAt(const std::string& path, uint64_t va
 }
 
 std::string EventLocations::FrameName(const Loaded& loaded, uint64_t address) {
+  if (loaded.path == kUprobesPage) return "[uretprobe trampoline] (a return probe holds this frame's return address)";
   uint64_t vaddr = address - loaded.bias;
   const ElfSymbol* f = FunctionAt(loaded.path, vaddr);
   return (f ? DisplaySymbol(f->name) + "+" + Hex(vaddr - f->value) : Hex(vaddr)) + " (" + loaded.path + ")";
+}
+
+bool EventLocations::UnderReturnProbe(const Loaded& loaded, uint64_t address) {
+  const ElfSymbol* f = FunctionAt(loaded.path, address - loaded.bias);
+  return f && return_probed_.contains({loaded.path, f->value});
 }
 
 std::string EventLocations::UserFrame(int pid, uint64_t address) {
@@ -143,6 +152,7 @@ void EventLocations::Locate(const TraceEventDef& def, EventPlan& plan) {
   std::string name = DisplaySymbol(f->name);
   plan.location = def.retprobe ? name : name + "+" + Hex(*vaddr - f->value);
   if (!def.retprobe) return;
+  return_probed_.insert({t.path, f->value});
   uint64_t func_vaddr = *vaddr;
   plan.caller = [this, image, func_vaddr](int pid, uint64_t func_ip, uint64_t ret_ip) -> std::string {
     // The probed file's load bias, from where its function ran: a caller

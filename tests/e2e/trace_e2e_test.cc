@@ -294,6 +294,20 @@ TEST_CASE("trace: --stack, a call stack after each event, unwound through CFI an
   CHECK(kernel->starts_with("[\""));  // the uprobe's handler path: the kernel's symbols
   CheckNothingLeft(tracefs, group);
 
+  // Inside a function a return probe waits on, the return address is
+  // uprobes' trampoline: said, not shown as an unknown address.
+  status = Wait(Spawn({kKprobectl, "trace", "-o", dir / "r", "--stack", "-x", bin, "--probe", group + ":c=compute",
+                       "--probe", group + ":m=main%return", "--", bin},
+                      "", dir / "err"));
+  CHECK(status == 0);
+  auto pending = SplitLines(ReadFile(dir / "r"));
+  INFO(ReadFile(dir / "r"));
+  REQUIRE(pending.size() >= 3);
+  CHECK(pending[1] == " => compute+0x0 (" + bin + ")");
+  CHECK(pending[2].starts_with(" => main+0x"));
+  CHECK(pending[3] == " => [uretprobe trampoline] (a return probe holds this frame's return address)");
+  CheckNothingLeft(tracefs, group);
+
   // An event added before (no capture): the kernel's own frame-pointer walk,
   // whose first frame is the probe's.
   REQUIRE(RunKprobectl({"-q", "-x", bin, "add", group + ":e=compute a"}).status == 0);
