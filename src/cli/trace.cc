@@ -348,8 +348,7 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   // error, so that a pipe (jq, grep) gets the events alone.
   int command_stdout = trace.output.empty() ? STDERR_FILENO : -1;
   if (!trace.command.empty())
-    command.emplace(
-        KP_TRY(TracedCommand::Start(trace.command, signals.saved(), command_stdout, !trace.stack.empty())));
+    command.emplace(KP_TRY(TracedCommand::Start(trace.command, signals.saved(), command_stdout, !trace.stack.empty())));
   if (command && !trace.pid && !trace.all) KP_TRY_VOID(session->FollowPid(command->pid()));
   KP_TRY_VOID(EnableAll(*session, plan, trace));
   // After the session, so that it closes first: an instance with open
