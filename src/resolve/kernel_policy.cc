@@ -36,6 +36,12 @@ Result<Lists> ListsFor(const ElfImage* image, const Arch& arch, const SystemView
   return lists;
 }
 
+Error Blacklisted(const std::string& name, const BlacklistRange& listed) {
+  return {"'" + name + "' is on the kernel's kprobe blacklist (" + listed.name +
+              "): the kernel refuses probes there, which could recurse or break its entry code",
+          "probe a function that calls it, or one it calls"};
+}
+
 // Why the kernel would refuse a probe at `loc`, or nothing; rewrites its
 // target to _text+OFF when kallsyms holds its name twice.
 std::optional<Error> Refusal(ResolvedLocation& loc, const ElfImage* image, const Lists& lists, const SystemView& system,
@@ -44,9 +50,7 @@ std::optional<Error> Refusal(ResolvedLocation& loc, const ElfImage* image, const
   const ElfSymbol* function = has_address ? image->FunctionAt(loc.address) : nullptr;
   std::string name = function ? function->name : loc.target.symbol;
   if (const BlacklistRange* listed = has_address ? lists.blacklist.Find(loc.address) : nullptr)
-    return Error{"'" + name + "' is on the kernel's kprobe blacklist (" + listed->name +
-                     "): the kernel refuses probes there, which could recurse or break its entry code",
-                 "probe a function that calls it, or one it calls"};
+    return Blacklisted(name, *listed);
   ElfSymbol by_name;
   by_name.name = name;
   if (!lists.traceable.KprobeAllowed(function ? *function : by_name, image) ||
@@ -125,6 +129,20 @@ Result<void> CheckModule(const std::vector<ResolvedProbe>& probes, const Target&
 }
 
 }  // namespace
+
+std::optional<Error> RefusedByName(const ProbeSpec& spec, const Target& target, const SystemView& system) {
+  const ProbePoint& p = spec.point;
+  if (!target.kernel() || !target.image || p.function.empty() || IsGlob(p.function) || p.address) return std::nullopt;
+  // An entry point written in assembly (SYM_CODE_START: asm_exc_*) has a
+  // symbol with no type and no DWARF; the blacklist holds most of them.
+  const ElfSymbol* symbol = target.image->Find(p.function);
+  if (!symbol || symbol->value == 0) return std::nullopt;
+  auto lists = ListsFor(target.image.get(), *target.arch, system);
+  if (!lists) return std::nullopt;
+  if (const BlacklistRange* listed = lists->blacklist.Find(symbol->value + p.offset.value_or(0)))
+    return Blacklisted(p.function, *listed);
+  return std::nullopt;
+}
 
 Result<void> ApplyKernelPolicy(std::vector<ResolvedProbe>& probes, const Target& target, const SystemView& system,
                                const ResolveOptions& options, std::vector<std::string>* left_out) {

@@ -97,7 +97,8 @@ std::string EventBaseFor(const ProbeSpec& spec, const DwarfAddress& at) {
   const ProbePoint& p = spec.point;
   std::string base = EventBaseFromSymbol(at.function.empty() ? p.function : at.function);
   if (p.address && at.function.empty()) return EventBase(p, "");
-  if (p.line && !p.function.empty()) return base + "_L" + std::to_string(*p.line);
+  // FUNC:0 is FUNC's entry, named as perf names it: no _L0 (event_names.cc).
+  if (p.line && !p.function.empty()) return *p.line ? base + "_L" + std::to_string(*p.line) : base;
   if (p.line || p.lazy_pattern)
     return base + "_L" + std::to_string(at.at.line >= at.decl.line ? at.at.line - at.decl.line : at.at.line);
   return base;

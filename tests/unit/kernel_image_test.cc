@@ -232,6 +232,15 @@ TEST_CASE("the kprobe blacklist: probes refused with the reason, vars lists what
           "  hint: probe a function that calls it, or one it calls\n");
   }
   CHECK(RunKprobectl({"--no-cache", "-k", image, "-D", "die_caller $params"}).status == 0);
+  // An assembly entry point, no function of the symbol table or the DWARF:
+  // the blacklist is why, not "no function" (perf's test_adding_blacklisted
+  // takes the kernel's first blacklisted names, asm_exc_* on x86).
+  auto entry = RunKprobectl({"--no-cache", "-k", image, "-D", "asm_exc_fixture"});
+  CHECK(entry.status == 1);
+  CHECK(entry.err ==
+        "kprobectl: error: 'asm_exc_fixture' is on the kernel's kprobe blacklist (.entry_text): the kernel refuses "
+        "probes there, which could recurse or break its entry code\n"
+        "  hint: probe a function that calls it, or one it calls\n");
   auto vars = RunKprobectl({"--no-cache", "-k", image, "vars", "die_body"});
   CHECK(vars.status == 0);
   CHECK(vars.out == "Available variables at die_body\n\t@<die_body+0>\n\t\tconst char*\tstr\n\t\tlong int\terr\n");

@@ -8,17 +8,8 @@
 set -u
 build=$1
 vmlinux=$2
-# Every kprobectl run is bounded: a hang fails that check (exit 124) and the
-# rest still runs. A CPU stuck in the kernel is caught by scripts/vm instead
-# (the guest panics with its backtraces).
-kp() { timeout -k 5 120 "$build/kprobectl" "$@"; }
-release=$(uname -r)
-mkdir -p /usr/lib/debug/boot
-ln -sf "$vmlinux" "/usr/lib/debug/boot/vmlinux-$release"
-tracefs=/sys/kernel/tracing
-# shellcheck source=tap.sh
-. "$(dirname "$0")/tap.sh"
-nothing_left() { [ ! -s $tracefs/kprobe_events ] && [ -z "$(ls $tracefs/instances)" ]; }
+# shellcheck source=tests/vm/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 echo "# kernel $release, KASLR _text at $(grep ' _text$' /proc/kallsyms | cut -d' ' -f1)"
 
@@ -311,5 +302,4 @@ problems=$(dmesg | grep -E 'BUG:|WARNING:|Oops|soft lockup|blocked for more than
 [ -z "$problems" ] && ok "the kernel reported no bug, warning or lockup" ||
   not_ok "the kernel reported no bug, warning or lockup" "$problems"
 
-echo "1..$n"
-[ $failed -eq 0 ]
+finish
