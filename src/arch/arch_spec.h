@@ -40,6 +40,7 @@ struct ArchSpec {
   int64_t ftrace_site_min = 0, ftrace_site_max = 0;
   uint32_t relative_relocation = 0;  // R_*_RELATIVE
   uint64_t patchable_entry = 0;      // NOPs between a function's symbol and its DWARF low_pc
+  std::string_view kernel_text;      // the symbol kernel targets count from ("_text")
 };
 
 extern const ArchSpec kX86_64Spec;

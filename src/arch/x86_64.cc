@@ -115,6 +115,7 @@ const ArchSpec kX86_64Spec = {
     .ftrace_site_min = 0,
     .ftrace_site_max = 16,
     .relative_relocation = R_X86_64_RELATIVE,
+    .kernel_text = "_text",
 };
 
 }  // namespace kprobectl
