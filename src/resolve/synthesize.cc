@@ -208,6 +208,12 @@ std::string SourceOfDefinition(const TraceEventDef& def, const ElfImage* image, 
                                                        : KernelImageAddress(*image, def.target);
   if (!address) return {};
   auto at = debuginfo->AtAddress(*address);
+  // arm64's return probe is at the symbol, before ftrace's patchable NOPs,
+  // which no DWARF function covers: its function is the one after them.
+  const ElfSymbol* symbol = image->FunctionAt(*address);
+  auto arch = ArchOfElf(image->machine(), true, image->path());
+  if ((!at || at->function.empty()) && def.retprobe && symbol && symbol->value == *address && arch)
+    at = debuginfo->AtAddress(*address + (*arch)->patchable_entry());
   if (!at || at->function.empty()) return {};
   ProbeOrigin o;
   o.function = at->function;
@@ -215,9 +221,9 @@ std::string SourceOfDefinition(const TraceEventDef& def, const ElfImage* image, 
   o.at = at->at;
   o.entry = at->entry;
   o.line_start = at->line_start;
-  if (const ElfSymbol* f = image->FunctionAt(*address)) {
-    o.symbol = f->name;
-    o.symbol_offset = *address - f->value;
+  if (symbol) {
+    o.symbol = symbol->name;
+    o.symbol_offset = *address - symbol->value;
   }
   return DescribeOrigin(o, def.retprobe);
 }
