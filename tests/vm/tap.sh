@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 #
 # The VM tests' results, one line each as TAP has them, sourced by the
-# scripts that run in the guest (kernel_probes.sh, arm64_smoke.sh): ok and
+# scripts that run in the guest (kernel_probes.sh, arm64_probes.sh): ok and
 # not_ok count them in $n and $failed. Each result says when it came
 # (seconds since the script began): the guest runs under TCG, and the log
 # shows where its time goes.
