@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
 
   for (bool json : {false, true}) {
     Printer printer(
-        {json, false}, [](int) { return std::string("types"); }, nullptr);
+        {json, false, {}}, [](int) { return std::string("types"); }, nullptr);
     std::vector<Record> records;
     std::string out;
     uint64_t events = 0, output_bytes = 0;

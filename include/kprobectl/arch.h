@@ -128,6 +128,16 @@ class Arch {
   // -fpatchable-function-entry=2: the DWARF's low_pc is 8 bytes after the
   // symbol). A return probe belongs at the symbol itself.
   uint64_t patchable_entry() const;
+  // The registers a probe captures for unwinding its user stack through
+  // CFI (kernel names and DWARF numbers): the stack pointer, the program
+  // counter, the frame pointer, the link register where there is one.
+  struct UnwindRegister {
+    std::string_view name;
+    unsigned dwarf;
+  };
+  std::span<const UnwindRegister> unwind_registers() const;
+  unsigned pc_dwarf() const;  // the program counter's DWARF number (x86-64's return address column, 16)
+  unsigned sp_dwarf() const;
   // Its R_*_RELATIVE relocation type: a relocatable kernel image (arm64's)
   // keeps the values of its tables (__mcount_loc, _kprobe_blacklist) as the
   // addends of such relocations, not in the words themselves.

@@ -42,6 +42,10 @@ SearchPaths SearchPathsFrom(const char* path, const char* ld_library_path, const
 // returned as root + the path it ends at.
 Result<std::string> ResolveInRoot(const std::string& root, const std::string& path);
 
+// Where a program's separate debuginfo is, by build-id: under `root` (a
+// container's) first, then this machine's /usr/lib/debug.
+std::vector<std::string> SeparateDebuginfoCandidates(const std::string& root, std::string_view build_id);
+
 // A library is searched for only among 64-bit ELF files of the search's
 // machine: a 32-bit libc.so.6 in /lib32 is not the one a 64-bit program loads.
 Result<std::string> FindBinary(const std::string& name, const SearchPaths& search);

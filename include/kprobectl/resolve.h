@@ -176,6 +176,12 @@ std::string DescribeOrigin(const ProbeOrigin& origin, bool retprobe);
 // The same for a definition the kernel has, found again in `debuginfo`.
 std::string SourceOfDefinition(const TraceEventDef& def, const ElfImage* image, Debuginfo* debuginfo);
 
+// trace --stack on a user probe kprobectl adds: hidden arguments that
+// capture what its user stack is unwound from, the architecture's unwind
+// registers and `chunks` x 512 bytes above the stack pointer (the event
+// must stay under a page).
+void AddStackCapture(TraceEventDef& def, const Arch& arch, unsigned chunks = 5);
+
 // The kernel's limits (measured on Linux 6.18): MAX_TRACE_ARGS,
 // MAX_ARG_NAME_LEN, and FETCH_INSN_MAX (16 instructions per argument).
 inline constexpr size_t kMaxProbeArgs = 128;

@@ -81,8 +81,4 @@ Result<SearchPaths> SearchPathsOfProcess(const KernelEnv& env, int pid);
 // in it. `maps` is its /proc/PID/maps.
 Result<void> CheckMappedFile(const std::string& path, const std::string& path_inside, std::string_view maps, int pid);
 
-// Where a program's separate debuginfo is, by build-id: under `root` (a
-// container's) first, then this machine's /usr/lib/debug.
-std::vector<std::string> SeparateDebuginfoCandidates(const std::string& root, std::string_view build_id);
-
 }  // namespace kprobectl

@@ -40,6 +40,7 @@ struct Record {
   int cpu = 0;
   int type = 0;  // the event id
   int pid = 0;
+  uint32_t stacks = 0;            // 1 + the index of the stacks recorded after it (Tracer), 0 for none
   const uint8_t* data = nullptr;  // the whole event, common fields first
   unsigned size = 0;
 };

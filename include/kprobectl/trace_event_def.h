@@ -31,6 +31,13 @@ enum class ProbeKind { kKernel, kUser };
 // probes, written to dynamic_events.
 enum class ProbeType { kProbe, kFprobe, kTracepoint };
 
+// The hidden arguments of a stack capture (trace --stack on a user probe
+// kprobectl adds itself): a register, named by its DWARF number, and the
+// bytes above the stack pointer in chunks of kCaptureChunkBytes, in order.
+inline constexpr std::string_view kCaptureRegisterPrefix = "__kp_r";
+inline constexpr std::string_view kCaptureStackPrefix = "__kp_s";
+inline constexpr unsigned kCaptureChunkBytes = 512;  // x64[64]: the kernel's longest array
+
 struct FetchArg {
   std::string name;
   std::string fetch;  // e.g. "+0(%di)", "$retval", "@+0x4010"

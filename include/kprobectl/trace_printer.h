@@ -46,25 +46,85 @@ struct EventPlan {
   std::function<std::string(int pid, uint64_t func_ip, uint64_t ret_ip)> caller;
   // --latency: entries and returns of one function share a key.
   std::string latency_key;
+  // trace --stack on a user probe kprobectl added: where its hidden
+  // arguments captured the registers (DWARF number, offset) and the stack
+  // bytes (chunk offsets, kCaptureChunkBytes each, contiguous in memory).
+  std::vector<std::pair<unsigned, unsigned>> captured_registers;
+  std::vector<unsigned> captured_stack;
+  // A user probe's file, and the address in it where the probe is (for a
+  // return probe, its function's): with the probe's runtime address, where
+  // the file is loaded, even once the process is gone.
+  std::string file;
+  uint64_t file_vaddr = 0;
   bool hidden = false;  // recorded for --latency only, not printed
 };
 
 // Builds the plan of an event from its format.
 Result<EventPlan> PlanEvent(const EventFormat& format);
 
+// The stacks the kernel records after an event when the instance's
+// options ask for them (options/stacktrace, options/userstacktrace): the
+// ftrace events kernel_stack and user_stack, on the same CPU right after
+// the event they belong to. Their ids and where their fields are, from
+// their formats; -1 when not recorded.
+struct StackPlan {
+  int kernel_id = -1;
+  unsigned kernel_count_offset = 8;  // "size": the number of addresses (Linux 5.x+), or their bytes
+  unsigned kernel_callers_offset = 16;
+  int user_id = -1;
+  unsigned user_tgid_offset = 8;
+  unsigned user_callers_offset = 16;
+  unsigned user_slots = 8;  // FTRACE_STACK_ENTRIES: the addresses it has room for
+  // Each event's own side only: the kernel stack of a kernel probe, the
+  // user stack of a uprobe (both are recorded when both kinds are traced).
+  bool own_side = false;
+};
+// A plan from the formats of kernel_stack and user_stack (either may be
+// null: not recorded).
+StackPlan PlanStacks(const EventFormat* kernel_stack, const EventFormat* user_stack);
+
+// What a stack capture recorded for one event, for the unwinder the CLI
+// supplies (it needs the debuginfo stage): the registers by DWARF number,
+// and the bytes from the stack pointer up.
+struct CapturedState {
+  std::vector<std::pair<unsigned, uint64_t>> registers;
+  std::string stack;
+};
+// The frames of a captured user stack, named: the event's plan, its
+// process, where the probe fired (its runtime address).
+using UnwindFrames =
+    std::function<std::vector<std::string>(const EventPlan& plan, int pid, uint64_t probe_ip, const CapturedState&)>;
+
+// The stack records that followed one event (pointers into the pages).
+struct EventStacks {
+  const uint8_t* kernel = nullptr;
+  unsigned kernel_size = 0;
+  const uint8_t* user = nullptr;
+  unsigned user_size = 0;
+};
+
 class Printer {
  public:
   struct Options {
     bool json = false;
     bool latency = false;
+    StackPlan stacks;  // how to read the stacks handed to Print()
   };
+  // `user_frame` names a user-space address of process `pid`
+  // ("inet_pton+0x0 (/usr/lib/.../libc.so.6)"), or returns empty.
   Printer(Options options, std::function<std::string(int pid)> comm,
-          std::function<std::string(uint64_t address)> kernel_symbol)
-      : options_(options), comm_(std::move(comm)), kernel_symbol_(std::move(kernel_symbol)) {}
+          std::function<std::string(uint64_t address)> kernel_symbol,
+          std::function<std::string(int pid, uint64_t address)> user_frame = {}, UnwindFrames unwind = {})
+      : options_(options),
+        comm_(std::move(comm)),
+        kernel_symbol_(std::move(kernel_symbol)),
+        user_frame_(std::move(user_frame)),
+        unwind_(std::move(unwind)) {}
 
-  // Appends the event's line (with its newline) to `out`; nothing for a
-  // hidden event. Returns whether it printed.
-  bool Print(const EventPlan& plan, const Record& record, std::string& out);
+  // Appends the event's line (with its newline) to `out`, and the stacks
+  // recorded after it, if any; nothing for a hidden event. Returns whether
+  // it printed.
+  bool Print(const EventPlan& plan, const Record& record, std::string& out, const EventStacks* stacks = nullptr);
 
   // The --latency histograms, one per function.
   std::string Histograms() const;
@@ -82,12 +142,20 @@ class Printer {
   };
   void AppendJson(const Line& line, std::string& out);
   void AppendText(const Line& line, std::string& out);
+  // The frames of the stacks: kernel first, then user space, as the text's
+  // " => FRAME" lines or JSON's "kernel_stack" and "user_stack" arrays.
+  void AppendStacks(const EventPlan& plan, const Record& record, EventStacks stacks, std::string& out);
+  std::vector<std::string> KernelFrames(const EventStacks& stacks) const;
+  std::vector<std::string> UserFrames(const Record& record, const EventStacks& stacks) const;
+  std::vector<std::string> UnwoundFrames(const EventPlan& plan, const Record& record) const;
   void AppendValue(const ArgPlan& arg, const Record& record, std::string& out, bool json);
   std::optional<uint64_t> TrackLatency(const EventPlan& plan, const Record& record);
 
   Options options_;
   std::function<std::string(int)> comm_;
   std::function<std::string(uint64_t)> kernel_symbol_;
+  std::function<std::string(int, uint64_t)> user_frame_;
+  UnwindFrames unwind_;
   std::map<std::pair<std::string, int>, std::vector<uint64_t>> open_calls_;  // (key, tid) -> entry times
   std::map<std::string, std::vector<uint64_t>> durations_;                   // key -> durations (ns)
   std::map<std::string, std::string> latency_names_;

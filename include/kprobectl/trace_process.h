@@ -61,6 +61,9 @@ class TracedCommand {
   pid_t pid() const { return pid_; }
   // Lets it exec; the error when it cannot (the command does not exist...).
   Result<void> Release();
+  // Waits (at most 100 ms) until it runs the program it was given: its
+  // /proc/PID/exe is no longer ours.
+  void WaitForExec() const;
   // Its exit status (or 128 + the signal that ended it) once it ended.
   std::optional<int> Poll();
   // Its exit status, once it ended: given `grace_ms` to end on its own

@@ -40,6 +40,9 @@ class TraceSession {
   // complaint when it rejects the expression.
   Result<void> SetFilter(const std::string& event, const std::string& expression);
   Result<void> Enable(const std::string& event);
+  // One of the instance's options (options/NAME: "stacktrace",
+  // "userstacktrace"); the instance goes with them.
+  Result<void> SetOption(const std::string& name, bool on);
 
   struct CpuStats {
     uint64_t overrun = 0;  // events overwritten before they were read

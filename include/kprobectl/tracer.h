@@ -21,9 +21,11 @@ namespace kprobectl {
 class Tracer {
  public:
   // `plans` are the events' plans (their `id` says which event each is);
-  // `out_name` names the stream in errors ("standard output", a path).
-  Tracer(EventDecoder& decoder, std::vector<EventPlan> plans, Printer& printer, std::ostream& out,
-         std::string out_name);
+  // `out_name` names the stream in errors ("standard output", a path);
+  // `stacks` says which records are stacks, each printed with the event
+  // before it on its CPU.
+  Tracer(EventDecoder& decoder, std::vector<EventPlan> plans, Printer& printer, std::ostream& out, std::string out_name,
+         StackPlan stacks = {});
 
   // Everything `source` holds now, printed in time order.
   Result<void> Drain(RingReader& source);
@@ -35,6 +37,9 @@ class Tracer {
 
  private:
   Result<void> Flush();
+  // Hands the stack records among records_[from..] (one CPU's, in order) to
+  // the event each follows.
+  void AttachStacks(size_t from, int& last_event);
 
   EventDecoder& decoder_;
   std::vector<EventPlan> plans_;
@@ -46,6 +51,8 @@ class Tracer {
   std::vector<uint8_t> page_;
   std::vector<std::vector<uint8_t>> pages_;
   std::vector<Record> records_;
+  StackPlan stack_plan_;
+  std::vector<EventStacks> stacks_;  // Record::stacks - 1 indexes it
   uint64_t missed_ = 0;
   bool reader_gone_ = false;
 };

@@ -63,6 +63,10 @@ constexpr RegisterName kRegisters[] = {
 
 constexpr std::string_view kArgumentRegisters[] = {"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7"};
 
+// The stack pointer, the pc, the frame pointer and the link register (x30:
+// the return address column, a register at a function's entry).
+constexpr Arch::UnwindRegister kUnwindRegisters[] = {{"sp", 31}, {"pc", 32}, {"x29", 29}, {"lr", 30}};
+
 constexpr std::string_view kNoProbeSections[] = {"kprobes_text",  "noinstr_text", "entry_text",
                                                  "irqentry_text", "hyp_text",     "hyp_idmap_text"};
 
@@ -146,6 +150,7 @@ const ArchSpec kAarch64Spec = {
     .relative_relocation = R_AARCH64_RELATIVE,
     // The two NOPs at the symbol are outside the DWARF's function.
     .patchable_entry = 8,
+    .unwind_registers = kUnwindRegisters,
     // Not _text, which begins the image's header, before _stext: 6.1's
     // scripts/kallsyms keeps no symbol before _stext (6.12's keeps _text),
     // so "_text+OFF" was "Invalid probed address or symbol" there (measured

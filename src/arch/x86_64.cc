@@ -46,6 +46,9 @@ constexpr RegisterName kRegisters[] = {
 
 constexpr std::string_view kArgumentRegisters[] = {"di", "si", "dx", "cx", "r8", "r9"};
 
+// The stack pointer, the return address column (the pc), the frame pointer.
+constexpr Arch::UnwindRegister kUnwindRegisters[] = {{"sp", 7}, {"ip", 16}, {"bp", 6}};
+
 constexpr std::string_view kNoProbeSections[] = {"kprobes_text", "noinstr_text", "entry_text", "irqentry_text",
                                                  "softirqentry_text"};
 
@@ -115,6 +118,8 @@ const ArchSpec kX86_64Spec = {
     .ftrace_site_min = 0,
     .ftrace_site_max = 16,
     .relative_relocation = R_X86_64_RELATIVE,
+    .patchable_entry = 0,
+    .unwind_registers = kUnwindRegisters,
     .kernel_text = "_text",
 };
 

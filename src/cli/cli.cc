@@ -125,6 +125,10 @@ void DeclareTrace(CLI::App& app, CommandLine& c) {
   trace->add_flag("-n,--dry-run", c.options.dry_run, "Print the probes it would add and the events it would trace");
   trace->add_flag("--latency", t.latency, "Time each call from entry to return; histograms at the end");
   trace->add_option("--buffer-size", t.buffer_kb, "Ring buffer per CPU, in KB");
+  // A flag with an optional =VALUE: '--stack' never takes the next word.
+  trace->add_flag("--stack{auto}", t.stack,
+                  "A call stack after each event, symbolised: --stack (each probe's own side), --stack=kernel, "
+                  "--stack=user, --stack=both");
   trace->fallthrough();
   c.trace_command = trace;
 }

@@ -67,6 +67,7 @@ struct TraceOptions {
   bool all = false;  // -a: the whole system, not only the command's processes
   bool latency = false;
   unsigned buffer_kb = 0;            // per CPU; 0 = the kernel's default
+  std::string stack;                 // --stack[=kernel|user|both]: "auto" for each event's own side; empty: none
   std::vector<std::string> command;  // after --
 };
 // The exit status: the command's, or 0.

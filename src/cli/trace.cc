@@ -31,6 +31,7 @@
 #include "kprobectl/trace_session.h"
 #include "kprobectl/trace_symbols.h"
 #include "kprobectl/tracer.h"
+#include "kprobectl/unwind.h"
 
 namespace kprobectl::cli {
 
@@ -75,6 +76,44 @@ class TemporaryProbes {
   bool keep_record_ = false;
 };
 
+// Which stacks --stack records: the kernel's after kernel events, user
+// space's after uprobes (auto), or as asked for every event. A user stack
+// is unwound through CFI where the probe captured what that needs (the
+// uprobes trace adds itself); elsewhere the kernel walks frame pointers
+// (options/userstacktrace).
+struct Stacks {
+  bool kernel = false, user = false, own_side = false;
+};
+
+Result<void> CheckStackOption(const TraceOptions& trace) {
+  if (trace.stack.empty() || trace.stack == "auto" || trace.stack == "kernel" || trace.stack == "user" ||
+      trace.stack == "both")
+    return {};
+  return Fail("--stack=" + trace.stack + ": which stack to record is 'kernel', 'user' or 'both'",
+              "--stack alone records each probe's own side: the kernel's stack for kernel probes, user space's for "
+              "uprobes");
+}
+
+bool WantsUserStack(const TraceOptions& trace, ProbeKind kind) {
+  return trace.stack == "user" || trace.stack == "both" || (trace.stack == "auto" && kind == ProbeKind::kUser);
+}
+
+bool Captured(const TraceEventDef& def) {
+  return std::any_of(def.args.begin(), def.args.end(),
+                     [](const FetchArg& a) { return a.name.starts_with(kCaptureRegisterPrefix); });
+}
+
+Stacks StacksFor(const TraceOptions& trace, const TracePlan& plan) {
+  Stacks out;
+  out.own_side = trace.stack == "auto";
+  for (const TraceEventDef& def : plan.events) {
+    if (trace.stack == "kernel" || trace.stack == "both" || (trace.stack == "auto" && def.kind == ProbeKind::kKernel))
+      out.kernel = true;
+    if (WantsUserStack(trace, def.kind) && !Captured(def)) out.user = true;
+  }
+  return out;
+}
+
 Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, const TraceOptions& trace,
                                                     const KernelFeatures& features, const TracefsDir& dir,
                                                     EventNamer& namer, Streams io) {
@@ -86,11 +125,47 @@ Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, cons
   Target target = KP_TRY(OpenTargetOf(options, io.err));
   if (!options.dry_run) KP_TRY_VOID(CheckArchRunsHere(target, KernelEnv::Running()));
   SystemView system = ReadSystemView(&dir, KernelEnv::Running(), target, true);
-  return ResolveToDefinitions(specs, target, system, options, namer, io.err);
+  auto defs = KP_TRY(ResolveToDefinitions(specs, target, system, options, namer, io.err));
+  // Their user stacks, unwound through CFI: what that needs, captured.
+  for (TraceEventDef& def : defs)
+    if (def.kind == ProbeKind::kUser && WantsUserStack(trace, def.kind)) AddStackCapture(def, *target.arch);
+  return defs;
 }
 
 // This run, as the records of temporary probes name it.
 TraceRun Self(const KernelEnv& env) { return ProcessRun(env.proc, getpid()).value_or(TraceRun{getpid(), {}}); }
+
+// A captured user stack's frames, through each file's CFI, named.
+UnwindFrames UnwindWith(Unwinder& unwinder, EventLocations& locations, const Arch& arch) {
+  return [&unwinder, &locations, &arch](const EventPlan& plan, int pid, uint64_t probe_ip, const CapturedState& state) {
+    CapturedStack stack;
+    for (auto [dwarf, value] : state.registers) stack.registers[dwarf] = value;
+    stack.pc_register = arch.pc_dwarf();
+    stack.sp_register = arch.sp_dwarf();
+    stack.stack_start = stack.registers.contains(stack.sp_register) ? stack.registers[stack.sp_register] : 0;
+    stack.stack = state.stack;
+    auto find = [&](uint64_t address) -> std::optional<LoadedFile> {
+      auto loaded = locations.FileAt(pid, address, &plan, probe_ip);
+      if (!loaded) return std::nullopt;
+      return LoadedFile{loaded->path, loaded->bias};
+    };
+    std::vector<std::string> frames;
+    std::optional<EventLocations::Loaded> callee;
+    uint64_t callee_pc = 0;
+    for (uint64_t pc : unwinder.Unwind(stack, find)) {
+      auto loaded = locations.FileAt(pid, pc, &plan, probe_ip);
+      if (loaded)
+        frames.push_back(locations.FrameName(*loaded, pc));
+      else if (callee && locations.UnderReturnProbe(*callee, callee_pc))
+        frames.push_back("[uretprobe trampoline] (a return probe holds this frame's return address)");
+      else
+        frames.push_back(Hex(pc) + " ([unknown])");
+      callee = loaded;
+      callee_pc = pc;
+    }
+    return frames;
+  };
+}
 
 // -n: what would be added (temporary probes, hidden entries) and traced.
 void PrintPlan(const TracePlan& plan, std::ostream& out) {
@@ -104,11 +179,14 @@ void PrintPlan(const TracePlan& plan, std::ostream& out) {
 // Prints until the command ends, the time is up, a stop signal comes, or
 // the output fails. A stop signal is passed on to the command.
 Result<void> TraceLoop(const TraceOptions& trace, StopSignals& signals, TracedCommand* command, Tracer& tracer,
-                       RingReader& reader, CommCache& comms) {
+                       RingReader& reader, CommCache& comms, EventLocations& locations) {
   using Clock = std::chrono::steady_clock;
   auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(trace.duration * 1000));
+  // User stacks are named from the processes' maps: the command's are
+  // read often, before a short-lived one is gone.
+  bool keep_maps = command && !trace.stack.empty();
   for (bool stop = false; !stop;) {
-    int timeout = 100;
+    int timeout = keep_maps ? 10 : 100;
     if (trace.duration > 0) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       stop = left <= 0;
@@ -121,6 +199,7 @@ Result<void> TraceLoop(const TraceOptions& trace, StopSignals& signals, TracedCo
         stop = true;
         if (command && !command->Poll()) kill(command->pid(), sig);
       }
+    if (keep_maps) locations.RememberTree(command->pid());
     if (command && command->Poll()) stop = true;
     comms.Refresh();
     KP_TRY_VOID(tracer.Drain(reader));
@@ -160,14 +239,18 @@ std::string Summary(const Printer& printer, const Tracer& tracer, const TraceSes
 struct Decoding {
   std::unique_ptr<EventDecoder> decoder;
   std::vector<EventPlan> plans;
+  StackPlan stacks;
 };
 
 Result<Decoding> DecodingFor(const TracefsDir& dir, const TracePlan& plan, const TraceOptions& trace,
-                             EventLocations& locations) {
+                             const Stacks& stacks, EventLocations& locations) {
   std::vector<std::pair<std::string, std::string>> formats;
   for (const TraceEventDef& def : plan.events)
     formats.emplace_back(def.group, KP_TRY(dir.Read("events/" + def.group + "/" + def.event + "/format")));
-  Decoding out{KP_TRY(EventDecoder::FromFormats(formats)), {}};
+  // The stack records' formats: ftrace's own events.
+  if (stacks.kernel) formats.emplace_back("ftrace", KP_TRY(dir.Read("events/ftrace/kernel_stack/format")));
+  if (stacks.user) formats.emplace_back("ftrace", KP_TRY(dir.Read("events/ftrace/user_stack/format")));
+  Decoding out{KP_TRY(EventDecoder::FromFormats(formats)), {}, {}};
   for (size_t i = 0; i < plan.events.size(); ++i) {
     const TraceEventDef& def = plan.events[i];
     EventPlan p = KP_TRY(PlanEvent(out.decoder->formats()[i]));
@@ -177,6 +260,14 @@ Result<Decoding> DecodingFor(const TracefsDir& dir, const TracePlan& plan, const
     locations.Locate(def, p);
     out.plans.push_back(std::move(p));
   }
+  const EventFormat* kernel = nullptr;
+  const EventFormat* user = nullptr;
+  for (size_t i = plan.events.size(); i < out.decoder->formats().size(); ++i) {
+    const EventFormat& f = out.decoder->formats()[i];
+    (f.name == "kernel_stack" ? kernel : user) = &f;
+  }
+  out.stacks = PlanStacks(kernel, user);
+  out.stacks.own_side = stacks.own_side;
   return out;
 }
 
@@ -229,6 +320,7 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   if (!options.dry_run) KP_TRY_VOID(CleanLeftovers(*dir, options, io));
   ProbeEvents events(*dir, log);
   KernelEnv env = KernelEnv::Running();
+  KP_TRY_VOID(CheckStackOption(trace));
   TracePlan plan = KP_TRY(PlanFor(options, trace, *dir, events, io));  // 1-2
   if (options.dry_run) {
     PrintPlan(plan, io.out);
@@ -247,7 +339,10 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   if (trace.pid) KP_TRY_VOID(session->SetPid(trace.pid));
   session->ExcludePid(getpid());  // not our own reads of tracefs and /proc
   EventLocations locations(env.proc);
-  Decoding decoding = KP_TRY(DecodingFor(*dir, plan, trace, locations));
+  Stacks stacks = StacksFor(trace, plan);
+  Decoding decoding = KP_TRY(DecodingFor(*dir, plan, trace, stacks, locations));
+  if (stacks.kernel) KP_TRY_VOID(session->SetOption("stacktrace", true));
+  if (stacks.user) KP_TRY_VOID(session->SetOption("userstacktrace", true));
   std::optional<TracedCommand> command;
   // Events to our standard output: the command's goes to our standard
   // error, so that a pipe (jq, grep) gets the events alone.
@@ -261,19 +356,28 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   auto reader = KP_TRY(RingReader::Open(dir->root(), session->name()));
 
   // 5. The command runs; print until it stops.
-  KernelSymbols kallsyms = KernelSymbols::FromFile(
-      std::any_of(decoding.plans.begin(), decoding.plans.end(), [](const EventPlan& p) { return p.kernel; })
-          ? env.kallsyms
-          : std::string());
+  bool kernel_addresses = stacks.kernel || std::any_of(decoding.plans.begin(), decoding.plans.end(),
+                                                       [](const EventPlan& p) { return p.kernel; });
+  KernelSymbols kallsyms = KernelSymbols::FromFile(kernel_addresses ? env.kallsyms : std::string());
   CommCache comms(*dir, env.proc);
+  Unwinder unwinder;
+  const Arch* arch = ArchOfUname(env.machine).value_or(nullptr);
   Printer printer(
-      {trace.json, trace.latency}, [&](int pid) { return comms.Lookup(pid); },
-      [&](uint64_t address) { return kallsyms.Lookup(address); });
+      {trace.json, trace.latency, decoding.stacks}, [&](int pid) { return comms.Lookup(pid); },
+      [&](uint64_t address) { return kallsyms.Lookup(address); },
+      [&](int pid, uint64_t address) { return locations.UserFrame(pid, address); },
+      arch ? UnwindWith(unwinder, locations, *arch) : UnwindFrames());
   Output output;
   KP_TRY_VOID(OpenOutput(trace, io, output));
-  Tracer tracer(*decoding.decoder, std::move(decoding.plans), printer, *output.stream, output.name);
+  Tracer tracer(*decoding.decoder, std::move(decoding.plans), printer, *output.stream, output.name, decoding.stacks);
   if (command) KP_TRY_VOID(command->Release());
-  Result<void> failure = TraceLoop(trace, signals, command ? &*command : nullptr, tracer, *reader, comms);
+  // The program's own mapping is there from its exec on: kept at once, a
+  // command too short for the loop's reads still has its frames named.
+  if (command && !trace.stack.empty()) {
+    command->WaitForExec();
+    locations.RememberTree(command->pid());
+  }
+  Result<void> failure = TraceLoop(trace, signals, command ? &*command : nullptr, tracer, *reader, comms, locations);
   // A command that was passed a signal gets a moment to end on its own.
   int exit_status = command ? command->Stop(SIGTERM, 2000) : 0;
   if (failure) (void)tracer.Drain(*reader);  // what arrived while we stopped

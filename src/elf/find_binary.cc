@@ -127,6 +127,16 @@ SearchPaths SearchPathsFrom(const char* path, const char* ld_library_path, const
   return out;
 }
 
+std::vector<std::string> SeparateDebuginfoCandidates(const std::string& root, std::string_view build_id) {
+  std::vector<std::string> out;
+  if (build_id.size() <= 2) return out;
+  std::string tail = "/usr/lib/debug/.build-id/" + std::string(build_id.substr(0, 2)) + "/" +
+                     std::string(build_id.substr(2)) + ".debug";
+  if (!root.empty()) out.push_back(root + tail);
+  out.push_back(tail);
+  return out;
+}
+
 Result<std::string> FindBinary(const std::string& name, const SearchPaths& search) {
   if (name.empty()) return Fail("-x needs a binary: an executable or a shared library, by path or name");
   const std::string& root = search.root;

@@ -160,6 +160,17 @@ Result<FetchArg> SynthesizeArg(const TypedFetch& fetch, const Arch& arch, ProbeK
   return FetchArg{fetch.name, text, fetch.type ? FormatFetchType(*fetch.type) : std::string()};
 }
 
+void AddStackCapture(TraceEventDef& def, const Arch& arch, unsigned chunks) {
+  for (const Arch::UnwindRegister& r : arch.unwind_registers())
+    def.args.push_back(
+        {std::string(kCaptureRegisterPrefix) + std::to_string(r.dwarf), "%" + std::string(r.name), "x64"});
+  std::string sp = "%" + std::string(arch.stack_pointer());
+  for (unsigned i = 0; i < chunks; ++i)
+    def.args.push_back({std::string(kCaptureStackPrefix) + std::to_string(i),
+                        Dereference(i * kCaptureChunkBytes, false, sp),
+                        "x64[" + std::to_string(kCaptureChunkBytes / 8) + "]"});
+}
+
 Result<void> NameEvents(Resolution& resolution, EventNamer& namer) {
   for (ResolvedProbe& probe : resolution.probes)
     for (ResolvedLocation& loc : probe.locations)

@@ -72,14 +72,4 @@ Result<void> CheckMappedFile(const std::string& path, const std::string& path_in
   return {};
 }
 
-std::vector<std::string> SeparateDebuginfoCandidates(const std::string& root, std::string_view build_id) {
-  std::vector<std::string> out;
-  if (build_id.size() <= 2) return out;
-  std::string tail = "/usr/lib/debug/.build-id/" + std::string(build_id.substr(0, 2)) + "/" +
-                     std::string(build_id.substr(2)) + ".debug";
-  if (!root.empty()) out.push_back(root + tail);
-  out.push_back(tail);
-  return out;
-}
-
 }  // namespace kprobectl

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "kprobectl/cxx_names.h"
+#include "kprobectl/find_binary.h"
 #include "kprobectl/strings.h"
 #include "kprobectl/trace_locations.h"
 
@@ -13,7 +14,9 @@ std::vector<ProcessMaps::Mapping> ProcessMaps::Parse(std::string_view text) {
   std::vector<Mapping> out;
   for (const std::string& line : SplitLines(text)) {
     auto words = SplitWords(line);
-    if (words.size() < 6 || words[5].empty() || words[5][0] != '/') continue;
+    // Files, and the page of uprobes' return trampoline: while a return
+    // probe is pending, a frame's return address points there.
+    if (words.size() < 6 || words[5].empty() || (words[5][0] != '/' && words[5] != kUprobesPage)) continue;
     size_t dash = words[0].find('-');
     auto start = ParseUnsigned("0x" + words[0].substr(0, dash));
     auto end = dash == std::string::npos ? std::nullopt : ParseUnsigned("0x" + words[0].substr(dash + 1));
@@ -45,6 +48,18 @@ std::optional<ProcessMaps::Place> ProcessMaps::Find(int pid, uint64_t address) {
   return std::nullopt;
 }
 
+void ProcessMaps::RememberTree(int pid, int depth) {
+  std::ifstream in(proc_ + "/" + std::to_string(pid) + "/maps");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto parsed = Parse(text.str());
+  if (!parsed.empty()) maps_.insert_or_assign(pid, std::move(parsed));
+  if (depth > 16) return;
+  // The children of each of its threads (Linux 3.5+ with CONFIG_PROC_CHILDREN).
+  std::ifstream children(proc_ + "/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  for (int child; children >> child;) RememberTree(child, depth + 1);
+}
+
 const ElfImage* EventLocations::Image(const std::string& path) {
   auto [it, fresh] = images_.try_emplace(path);
   if (fresh)
@@ -58,6 +73,54 @@ std::string EventLocations::NameIn(const std::string& path, uint64_t file_offset
   auto vaddr = image->VirtualAddress(file_offset);
   const ElfSymbol* f = vaddr ? image->FunctionAt(*vaddr) : nullptr;
   return f ? DisplaySymbol(f->name) + "+" + Hex(*vaddr - f->value) : std::string();
+}
+
+std::optional<EventLocations::Loaded> EventLocations::FileAt(int pid, uint64_t address, const EventPlan* plan,
+                                                             uint64_t probe_ip) {
+  if (auto place = maps_.Find(pid, address)) {
+    if (place->path == kUprobesPage) return Loaded{place->path, 0};
+    const ElfImage* image = Image(place->path);
+    auto vaddr = image ? image->VirtualAddress(place->file_offset) : std::nullopt;
+    if (vaddr) return Loaded{place->path, address - *vaddr};
+  }
+  if (!plan || plan->file.empty()) return std::nullopt;
+  const ElfImage* image = Image(plan->file);
+  uint64_t bias = probe_ip - plan->file_vaddr;
+  if (image)
+    for (const LoadSegment& seg : image->segments())
+      if (address - bias >= seg.vaddr && address - bias < seg.vaddr + seg.memsz) return Loaded{plan->file, bias};
+  return std::nullopt;
+}
+
+const ElfSymbol* EventLocations::FunctionAt(const std::string& path, uint64_t vaddr) {
+  const ElfImage* image = Image(path);
+  if (!image) return nullptr;
+  if (const ElfSymbol* f = image->FunctionAt(vaddr)) return f;
+  auto [it, fresh] = debug_images_.try_emplace(path);
+  if (fresh)
+    for (const std::string& candidate : SeparateDebuginfoCandidates("", image->build_id()))
+      if (auto debug = ElfImage::Open(candidate)) {
+        it->second = std::make_unique<ElfImage>(std::move(*debug));
+        break;
+      }
+  return it->second ? it->second->FunctionAt(vaddr) : nullptr;
+}
+
+std::string EventLocations::FrameName(const Loaded& loaded, uint64_t address) {
+  if (loaded.path == kUprobesPage) return "[uretprobe trampoline] (a return probe holds this frame's return address)";
+  uint64_t vaddr = address - loaded.bias;
+  const ElfSymbol* f = FunctionAt(loaded.path, vaddr);
+  return (f ? DisplaySymbol(f->name) + "+" + Hex(vaddr - f->value) : Hex(vaddr)) + " (" + loaded.path + ")";
+}
+
+bool EventLocations::UnderReturnProbe(const Loaded& loaded, uint64_t address) {
+  const ElfSymbol* f = FunctionAt(loaded.path, address - loaded.bias);
+  return f && return_probed_.contains({loaded.path, f->value});
+}
+
+std::string EventLocations::UserFrame(int pid, uint64_t address) {
+  auto loaded = FileAt(pid, address);
+  return loaded ? FrameName(*loaded, address) : std::string();
 }
 
 void EventLocations::Locate(const TraceEventDef& def, EventPlan& plan) {
@@ -80,11 +143,16 @@ void EventLocations::Locate(const TraceEventDef& def, EventPlan& plan) {
         plan.location = "sdt_" + note.provider + ":" + note.name;
         return;
       }
+  if (vaddr) {
+    plan.file = t.path;
+    plan.file_vaddr = *vaddr;
+  }
   const ElfSymbol* f = vaddr ? image->FunctionAt(*vaddr) : nullptr;
   if (!f) return;
   std::string name = DisplaySymbol(f->name);
   plan.location = def.retprobe ? name : name + "+" + Hex(*vaddr - f->value);
   if (!def.retprobe) return;
+  return_probed_.insert({t.path, f->value});
   uint64_t func_vaddr = *vaddr;
   plan.caller = [this, image, func_vaddr](int pid, uint64_t func_ip, uint64_t ret_ip) -> std::string {
     // The probed file's load bias, from where its function ran: a caller

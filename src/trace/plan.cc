@@ -7,6 +7,8 @@
 // "u32" fields), so the plan reads it there, once per event.
 #include <algorithm>
 
+#include "kprobectl/strings.h"
+#include "kprobectl/trace_event_def.h"
 #include "kprobectl/trace_printer.h"
 
 namespace kprobectl {
@@ -52,6 +54,16 @@ Result<EventPlan> PlanEvent(const EventFormat& format) {
     }
     if (field.name == "__probe_ret_ip") {
       plan.ret_offset = field.offset;
+      continue;
+    }
+    // A stack capture's hidden arguments: not printed, unwound from.
+    if (field.name.starts_with(kCaptureRegisterPrefix)) {
+      if (auto n = ParseUnsigned(std::string_view(field.name).substr(kCaptureRegisterPrefix.size())))
+        plan.captured_registers.emplace_back(static_cast<unsigned>(*n), field.offset);
+      continue;
+    }
+    if (field.name.starts_with(kCaptureStackPrefix)) {
+      plan.captured_stack.push_back(field.offset);
       continue;
     }
     ArgPlan arg;

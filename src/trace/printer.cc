@@ -2,9 +2,11 @@
 //
 // The hot path: one call per event. It appends to a caller-owned buffer,
 // formats integers with std::to_chars, and looks nothing up by name.
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
+#include "kprobectl/trace_event_def.h"
 #include "kprobectl/trace_printer.h"
 
 namespace kprobectl {
@@ -93,7 +95,31 @@ void AppendTimestamp(std::string& out, uint64_t ns) {
   out.append(buf, 6);
 }
 
+const FieldFormat* FieldNamed(const EventFormat& format, std::string_view name) {
+  for (const FieldFormat& f : format.fields)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
 }  // namespace
+
+StackPlan PlanStacks(const EventFormat* kernel_stack, const EventFormat* user_stack) {
+  StackPlan out;
+  if (kernel_stack) {
+    out.kernel_id = kernel_stack->id;
+    if (const FieldFormat* f = FieldNamed(*kernel_stack, "size")) out.kernel_count_offset = f->offset;
+    if (const FieldFormat* f = FieldNamed(*kernel_stack, "caller")) out.kernel_callers_offset = f->offset;
+  }
+  if (user_stack) {
+    out.user_id = user_stack->id;
+    if (const FieldFormat* f = FieldNamed(*user_stack, "tgid")) out.user_tgid_offset = f->offset;
+    if (const FieldFormat* f = FieldNamed(*user_stack, "caller")) {
+      out.user_callers_offset = f->offset;
+      if (f->elem_size) out.user_slots = f->size / f->elem_size;
+    }
+  }
+  return out;
+}
 
 void AppendCString(std::string& out, std::string_view bytes) {
   out += '"';
@@ -331,7 +357,94 @@ void Printer::AppendText(const Line& line, std::string& out) {
   out += '\n';
 }
 
-bool Printer::Print(const EventPlan& plan, const Record& record, std::string& out) {
+// A kernel stack is as long as the kernel made it (its "size" counts the
+// addresses since Linux 5.x; the record's length bounds it either way).
+std::vector<std::string> Printer::KernelFrames(const EventStacks& stacks) const {
+  std::vector<std::string> frames;
+  const StackPlan& plan = options_.stacks;
+  if (!stacks.kernel || plan.kernel_callers_offset > stacks.kernel_size) return frames;
+  uint64_t room = (stacks.kernel_size - plan.kernel_callers_offset) / 8;
+  uint64_t count = plan.kernel_count_offset + 4 <= stacks.kernel_size
+                       ? ReadUnsigned(stacks.kernel + plan.kernel_count_offset, 4)
+                       : room;
+  for (uint64_t i = 0; i < std::min(count, room); ++i) {
+    uint64_t address = ReadUnsigned(stacks.kernel + plan.kernel_callers_offset + 8 * i, 8);
+    if (address == 0 || address == UINT64_MAX) break;
+    std::string frame = kernel_symbol_ ? kernel_symbol_(address) : std::string();
+    if (frame.empty()) AppendHex(frame, address);
+    frames.push_back(std::move(frame));
+  }
+  return frames;
+}
+
+// A user stack has a fixed number of slots, the unused ones 0.
+std::vector<std::string> Printer::UserFrames(const Record& record, const EventStacks& stacks) const {
+  std::vector<std::string> frames;
+  const StackPlan& plan = options_.stacks;
+  if (!stacks.user) return frames;
+  int tgid = record.pid;
+  if (plan.user_tgid_offset + 4 <= stacks.user_size)
+    tgid = static_cast<int>(ReadUnsigned(stacks.user + plan.user_tgid_offset, 4));
+  for (unsigned i = 0; i < plan.user_slots; ++i) {
+    size_t at = plan.user_callers_offset + size_t{8} * i;
+    if (at + 8 > stacks.user_size) break;
+    uint64_t address = ReadUnsigned(stacks.user + at, 8);
+    if (address == 0 || address == UINT64_MAX) break;
+    std::string frame = user_frame_ ? user_frame_(tgid, address) : std::string();
+    if (frame.empty()) {
+      AppendHex(frame, address);
+      frame += " ([unknown])";
+    }
+    frames.push_back(std::move(frame));
+  }
+  return frames;
+}
+
+// The frames a captured stack unwinds to, the probe's own first.
+std::vector<std::string> Printer::UnwoundFrames(const EventPlan& plan, const Record& record) const {
+  CapturedState state;
+  for (auto [dwarf, offset] : plan.captured_registers)
+    if (offset + 8 <= record.size) state.registers.emplace_back(dwarf, ReadUnsigned(record.data + offset, 8));
+  for (unsigned offset : plan.captured_stack) {
+    if (offset + kCaptureChunkBytes > record.size) break;
+    state.stack.append(reinterpret_cast<const char*>(record.data + offset), kCaptureChunkBytes);
+  }
+  uint64_t ip = plan.ip_offset + 8 <= record.size ? ReadUnsigned(record.data + plan.ip_offset, 8) : 0;
+  return unwind_(plan, record.pid, ip, state);
+}
+
+void Printer::AppendStacks(const EventPlan& plan, const Record& record, EventStacks stacks, std::string& out) {
+  if (options_.stacks.own_side) (plan.kernel ? stacks.user : stacks.kernel) = nullptr;
+  bool captured = !plan.captured_registers.empty() && unwind_;
+  if (captured) stacks.user = nullptr;  // the kernel's frame-pointer walk, if it ran too
+  std::vector<std::string> kernel = KernelFrames(stacks);
+  std::vector<std::string> user = captured ? UnwoundFrames(plan, record) : UserFrames(record, stacks);
+  if (!options_.json) {
+    for (const std::vector<std::string>* frames : {&kernel, &user})
+      for (const std::string& frame : *frames) {
+        out += " => ";
+        out += frame;
+        out += '\n';
+      }
+    return;
+  }
+  // Inside the event's object, before its closing "}\n".
+  out.resize(out.size() - 2);
+  for (auto [name, frames] : {std::pair{"kernel_stack", &kernel}, std::pair{"user_stack", &user}}) {
+    if (name == std::string_view("kernel_stack") ? !stacks.kernel : !stacks.user && !captured) continue;
+    out += ",\"";
+    out += name;
+    out += "\":[";
+    for (size_t i = 0; i < frames->size(); ++i) {
+      if (i) out += ',';
+      AppendJsonString(out, (*frames)[i]);
+    }
+    out += ']';
+  }
+  out += "}\n";
+}
+
+bool Printer::Print(const EventPlan& plan, const Record& record, std::string& out, const EventStacks* stacks) {
   std::optional<uint64_t> latency;
   if (options_.latency) latency = TrackLatency(plan, record);
   if (plan.hidden) return false;
@@ -355,6 +468,8 @@ bool Printer::Print(const EventPlan& plan, const Record& record, std::string& ou
     AppendJson(line, out);
   else
     AppendText(line, out);
+  if (stacks || (!plan.captured_registers.empty() && unwind_))
+    AppendStacks(plan, record, stacks ? *stacks : EventStacks{}, out);
   ++printed_;
   return true;
 }

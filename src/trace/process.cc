@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
+#include <string_view>
 
 #include "kprobectl/trace_process.h"
 
@@ -117,6 +119,18 @@ TracedCommand::~TracedCommand() {
   if (go_ >= 0) close(go_);  // a command never released exits (127) without running
   if (report_ >= 0) close(report_);
   if (pid_ > 0 && !status_) Stop(SIGTERM);
+}
+
+void TracedCommand::WaitForExec() const {
+  char self[PATH_MAX], child[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self);
+  std::string exe = "/proc/" + std::to_string(pid_) + "/exe";
+  for (int i = 0; i < 1000 && n > 0; ++i) {
+    ssize_t m = readlink(exe.c_str(), child, sizeof child);
+    if (m <= 0 || std::string_view(child, static_cast<size_t>(m)) != std::string_view(self, static_cast<size_t>(n)))
+      return;
+    usleep(100);
+  }
 }
 
 Result<void> TracedCommand::Release() {

@@ -66,6 +66,10 @@ Result<void> TraceSession::Enable(const std::string& event) {
   return {};
 }
 
+Result<void> TraceSession::SetOption(const std::string& name, bool on) {
+  return Write("options/" + name, on ? "1" : "0");
+}
+
 std::vector<TraceSession::CpuStats> TraceSession::Stats() const {
   std::vector<CpuStats> out;
   for (int cpu = 0;; ++cpu) {

@@ -17,8 +17,13 @@ constexpr size_t kFlushAt = 1 << 20;
 }  // namespace
 
 Tracer::Tracer(EventDecoder& decoder, std::vector<EventPlan> plans, Printer& printer, std::ostream& out,
-               std::string out_name)
-    : decoder_(decoder), plans_(std::move(plans)), printer_(printer), out_(out), out_name_(std::move(out_name)) {
+               std::string out_name, StackPlan stacks)
+    : decoder_(decoder),
+      plans_(std::move(plans)),
+      printer_(printer),
+      out_(out),
+      out_name_(std::move(out_name)),
+      stack_plan_(stacks) {
   int max_id = 0;
   for (const EventPlan& p : plans_) max_id = std::max(max_id, p.id);
   plan_of_.assign(static_cast<size_t>(max_id) + 1, -1);
@@ -39,26 +44,54 @@ Result<void> Tracer::Flush() {
               (error ? std::strerror(error) : std::string("the stream failed")));
 }
 
+void Tracer::AttachStacks(size_t from, int& last_event) {
+  for (size_t i = from; i < records_.size(); ++i) {
+    Record& r = records_[i];
+    bool kernel = r.type == stack_plan_.kernel_id, user = r.type == stack_plan_.user_id;
+    if (!kernel && !user) {
+      last_event = static_cast<int>(i);
+      continue;
+    }
+    if (last_event >= 0) {
+      Record& event = records_[static_cast<size_t>(last_event)];
+      if (event.stacks == 0) {
+        stacks_.emplace_back();
+        event.stacks = static_cast<uint32_t>(stacks_.size());
+      }
+      EventStacks& s = stacks_[event.stacks - 1];
+      (kernel ? s.kernel : s.user) = r.data;
+      (kernel ? s.kernel_size : s.user_size) = r.size;
+    }
+    r.type = -1;  // printed with its event, not on its own
+  }
+}
+
 Result<void> Tracer::Drain(RingReader& source) {
   pages_.clear();
   records_.clear();
+  stacks_.clear();
+  bool with_stacks = stack_plan_.kernel_id >= 0 || stack_plan_.user_id >= 0;
   // Records point into the pages: reserve so none moves while they print.
   pages_.reserve(static_cast<size_t>(source.cpus()) * kMaxPagesPerCpu);
-  for (int cpu = 0; cpu < source.cpus(); ++cpu)
+  for (int cpu = 0; cpu < source.cpus(); ++cpu) {
+    int last_event = -1;
     for (size_t reads = 0; reads < kMaxPagesPerCpu; ++reads) {
       size_t n = KP_TRY(source.ReadPage(cpu, page_));
       if (n == 0) break;
       page_.resize(n);
       pages_.push_back(page_);
+      size_t from = records_.size();
       KP_TRY_VOID(decoder_.DecodePage(pages_.back(), cpu, records_, &missed_));
+      if (with_stacks) AttachStacks(from, last_event);
     }
+  }
   // Pages of one CPU are in order; a stable sort merges the CPUs by time.
   std::stable_sort(records_.begin(), records_.end(), [](const Record& a, const Record& b) { return a.ts < b.ts; });
   for (const Record& r : records_) {
     int index =
         r.type >= 0 && static_cast<size_t>(r.type) < plan_of_.size() ? plan_of_[static_cast<size_t>(r.type)] : -1;
     if (index < 0) continue;
-    printer_.Print(plans_[static_cast<size_t>(index)], r, buffer_);
+    printer_.Print(plans_[static_cast<size_t>(index)], r, buffer_, r.stacks ? &stacks_[r.stacks - 1] : nullptr);
     if (buffer_.size() > kFlushAt) KP_TRY_VOID(Flush());
   }
   return Flush();

@@ -255,3 +255,76 @@ TEST_CASE("trace: --latency times each call and draws histograms") {
   CHECK(err.find(" |@") != std::string::npos);
   CheckNothingLeft(tracefs, group);
 }
+
+TEST_CASE("trace: --stack, a call stack after each event, unwound through CFI and symbolised") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("k");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  // target_O2 is built without frame pointers (-O2): its stack is found
+  // through its .eh_frame, from what the probe captured.
+  std::string bin = FixturePath("target_O2");
+  int status = Wait(Spawn(
+      {kKprobectl, "trace", "-o", dir / "t", "--stack", "-x", bin, "--probe", group + ":c=compute a b", "--", bin}, "",
+      dir / "err"));
+  INFO(ReadFile(dir / "err"));
+  CHECK(status == 0);
+  auto lines = SplitLines(ReadFile(dir / "t"));
+  INFO(ReadFile(dir / "t"));
+  REQUIRE(lines.size() >= 3);
+  CHECK(lines[0].find(group + ":c: (compute+0x0) a=6 b=7") != std::string::npos);
+  CHECK(lines[1] == " => compute+0x0 (" + bin + ")");
+  CHECK(lines[2].starts_with(" => main+0x"));
+  CHECK(lines[2].ends_with(" (" + bin + ")"));
+  CheckNothingLeft(tracefs, group);
+
+  // JSON: the frames as an array; the kernel's stack as well with =both.
+  status = Wait(Spawn({kKprobectl, "trace", "--json", "-o", dir / "j", "--stack=both", "-x", bin, "--probe",
+                       group + ":c=compute a b", "--", bin},
+                      "", dir / "err"));
+  CHECK(status == 0);
+  auto json = SplitLines(ReadFile(dir / "j"));
+  REQUIRE(json.size() == 1);
+  CHECK(JsonValid(json[0]));
+  auto user = JsonField(json[0], "user_stack");
+  REQUIRE(user);
+  CHECK(user->starts_with("[\"compute+0x0 (" + bin + ")\",\"main+0x"));
+  auto kernel = JsonField(json[0], "kernel_stack");
+  REQUIRE(kernel);
+  CHECK(kernel->starts_with("[\""));  // the uprobe's handler path: the kernel's symbols
+  CheckNothingLeft(tracefs, group);
+
+  // Inside a function a return probe waits on, the return address is
+  // uprobes' trampoline: said, not shown as an unknown address.
+  status = Wait(Spawn({kKprobectl, "trace", "-o", dir / "r", "--stack", "-x", bin, "--probe", group + ":c=compute",
+                       "--probe", group + ":m=main%return", "--", bin},
+                      "", dir / "err"));
+  CHECK(status == 0);
+  auto pending = SplitLines(ReadFile(dir / "r"));
+  INFO(ReadFile(dir / "r"));
+  REQUIRE(pending.size() >= 3);
+  CHECK(pending[1] == " => compute+0x0 (" + bin + ")");
+  CHECK(pending[2].starts_with(" => main+0x"));
+  CHECK(pending[3] == " => [uretprobe trampoline] (a return probe holds this frame's return address)");
+  CheckNothingLeft(tracefs, group);
+
+  // An event added before (no capture): the kernel's own frame-pointer walk,
+  // whose first frame is the probe's.
+  REQUIRE(RunKprobectl({"-q", "-x", bin, "add", group + ":e=compute a"}).status == 0);
+  status =
+      Wait(Spawn({kKprobectl, "trace", "-o", dir / "u", "--stack=user", group + ":e", "--", bin}, "", dir / "err"));
+  CHECK(status == 0);
+  auto walked = SplitLines(ReadFile(dir / "u"));
+  INFO(ReadFile(dir / "u"));
+  REQUIRE(walked.size() >= 2);
+  CHECK(walked[1] == " => compute+0x0 (" + bin + ")");
+  REQUIRE(RunKprobectl({"-q", "del", group + ":*"}).status == 0);
+  CheckNothingLeft(tracefs, group);
+
+  auto bad = RunKprobectl({"trace", "--stack=sideways", "-x", bin, "--probe", "compute", "--", "/bin/true"});
+  CHECK(bad.status == 1);
+  CHECK(
+      bad.err.starts_with("kprobectl: error: --stack=sideways: which stack to record is 'kernel', 'user' or "
+                          "'both'\n"));
+  CheckNothingLeft(tracefs, group);
+}

@@ -50,7 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!setup.decoder->DecodePage({data, size}, 0, records, &missed)) return 0;
   for (bool json : {false, true}) {
     Printer printer(
-        {json, false}, [](int) { return std::string("comm"); }, [](uint64_t) { return std::string("sym+0x1"); });
+        {json, false, {}}, [](int) { return std::string("comm"); }, [](uint64_t) { return std::string("sym+0x1"); });
     std::string out;
     for (const Record& r : records) {
       KP_FUZZ_CHECK(r.data >= data && r.data + r.size <= data + size);

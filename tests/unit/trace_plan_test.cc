@@ -100,7 +100,7 @@ TEST_CASE("tracer: a captured page printed to the stream it is given") {
     plans.push_back(*plan);
   }
   Printer printer(
-      {false, false}, [](int) { return std::string("types"); }, nullptr);
+      {false, false, {}}, [](int) { return std::string("types"); }, nullptr);
   std::ostringstream out;
   Tracer tracer(**decoder, plans, printer, out, "the test's stream");
   CapturedPages pages({ReadFile(DataPath("trace/types.cpu0.raw"))});

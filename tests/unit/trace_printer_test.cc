@@ -39,7 +39,7 @@ std::string PrintCaptured(bool json) {
   REQUIRE((*decoder)->DecodePage({reinterpret_cast<const uint8_t*>(raw.data()), raw.size()}, 0, records, &missed));
   CHECK(missed == 0);
   Printer printer(
-      {json, false}, [](int) { return std::string("types"); }, nullptr);
+      {json, false, {}}, [](int) { return std::string("types"); }, nullptr);
   std::string out;
   for (const Record& r : records) printer.Print(plans.at(r.type), r, out);
   return out;
@@ -112,7 +112,7 @@ TEST_CASE("latency: entry and return paired per thread, log2 histogram") {
   ret.location = "f";
   uint8_t data[24] = {};
   Printer printer(
-      {false, true}, [](int) { return std::string("x"); }, nullptr);
+      {false, true, {}}, [](int) { return std::string("x"); }, nullptr);
   std::string out;
   auto at = [&](uint64_t ts, int pid, bool is_ret) {
     Record r;
