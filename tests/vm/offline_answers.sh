@@ -33,4 +33,7 @@ offline_answers() {
   one -k "$vmlinux" -D el0_svc
   one -k "$vmlinux" -D 'vfs_read count=%di'
   one -m "$module" -D 'dummy_dev_init name=dev->name:string'
+  # A struct in two registers (AAPCS64: x3, x4), from the DWARF's pieces and from BTF.
+  one -k "$vmlinux" -D 'do_tcp_setsockopt $params'
+  one -k "$vmlinux" --btf -D 'do_tcp_setsockopt $params'
 }
