@@ -43,7 +43,7 @@ Error Blacklisted(const std::string& name, const BlacklistRange& listed) {
 }
 
 // Why the kernel would refuse a probe at `loc`, or nothing; rewrites its
-// target to _text+OFF when kallsyms holds its name twice.
+// target to _text+OFF (arm64: _stext+OFF) when kallsyms holds its name twice.
 std::optional<Error> Refusal(ResolvedLocation& loc, const ElfImage* image, const Lists& lists, const SystemView& system,
                              const Error& no_debuginfo) {
   bool has_address = image && loc.address != 0;
@@ -63,14 +63,15 @@ std::optional<Error> Refusal(ResolvedLocation& loc, const ElfImage* image, const
   // KASLR-safe against the running kernel: a name kallsyms holds twice
   // (a module may reuse it) is resolved to its first, so count from _text.
   ProbeTarget& t = loc.target;
-  if (system.running && !system.kallsyms.empty() && t.kind == ProbeTarget::kSymbol && t.symbol != "_text" &&
+  std::string anchor(image ? KernelTextSymbol(*image) : "_text");
+  if (system.running && !system.kallsyms.empty() && t.kind == ProbeTarget::kSymbol && t.symbol != anchor &&
       t.module.empty() && system.kallsyms.Count(t.symbol) > 1) {
-    const ElfSymbol* text = image ? image->Find("_text") : nullptr;
+    const ElfSymbol* text = image ? image->Find(anchor) : nullptr;
     if (!has_address || !text)
       return Error{"'" + t.symbol + "' names " + std::to_string(system.kallsyms.Count(t.symbol)) +
                        " functions in the running kernel; telling them apart needs its debuginfo",
                    no_debuginfo.hint.empty() ? "name the image with -k VMLINUX" : no_debuginfo.hint};
-    t.symbol = "_text";
+    t.symbol = anchor;
     t.offset = loc.address - text->value;
   }
   return std::nullopt;

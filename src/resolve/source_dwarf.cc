@@ -4,7 +4,8 @@
 // inlined copies, clones) and variables, from the debuginfo stage's
 // DwarfAddress and VariableFetch, for a user binary or a kernel image.
 // Kernel targets are KASLR-safe: SYMBOL+OFF when the symbol's name is
-// unique in the image, _text+OFF when several functions share it.
+// unique in the image, _text+OFF (arm64: _stext+OFF) when several functions
+// share it.
 #include <algorithm>
 
 #include "kprobectl/cxx_names.h"

@@ -90,6 +90,16 @@ TEST_CASE("cli: add writes every definition, list reads them back, perf style") 
   CHECK(SplitLines(ReadFile(tracefs.dir / "uprobe_events"))[3].starts_with("p:probe_target_O2/compute_1 "));
 }
 
+TEST_CASE("cli: list maps an arm64 kernel's return probe at the symbol, before ftrace's NOPs, to its function") {
+  FakeTracefs tracefs;
+  WriteFile(tracefs.dir / "kprobe_events", "p:kp/e process+8\nr:kp/e__return process+0\n");
+  auto list = RunKprobectl({"--tracefs", tracefs.path(), "-k", FixturePath("arm64/kernel_like"), "list"});
+  CHECK(list.status == 0);
+  CHECK(list.out ==
+        "  kp:e\t(on process@fixtures/records.c)\n"
+        "  kp:e__return\t(on process%return@fixtures/records.c)\n");
+}
+
 TEST_CASE("cli: -v shows what is written, and how the debuginfo's names were found") {
   FakeTracefs tracefs;
   TempDir cache;

@@ -2,10 +2,10 @@
 # shellcheck shell=bash
 #
 # The VM tests' results, one line each as TAP has them, sourced by the
-# scripts that run in the guest (kernel_probes.sh, perf_probe_tests.sh,
-# arm64_smoke.sh): ok and not_ok count them in $n and $failed. Each result
-# says when it came (seconds since the script began): the guest runs under
-# TCG, and the log shows where its time goes.
+# scripts that run in the guest (kernel_probes.sh, arm64_probes.sh,
+# perf_probe_tests.sh): ok and not_ok count them in $n and $failed. Each
+# result says when it came (seconds since the script began): the guest runs
+# under TCG, and the log shows where its time goes.
 failed=0
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1 [${SECONDS}s]"; }
