@@ -16,11 +16,12 @@ echo "# kernel $(uname -r), command line: $(tr ' ' '\n' </proc/cmdline | grep '^
 grep '^[pr][0-9]*:kpboot/' $tracefs/dynamic_events | sed 's/^/# /'
 check "the kernel made the probes kprobe_event= defined" \
   [ "$(grep -c '^[pr][0-9]*:kpboot/open' $tracefs/dynamic_events)" -eq 2 ]
-# Each file read on its own: a cat of both into a pipe was seen to give the
-# first file's only.
-enabled="$(<$tracefs/events/kpboot/open/enable) $(<$tracefs/events/kpboot/open__return/enable)"
-[ "$enabled" = "1 1" ] && ok "... and enabled them at boot" ||
-  not_ok "... and enabled them at boot" "enable: $enabled" "set_event: $(tr '\n' ' ' <$tracefs/set_event)"
+# Enabled: set_event lists them. (An event's enable file, read this early
+# in the guest, was seen to read empty now and then on 6.1, with set_event
+# listing the event and the probe firing.)
+enabled=$(grep -c '^kpboot:open\(__return\)\?$' $tracefs/set_event)
+[ "$enabled" = 2 ] && ok "... and enabled them at boot" ||
+  not_ok "... and enabled them at boot" "set_event: $(tr '\n' ' ' <$tracefs/set_event)"
 echo kpboot >/tmp/kpboot-file
 cat /tmp/kpboot-file >/dev/null
 # The trace file names an event without its group.
