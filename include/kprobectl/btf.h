@@ -62,6 +62,19 @@ class BtfInfo {
   // How $retval reads: the return type's fetch type, and its C spelling.
   std::optional<std::pair<FetchType, std::string>> ReturnType(std::string_view function) const;
 
+  // What a value of C type `c_type` leads to through `expr`'s accessors: a
+  // value an event's field holds, typed by the event's format, a cast the
+  // user wrote or a tracepoint's prototype ("struct sk_buff *"). The
+  // fetch's root is that value (kArgument, argument 0: the caller puts the
+  // field there).
+  Result<VariableFetch> FetchFromValue(std::string_view c_type, const ArgExpr& expr, bool want_string) const;
+  // The C type of parameter `name` of tracepoint `tracepoint`, from its
+  // prototype (the typedef btf_trace_TRACEPOINT: void *, then the
+  // tracepoint's parameters).
+  std::optional<std::string> TracepointParameter(std::string_view tracepoint, std::string_view name) const;
+  // How a scalar C type is read ("umode_t": u16), typedefs followed.
+  std::optional<FetchType> ScalarType(std::string_view c_type) const;
+
  private:
   BtfInfo(std::shared_ptr<const btf::File> file, const Arch& arch);
   std::shared_ptr<const btf::File> file_;

@@ -16,6 +16,8 @@
 namespace kprobectl {
 
 inline constexpr std::string_view kKernelGroup = "probe";
+// Event probes: the kernel's default group for them (trace_eprobe.c).
+inline constexpr std::string_view kEventProbeGroup = "eprobes";
 // MAX_EVENT_NAME_LEN is 64 with the NUL (measured: 63 characters pass, 64 fail).
 inline constexpr size_t kMaxEventNameLength = 63;
 

@@ -6,6 +6,8 @@
 // flags, and checks that turn a missing feature into a clear error.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "kprobectl/fetch_type.h"
@@ -42,12 +44,37 @@ struct KernelFeatures {
   bool tprobe_events = false;   // t: probes on tracepoints (Linux 6.5)
   bool btf_args = false;        // arguments by name, the kernel reading BTF (Linux 6.5; members 6.6)
   bool ref_ctr_offset = false;  // uprobes raise an SDT semaphore: PATH:OFF(REF_CTR_OFFSET)
+  // The README lists e: (event probes), which it does wherever
+  // CONFIG_PROBE_EVENTS is set; whether the kernel takes them is
+  // EventProbeSupport's to say (below).
+  bool eprobe_listed = false;
 };
 
 KernelFeatures ParseFeatures(std::string_view readme, bool has_kprobe_events, bool has_uprobe_events);
 KernelFeatures ReadFeatures(const TracefsDir& dir);
 // Everything on: for dry runs where no tracefs can be read.
 KernelFeatures AllFeatures();
+
+// Whether this kernel takes event probes (e: in dynamic_events), and how
+// that is known. The README cannot tell: it lists e: wherever
+// CONFIG_PROBE_EVENTS is set, and since Linux 6.17 event probes are an
+// option of their own (CONFIG_EPROBE_EVENTS), so a kernel without them
+// (this machine's 6.18) lists e: and refuses every definition with EINVAL,
+// writing nothing to error_log. The kernel's configuration says it first
+// (CONFIG_EPROBE_EVENTS; before 6.17, event probes came with
+// CONFIG_PROBE_EVENTS); where none can be read, the kernel is asked.
+struct EventProbeSupport {
+  bool supported = false;
+  std::string evidence;  // "/proc/config.gz: # CONFIG_EPROBE_EVENTS is not set"
+};
+std::optional<EventProbeSupport> EventProbesFromConfig(std::string_view config, std::string_view source);
+// Asks the kernel: an event probe on an event that cannot exist. A kernel
+// with event probes refuses it with ENODEV ("Attached event does not
+// exist", in error_log); one without, with EINVAL (no kind of dynamic event
+// took the line). Neither creates anything: nothing is left to remove.
+Result<EventProbeSupport> AskKernelForEventProbes(const TracefsDir& dir);
+// The error for a kernel without them, with the evidence.
+Result<void> RequireEventProbes(const EventProbeSupport& support);
 
 // "this kernel has no kprobe_events (CONFIG_KPROBE_EVENTS)" and friends.
 Result<void> RequireProbeKind(const KernelFeatures& features, ProbeKind kind);

@@ -30,6 +30,7 @@ struct KernelEnv {
   std::string debugfs = "/sys/kernel/debug";
   std::string tracefs;  // for available_filter_functions
   std::string proc = "/proc";
+  std::string boot = "/boot";  // config-RELEASE
   std::string sys_module = "/sys/module";
   std::string btf = "/sys/kernel/btf";         // vmlinux and each module's split BTF
   std::string runtime_dir = "/run/kprobectl";  // records of temporary probes (see leftovers.h)

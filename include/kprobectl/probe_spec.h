@@ -7,7 +7,8 @@
 //   [[GRP:]EV=]0xADDR[%return] [ARG...]
 //   [[GRP:]EV=][%][sdt_]PROVIDER:NAME [ARG...]    (a USDT marker)
 //   [[GRP:]EV=]tp:TRACEPOINT [ARG...]             (a kernel tracepoint)
-//   ARG := [NAME=]EXPR[:TYPE]
+//   [[GRP:]EV=]ev:SYSTEM:EVENT [ARG...]           (an event probe on an event)
+//   ARG := [NAME=]EXPR[:TYPE]; EXPR may start with a cast, ((TYPE *)FIELD)->...
 //
 // Positions (`pos`) are byte offsets into ProbeSpec::text so later stages can
 // point a caret at the token they reject.
@@ -34,6 +35,9 @@ struct ProbePoint {
   std::optional<std::string> lazy_pattern;  // ;PTN, as written
   bool retprobe = false;                    // %return
   std::string tracepoint;                   // tp:NAME, a tracepoint probe (nothing else is set)
+  // ev:SYSTEM:EVENT, an event probe on an existing event (nothing else is set).
+  std::string event_system;
+  std::string event_name;
   // A USDT marker, [%][sdt_]PROVIDER:NAME (nothing else is set): the
   // provider and the name, either a glob.
   std::string sdt_provider;
@@ -78,6 +82,10 @@ struct ArgExpr {
   bool file_relative = false;
   std::vector<ArgDeref> derefs;
   size_t pos = 0;  // of the base expression
+  // A C cast before a variable, "(struct sk_buff *)", as written (blanks
+  // kept), for event probes' fields: the type what follows points to.
+  std::string cast;
+  size_t cast_pos = 0;
 };
 
 struct ProbeArg {

@@ -30,6 +30,7 @@
 
 #include "kprobectl/debuginfo.h"
 #include "kprobectl/elf_image.h"
+#include "kprobectl/event_fields.h"
 #include "kprobectl/event_names.h"
 #include "kprobectl/fetch_type.h"
 #include "kprobectl/glob.h"
@@ -140,6 +141,25 @@ struct Resolution {
 
 Result<Resolution> Resolve(const std::vector<ProbeSpec>& specs, Target& target, const SystemView& system,
                            const ResolveOptions& options);
+
+// The fields of the event an event probe (ev:SYSTEM:EVENT) names, from its
+// format: what vars lists and the probe's arguments are made of.
+Result<std::vector<EventField>> EventFieldsOf(const ProbeSpec& spec, const SystemView& system);
+// What vars says of each field: how the probe reads it whole ("$filename:ustring"),
+// or why it cannot; what a pointer field leads to, when BTF knows.
+struct EventFieldView {
+  EventField field;
+  std::string fetch;      // the fetcharg, or empty
+  std::string why_not;    // why it cannot be read, when it cannot
+  std::string points_to;  // "struct sk_buff", "struct sk_buff (the tracepoint's prototype)"
+};
+Result<std::vector<EventFieldView>> DescribeEventFields(const ProbeSpec& spec, const Target& target,
+                                                        const SystemView& system);
+
+// A function named for the running kernel without its image (BTF or
+// kallsyms being all there is): "no function 'X' in the running kernel"
+// with the nearest names, when neither has it. Other targets pass.
+Result<void> CheckKernelFunction(const std::string& name, const Target& target, const SystemView& system);
 
 // Unique event names, as perf picks them ("FUNC", "FUNC_1", "FUNC__return").
 Result<void> NameEvents(Resolution& resolution, EventNamer& namer);

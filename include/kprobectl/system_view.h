@@ -25,6 +25,13 @@ struct Target;
 struct SystemView {
   KernelFeatures features;
   std::set<std::string> existing_events;  // "group/event" the kernel has now
+  // Event probes: an event's format file (events/SYSTEM/EVENT/format), the
+  // events there are ("system:event", for "did you mean"), and those the
+  // kernel attaches no event probe to (kprobe, uprobe and event probe
+  // events, "group/event"). Null without tracefs.
+  std::function<Result<std::string>(const std::string& system, const std::string& event)> event_format;
+  std::function<std::vector<std::string>()> event_names;
+  std::set<std::string> unattachable_events;
 
   // The running kernel's own lists: set when the definitions are for it
   // (not for -k -D, which only prints them for another image).

@@ -30,7 +30,10 @@ struct TargetRequest {
   bool btf = false;          // --btf: kernel types from BTF even when there is DWARF
   std::string btf_file;      // --btf=FILE: a raw BTF file or an ELF file's .BTF section
   int target_ns = 0;         // --target-ns PID: -x as that process sees it (its mount namespace)
-  IndexOptions index;        // how the DWARF's names are looked up
+  // Event probes: the running kernel's BTF for what their pointer fields
+  // lead to, even where the DWARF is there (it stays the source for the rest).
+  bool btf_types = false;
+  IndexOptions index;  // how the DWARF's names are looked up
 };
 
 struct Target {

@@ -8,6 +8,7 @@
 //   p[:GRP/EV] /PATH:0xOFF[(0xREFCTR)]                  (uprobes)
 //   f[:GRP/EV] [MOD:]SYM | f[MAXACTIVE][:GRP/EV] [MOD:]SYM%return   (fprobes, 6.5)
 //   t[:GRP/EV] TRACEPOINT                               (tracepoint probes, 6.5)
+//   e[:GRP/EV] SYSTEM.EVENT                             (event probes, 5.15)
 //
 // FormatDefinition() writes the form we send; ParseDefinition() reads that
 // form and also what the kernel prints back when the file is read (offsets in
@@ -27,9 +28,12 @@ namespace kprobectl {
 enum class ProbeKind { kKernel, kUser };
 // How the kernel attaches it: a kprobe or uprobe (p/r), a function-entry or
 // -exit probe on ftrace (f: no offsets, every function of the name), or a
-// probe on a tracepoint (t). fprobes and tracepoint probes are kernel
-// probes, written to dynamic_events.
-enum class ProbeType { kProbe, kFprobe, kTracepoint };
+// probe on a tracepoint (t), or a probe on an existing event (e, an
+// event probe: it runs when that event is recorded and reads its fields).
+// fprobes, tracepoint probes and event probes are kernel probes, written to
+// dynamic_events; an event probe's target is the event, SYSTEM.EVENT
+// (ProbeTarget's module and symbol).
+enum class ProbeType { kProbe, kFprobe, kTracepoint, kEventProbe };
 
 // The hidden arguments of a stack capture (trace --stack on a user probe
 // kprobectl adds itself): a register, named by its DWARF number, and the

@@ -57,10 +57,14 @@ struct EventPlan {
   std::string file;
   uint64_t file_vaddr = 0;
   bool hidden = false;  // recorded for --latency only, not printed
+  // An event probe's event: no probe address; its location is the event
+  // it reads ("syscalls.sys_enter_openat", as the kernel prints it).
+  bool event_probe = false;
 };
 
-// Builds the plan of an event from its format.
-Result<EventPlan> PlanEvent(const EventFormat& format);
+// Builds the plan of an event from its format; an event probe's has no
+// __probe_ip.
+Result<EventPlan> PlanEvent(const EventFormat& format, bool event_probe = false);
 
 // The stacks the kernel records after an event when the instance's
 // options ask for them (options/stacktrace, options/userstacktrace): the

@@ -169,4 +169,40 @@ std::vector<std::string> File::FunctionNames() const {
   return out;
 }
 
+std::optional<uint32_t> File::FindType(std::string_view name, Type::Kind kind) const {
+  __u32 btf_kind = 0;
+  switch (kind) {
+    case Type::kStruct:
+      btf_kind = BTF_KIND_STRUCT;
+      break;
+    case Type::kUnion:
+      btf_kind = BTF_KIND_UNION;
+      break;
+    case Type::kEnum:
+      btf_kind = BTF_KIND_ENUM;
+      break;
+    case Type::kTypedef:
+      btf_kind = BTF_KIND_TYPEDEF;
+      break;
+    case Type::kInt:
+      btf_kind = BTF_KIND_INT;
+      break;
+    default:
+      return std::nullopt;
+  }
+  int id = btf__find_by_name_kind(btf_, std::string(name).c_str(), btf_kind);
+  if (id <= 0 && kind == Type::kEnum) id = btf__find_by_name_kind(btf_, std::string(name).c_str(), BTF_KIND_ENUM64);
+  if (id <= 0) return std::nullopt;
+  return static_cast<uint32_t>(id);
+}
+
+std::optional<uint32_t> File::PointerTo(uint32_t id) const {
+  uint32_t count = btf__type_cnt(btf_);
+  for (uint32_t i = 1; i < count; ++i) {
+    const struct btf_type* t = btf__type_by_id(btf_, i);
+    if (t && btf_is_ptr(t) && t->type == id) return i;
+  }
+  return std::nullopt;
+}
+
 }  // namespace kprobectl::btf

@@ -71,6 +71,11 @@ class File {
   std::optional<uint32_t> FindFunction(std::string_view name) const;
   // Every FUNC's name, in id order (duplicates possible).
   std::vector<std::string> FunctionNames() const;
+  // A named type of this kind (Type::kStruct, kUnion, kEnum, kTypedef,
+  // kInt), in this blob or its base.
+  std::optional<uint32_t> FindType(std::string_view name, Type::Kind kind) const;
+  // The pointer type to `id`, when the BTF has one.
+  std::optional<uint32_t> PointerTo(uint32_t id) const;
 
  private:
   File() = default;

@@ -13,8 +13,6 @@
 
 namespace kprobectl::btf {
 
-namespace {
-
 VariableFetch ReadPlace(const Place& place) {
   VariableFetch out = place.base;
   if (place.memory) out.derefs.push_back(place.offset);
@@ -22,6 +20,8 @@ VariableFetch ReadPlace(const Place& place) {
 }
 
 Place Pointee(const Place& pointer, int64_t offset) { return Place{ReadPlace(pointer), true, offset, 0}; }
+
+namespace {
 
 struct Found {
   Type::Member member;

@@ -30,6 +30,11 @@ struct Place {
   unsigned slots = 0;
 };
 
+// The fetch that reads a place; memory at `pointer`'s value plus `offset`
+// (shared with btf_values.cc, which walks from an event's fields).
+VariableFetch ReadPlace(const Place& place);
+Place Pointee(const Place& pointer, int64_t offset);
+
 struct Walked {
   Place place;
   uint32_t type = 0;

@@ -12,7 +12,10 @@
 // the person ("Added new event:", perf's stream for it too) to stderr.
 #include <signal.h>
 
+#include <set>
+
 #include "commands.h"
+#include "kprobectl/boot_forms.h"
 #include "kprobectl/probe_events.h"
 
 namespace kprobectl::cli {
@@ -49,12 +52,27 @@ void PrintAdded(const std::vector<TraceEventDef>& defs, const std::vector<ProbeO
       << dir.PathOf("trace_pipe") << "\n";
 }
 
+// --bootconfig, --cmdline: the definitions as the kernel reads them at boot.
+Result<void> PrintBootForm(const std::vector<TraceEventDef>& defs, const Options& options, Streams io) {
+  if (options.boot_form == "cmdline") {
+    io.out << KP_TRY(FormatKprobeEventParameter(defs));
+    return {};
+  }
+  std::vector<std::string> notes;
+  std::string text = KP_TRY(FormatBootconfig(defs, &notes));
+  if (!options.quiet)
+    for (const std::string& note : notes) io.err << "kprobectl: " << note << "\n";
+  io.out << text;
+  return {};
+}
+
 }  // namespace
 
 Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec_texts, Streams io) {
+  if (!options.boot_form.empty())
+    KP_TRY_VOID(RequireBootKind(options.exec.empty() ? ProbeKind::kKernel : ProbeKind::kUser));
   std::vector<ProbeSpec> specs;
   for (const std::string& text : spec_texts) specs.push_back(KP_TRY(ParseProbeSpec(text)));
-  ProbeKind kind = options.exec.empty() ? ProbeKind::kKernel : ProbeKind::kUser;
 
   // -D and -n write nothing: they work without tracefs, and on kernels
   // without kprobes, for another kernel's image (-k, -m PATH.ko).
@@ -64,21 +82,23 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
     dir = std::move(*opened);
   else if (write)
     return std::unexpected(opened.error());
-  if (write) KP_TRY_VOID(RequireProbeKind(ReadFeatures(*dir), kind));
+  if (write) KP_TRY_VOID(RequireKernelTakes(specs, options, *dir));
 
-  Target target = KP_TRY(OpenTargetOf(options, io.err));
+  Target target = KP_TRY(OpenTargetOf(options, io.err, true, AnyEventProbe(specs)));
   if (write) KP_TRY_VOID(CheckArchRunsHere(target, KernelEnv::Running()));
   // The running kernel's lists apply unless this only prints definitions
   // for another image (-k -D, -m PATH.ko -D).
   bool for_running = (options.vmlinux.empty() && options.module.empty()) || write;
   SystemView system = ReadSystemView(dir.get(), KernelEnv::Running(), target, for_running);
   if (!for_running) system.features = AllFeatures();  // definitions for another kernel: its features unknown
-  EventNamer namer(system.existing_events, options.force);
+  // Boot-time definitions are for a kernel that has none yet.
+  EventNamer namer(options.boot_form.empty() ? system.existing_events : std::set<std::string>{}, options.force);
   std::vector<ProbeOrigin> origins;
   std::vector<TraceEventDef> defs =
       KP_TRY(ResolveToDefinitions(specs, target, system, options, namer, io.err, &origins));
   ReportIndex(target, options, io.err);
 
+  if (!options.boot_form.empty()) return PrintBootForm(defs, options, io);
   if (options.definitions) {
     for (const TraceEventDef& def : defs) io.out << FormatDefinition(def) << "\n";
     return {};

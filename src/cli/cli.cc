@@ -42,6 +42,7 @@ struct CommandLine {
   cli::Options options;
   cli::TraceOptions trace;
   bool no_cache = false;
+  bool bootconfig = false, cmdline = false;
   std::vector<std::string> add_specs, del_patterns, definitions, words;
   std::string list_pattern, funcs_filter, line_range, vars_spec;
   std::vector<std::string> add_words, del_words, list_words;
@@ -79,6 +80,12 @@ void DeclareGlobalOptions(CLI::App& app, CommandLine& c) {
                  "funcs: the functions to list, vars: the variables to show (globs combined with ! & | ( ))");
   app.add_flag("--demangle-kernel", o.demangle_kernel,
                "Kernel symbols demangled (perf's option; kprobectl shows C++ names demangled anyway)");
+  app.add_flag("--bootconfig", c.bootconfig,
+               "Print the kernel probes as a bootconfig defines them at boot "
+               "(ftrace.event.kprobes.EVENT.probes), write nothing");
+  app.add_flag("--cmdline", c.cmdline,
+               "Print the kernel probes as the kernel command line's kprobe_event= "
+               "defines them at boot, write nothing");
   app.add_option("--maxactive", o.maxactive, "Kernel return probes: instances tracked at once");
   app.add_flag("--fprobe", o.fprobe, "Kernel function entries and returns as fprobe events (Linux 6.5)");
   app.add_option("--target-ns", o.target_ns,
@@ -304,6 +311,14 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return 2;
   }
   if (!c.no_cache) c.options.cache_dir = cli::DefaultCacheDir();
+  if (c.bootconfig && c.cmdline) {
+    PrintError({"--bootconfig and --cmdline were both given", "pick the form the kernel is booted with"}, err);
+    return 2;
+  }
+  if (c.bootconfig) c.options.boot_form = "bootconfig";
+  if (c.cmdline) c.options.boot_form = "cmdline";
+  // A boot form prints definitions (as -D), writing nothing.
+  if (!c.options.boot_form.empty()) c.options.definitions = c.options.dry_run = true;
   c.options.btf = app.count("--btf") > 0;
   const char* runtime_dir = std::getenv("KPROBECTL_RUNTIME_DIR");
   c.options.runtime_dir = runtime_dir ? runtime_dir : KernelEnv::Running().runtime_dir;

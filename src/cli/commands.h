@@ -40,15 +40,18 @@ struct Options {
   unsigned max_probes = 128;             // --max-probes N: places one spec may expand to (perf's MAX_PROBES)
   std::string filter;                    // --filter FILTER: funcs' names, vars' variables (perf's spelling)
   bool demangle_kernel = false;          // --demangle-kernel (perf's; kprobectl demangles C++ names anyway)
-  unsigned maxactive = 0;                // --maxactive N
-  bool fprobe = false;                   // --fprobe
-  bool sdt = false;                      // funcs --sdt: USDT markers, not functions
-  int target_ns = 0;                     // --target-ns PID: -x inside that process's mount namespace
-  bool btf = false;                      // --btf
-  std::string btf_file;                  // --btf-file FILE
-  std::string cache_dir;                 // the debuginfo index cache; empty with --no-cache
-  std::string runtime_dir;               // records of trace's temporary probes; empty: none
-  bool progress = false;                 // stderr is a terminal: show a slow index build's progress
+  // --bootconfig or --cmdline: print the definitions as the kernel reads
+  // them at boot ("bootconfig", "cmdline"), write nothing.
+  std::string boot_form;
+  unsigned maxactive = 0;   // --maxactive N
+  bool fprobe = false;      // --fprobe
+  bool sdt = false;         // funcs --sdt: USDT markers, not functions
+  int target_ns = 0;        // --target-ns PID: -x inside that process's mount namespace
+  bool btf = false;         // --btf
+  std::string btf_file;     // --btf-file FILE
+  std::string cache_dir;    // the debuginfo index cache; empty with --no-cache
+  std::string runtime_dir;  // records of trace's temporary probes; empty: none
+  bool progress = false;    // stderr is a terminal: show a slow index build's progress
 };
 
 struct Streams {
@@ -88,7 +91,14 @@ Result<void> RunVars(const Options& options, const std::string& spec, Streams io
 // The set-up the commands share (setup.cc): the target the options name
 // (its progress line on `err` while an index is built), how resolution is
 // asked, what -v reports.
-Result<Target> OpenTargetOf(const Options& options, std::ostream& err, bool need_symbols = true);
+Result<Target> OpenTargetOf(const Options& options, std::ostream& err, bool need_symbols = true,
+                            bool btf_types = false);
+// Whether any spec is an event probe (ev:SYSTEM:EVENT), whose pointer
+// fields are typed from the running kernel's BTF.
+bool AnyEventProbe(const std::vector<ProbeSpec>& specs);
+// Before writing: whether this kernel takes the kinds of probe the specs
+// make (kprobe_events, uprobe_events, event probes), with the evidence.
+Result<void> RequireKernelTakes(const std::vector<ProbeSpec>& specs, const Options& options, const TracefsDir& dir);
 ResolveOptions ResolveOptionsOf(const Options& options);
 // $XDG_CACHE_HOME/kprobectl, else ~/.cache/kprobectl; empty when neither is set.
 std::string DefaultCacheDir();

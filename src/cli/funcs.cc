@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "kprobectl/glob.h"
+#include "kprobectl/nearest_names.h"
 #include "kprobectl/strings.h"
 
 namespace kprobectl::cli {
@@ -50,9 +51,18 @@ Result<void> RunFuncs(const Options& options, const std::string& filter_text, St
       io.err << "kprobectl: note: " << running->available_functions_error
              << "; so this list has every function of the BTF, also those ftrace cannot trace, which kprobes refuse\n";
   }
-  for (const std::string& name : KP_TRY(ProbeableFunctions(target, filter, running ? &*running : nullptr)))
-    io.out << name << "\n";
-  return {};
+  std::vector<std::string> names = KP_TRY(ProbeableFunctions(target, filter, running ? &*running : nullptr));
+  for (const std::string& name : names) io.out << name << "\n";
+  // A name, not a glob, that is no function: said, with the nearest ones.
+  if (!names.empty() || !IsIdentifier(filter_text)) return {};
+  NearestNames nearest(filter_text);
+  for (const std::string& name :
+       KP_TRY(ProbeableFunctions(target, *GlobFilter::Parse("*"), running ? &*running : nullptr)))
+    nearest.Offer(name);
+  std::vector<std::string> similar = nearest.Take();
+  std::string what = target.path.empty() ? "the running kernel" : target.path;
+  return Fail("no function '" + filter_text + "' in " + what + " that can be probed",
+              similar.empty() ? "list them all with 'kprobectl funcs'" : "similar names: " + Join(similar, ", "));
 }
 
 }  // namespace kprobectl::cli

@@ -2,6 +2,8 @@
 //
 // list and del: both select events by [GROUP:]EVENT globs over what the
 // kernel has in kprobe_events and uprobe_events.
+#include <unistd.h>
+
 #include <map>
 
 #include "commands.h"
@@ -33,6 +35,11 @@ EventPattern ParsePattern(std::string_view text) {
   return p;
 }
 
+bool ModuleLoaded(const std::string& module) {
+  KernelEnv env = KernelEnv::Running();
+  return access((env.root + env.sys_module + "/" + module).c_str(), F_OK) == 0;
+}
+
 bool Matches(const EventPattern& p, const TraceEventDef& def) {
   return GlobMatch(p.group, def.group) && GlobMatch(p.event, def.event);
 }
@@ -56,6 +63,8 @@ std::string DescribeDefinition(const TraceEventDef& def, const ElfImage* image, 
     }
     if (def.retprobe) where += "%return";
     where += " in " + t.path;
+  } else if (def.type == ProbeType::kEventProbe) {
+    where = t.module + ":" + t.symbol;
   } else if (t.kind == ProbeTarget::kSymbol) {
     where = t.symbol + (t.offset ? "+" + std::to_string(t.offset) : "");
     if (def.retprobe) where += "%return";
@@ -110,7 +119,7 @@ Result<void> RunList(const Options& options, const std::vector<std::string>& pat
       Files& f = open(def.target.path);
       image = f.image.get();
       source = SourceOfDefinition(def, image, f.debuginfo.get());
-    } else {
+    } else if (def.type == ProbeType::kProbe || def.type == ProbeType::kFprobe) {
       if (!looked_for_kernel) {
         looked_for_kernel = true;
         auto found = FindKernelDebuginfo(KernelEnv::Running(), options.force);  // the stage's look-up
@@ -125,6 +134,11 @@ Result<void> RunList(const Options& options, const std::vector<std::string>& pat
       if (entry->misses && def.retprobe) io.out << ", misses " << *entry->misses;
       io.out << "]";
     }
+    // The kernel keeps a probe on a module it does not have, and arms it
+    // when the module loads.
+    if (def.kind == ProbeKind::kKernel && !def.target.module.empty() && def.type != ProbeType::kEventProbe &&
+        !ModuleLoaded(def.target.module))
+      io.out << "\t[waiting for module " << def.target.module << " to load]";
     io.out << "\n";
   }
   return {};

@@ -38,6 +38,11 @@ std::string PiecesNote(const std::vector<std::string>& members, const std::vecto
 Result<void> RunLine(const Options& options, const std::string& text, Streams io) {
   LineRange range = KP_TRY(ParseLineRange(text));
   Target target = KP_TRY(OpenTargetOf(options, io.err, /*need_symbols=*/false));
+  // Without the kernel's DWARF there is no listing, but a wrong name is
+  // said first, with the nearest ones.
+  if (!target.debuginfo && target.kind == Target::kRunningKernel)
+    KP_TRY_VOID(
+        CheckKernelFunction(range.function, target, ReadSystemView(nullptr, KernelEnv::Running(), target, false)));
   FindOptions find{!options.no_inlines, options.source_dirs};
   SourceListing listing = KP_TRY(ListSource(range, target, find));
   ReportIndex(target, options, io.err);
@@ -105,8 +110,29 @@ Result<void> PrintMarkerVars(const Resolution& resolution, const Target& target,
   return {};
 }
 
+// An event probe's point: the event's fields, how each is read whole, and
+// what a pointer field leads to (its members, through BTF).
+Result<void> PrintEventVars(const ProbeSpec& spec, const Options& options, Streams io) {
+  auto dir = KP_TRY(OpenTracefs(options, /*may_mount=*/false));
+  Target target = KP_TRY(OpenTargetOf(options, io.err, true, /*btf_types=*/true));
+  SystemView system = ReadSystemView(dir.get(), KernelEnv::Running(), target, false);
+  auto fields = KP_TRY(DescribeEventFields(spec, target, system));
+  const ProbePoint& p = spec.point;
+  io.out << "Available variables at " << DescribePoint(p) << "\n\t(the fields of " << p.event_system << ":"
+         << p.event_name << (p.event_system == "syscalls" ? "; its pointers lead to user memory" : "") << ")\n";
+  for (const EventFieldView& f : fields) {
+    io.out << "\t\t" << f.field.c_type << "\t" << f.field.name << "\t";
+    io.out << (f.fetch.empty() ? "(cannot be read: " + f.why_not + ")" : f.fetch);
+    if (!f.points_to.empty()) io.out << "\t(->MEMBER of " << f.points_to << ")";
+    io.out << "\n";
+  }
+  if (fields.empty()) io.out << "\t\t(No matched variables)\n";
+  return {};
+}
+
 Result<void> RunVars(const Options& options, const std::string& text, Streams io) {
   ProbeSpec spec = KP_TRY(ParseProbeSpec(text));
+  if (!spec.point.event_name.empty()) return PrintEventVars(spec, options, io);
   // --filter: the variables to show, by name (perf's -V --filter).
   GlobFilter filter = KP_TRY(GlobFilter::Parse(options.filter.empty() ? "*" : options.filter));
   Target target = KP_TRY(OpenTargetOf(options, io.err));

@@ -2,11 +2,13 @@
 //
 // The set-up every command shares: from the options to the stages' inputs.
 // The running system is read here (through the stages' readers), once.
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ostream>
 
 #include "commands.h"
+#include "kprobectl/kernel_config.h"
 
 namespace kprobectl::cli {
 
@@ -44,7 +46,25 @@ IndexOptions MakeIndexOptions(const Options& options, std::ostream& err, const s
   return out;
 }
 
-Result<Target> OpenTargetOf(const Options& options, std::ostream& err, bool need_symbols) {
+bool AnyEventProbe(const std::vector<ProbeSpec>& specs) {
+  return std::any_of(specs.begin(), specs.end(), [](const ProbeSpec& s) { return !s.point.event_name.empty(); });
+}
+
+Result<void> RequireKernelTakes(const std::vector<ProbeSpec>& specs, const Options& options, const TracefsDir& dir) {
+  bool others =
+      !std::all_of(specs.begin(), specs.end(), [](const ProbeSpec& s) { return !s.point.event_name.empty(); });
+  if (others)
+    KP_TRY_VOID(RequireProbeKind(ReadFeatures(dir), options.exec.empty() ? ProbeKind::kKernel : ProbeKind::kUser));
+  if (!AnyEventProbe(specs)) return {};
+  // The configuration first (nothing is written); else the kernel is asked.
+  std::optional<EventProbeSupport> support;
+  if (auto config = ReadKernelConfig(KernelEnv::Running()))
+    support = EventProbesFromConfig(config->text, config->source);
+  if (!support) support = KP_TRY(AskKernelForEventProbes(dir));
+  return RequireEventProbes(*support);
+}
+
+Result<Target> OpenTargetOf(const Options& options, std::ostream& err, bool need_symbols, bool btf_types) {
   TargetRequest request;
   request.exec = options.exec;
   request.vmlinux = options.vmlinux;
@@ -54,6 +74,7 @@ Result<Target> OpenTargetOf(const Options& options, std::ostream& err, bool need
   request.btf = options.btf;
   request.btf_file = options.btf_file;
   request.target_ns = options.target_ns;
+  request.btf_types = btf_types;
   // The progress line names the file; the running kernel's is found later.
   std::string named = !options.exec.empty() ? options.exec : !options.vmlinux.empty() ? options.vmlinux : "vmlinux";
   request.index = MakeIndexOptions(options, err, named);

@@ -115,14 +115,12 @@ Stacks StacksFor(const TraceOptions& trace, const TracePlan& plan) {
 }
 
 Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, const TraceOptions& trace,
-                                                    const KernelFeatures& features, const TracefsDir& dir,
-                                                    EventNamer& namer, Streams io) {
+                                                    const TracefsDir& dir, EventNamer& namer, Streams io) {
   if (trace.probes.empty()) return std::vector<TraceEventDef>{};
   std::vector<ProbeSpec> specs;
   for (const std::string& text : trace.probes) specs.push_back(KP_TRY(ParseProbeSpec(text)));
-  if (!options.dry_run)
-    KP_TRY_VOID(RequireProbeKind(features, options.exec.empty() ? ProbeKind::kKernel : ProbeKind::kUser));
-  Target target = KP_TRY(OpenTargetOf(options, io.err));
+  if (!options.dry_run) KP_TRY_VOID(RequireKernelTakes(specs, options, dir));
+  Target target = KP_TRY(OpenTargetOf(options, io.err, true, AnyEventProbe(specs)));
   if (!options.dry_run) KP_TRY_VOID(CheckArchRunsHere(target, KernelEnv::Running()));
   SystemView system = ReadSystemView(&dir, KernelEnv::Running(), target, true);
   auto defs = KP_TRY(ResolveToDefinitions(specs, target, system, options, namer, io.err));
@@ -253,10 +251,11 @@ Result<Decoding> DecodingFor(const TracefsDir& dir, const TracePlan& plan, const
   Decoding out{KP_TRY(EventDecoder::FromFormats(formats)), {}, {}};
   for (size_t i = 0; i < plan.events.size(); ++i) {
     const TraceEventDef& def = plan.events[i];
-    EventPlan p = KP_TRY(PlanEvent(out.decoder->formats()[i]));
+    bool event_probe = def.type == ProbeType::kEventProbe;
+    EventPlan p = KP_TRY(PlanEvent(out.decoder->formats()[i], event_probe));
     p.kernel = def.kind == ProbeKind::kKernel;
     p.hidden = plan.hidden.contains(def.group + "/" + def.event);
-    p.latency_key = trace.latency ? FormatTarget(def.target) : std::string();
+    p.latency_key = trace.latency && !event_probe ? FormatTarget(def.target) : std::string();
     locations.Locate(def, p);
     out.plans.push_back(std::move(p));
   }
@@ -303,7 +302,7 @@ Result<void> OpenOutput(const TraceOptions& trace, Streams io, Output& out) {
 Result<TracePlan> PlanFor(const Options& options, const TraceOptions& trace, const TracefsDir& dir,
                           const ProbeEvents& events, Streams io) {
   EventNamer namer(KP_TRY(events.Names()), true);
-  auto temporary = KP_TRY(ResolveTemporary(options, trace, ReadFeatures(dir), dir, namer, io));
+  auto temporary = KP_TRY(ResolveTemporary(options, trace, dir, namer, io));
   std::vector<TraceEventDef> existing = KP_TRY(events.List());
   return PlanTrace({trace.events, trace.latency}, existing, temporary, namer);
 }

@@ -90,7 +90,8 @@ Result<void> Eligible(const ProbeSpec& spec, const SystemView& system) {
 Result<void> MakeFprobes(std::vector<ResolvedProbe>& probes, const Arch& arch, const SystemView& system,
                          std::vector<std::string>* notes) {
   for (ResolvedProbe& probe : probes) {
-    if (probe.type == ProbeType::kTracepoint) continue;  // --fprobe is for functions; tp: stays a t: probe
+    if (probe.type == ProbeType::kTracepoint || probe.type == ProbeType::kEventProbe)
+      continue;  // --fprobe is for functions; tp: stays a t: probe
     KP_TRY_VOID(Eligible(probe.spec, system));
     probe.type = ProbeType::kFprobe;
     std::vector<ResolvedLocation> kept;

@@ -108,13 +108,27 @@ std::string WouldBeRefused(const ResolvedProbe& probe, const ResolvedLocation& l
 }
 
 // A module's functions are checked by name: its image's addresses are not
-// the kernel's.
+// the kernel's. A module that is not loaded yet is probed all the same:
+// kprobe_events takes MOD:SYMBOL+OFF for a module it does not have ("This
+// probe might be able to register after target module is loaded",
+// trace_kprobe.c) and arms the probe when the module comes, before its
+// init function runs, so that function can be probed too. Until then
+// ftrace's list has none of its functions: the image's own __mcount_loc
+// decides, as it does offline.
 Result<void> CheckModule(const std::vector<ResolvedProbe>& probes, const Target& target, const SystemView& system,
                          const ResolveOptions& options, std::vector<std::string>* left_out) {
   if (!system.running) return {};
-  if (!system.loaded_modules.contains(target.module))
-    return Fail("module " + target.module + " is not loaded", "load it first: modprobe " + target.module);
-  if (!system.available_functions) return {};
+  bool loaded = system.loaded_modules.contains(target.module);
+  if (!loaded) {
+    if (options.fprobe)
+      return Fail("module " + target.module + " is not loaded, and only a kprobe waits for a module to load",
+                  "load it first (modprobe " + target.module + "), or leave out --fprobe");
+    if (left_out)
+      left_out->push_back("module " + target.module +
+                          " is not loaded: its probes wait for it, and fire from when it loads (its init function "
+                          "included)");
+  }
+  if (!loaded || !system.available_functions) return {};
   auto traceable = TraceableFunctions::FromAvailable(*system.available_functions);
   for (const ResolvedProbe& probe : probes)
     for (const ResolvedLocation& loc : probe.locations) {
@@ -156,7 +170,8 @@ Result<void> ApplyKernelPolicy(std::vector<ResolvedProbe>& probes, const Target&
   // those the kernel takes and says which it left out; one whose every
   // instance is refused is an error.
   for (ResolvedProbe& probe : probes) {
-    if (probe.type == ProbeType::kTracepoint) continue;  // not a function: no blacklist, no notrace
+    // A tracepoint or an event is not a function: no blacklist, no notrace.
+    if (probe.type == ProbeType::kTracepoint || probe.type == ProbeType::kEventProbe) continue;
     std::vector<ResolvedLocation> kept;
     std::optional<Error> first;
     for (ResolvedLocation& loc : probe.locations) {

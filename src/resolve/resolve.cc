@@ -98,6 +98,7 @@ Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& t
     if (auto marker = MarkerOfProviderTp(written, target))
       return resolve::LocateSdt(*marker, target, system, &out.left_out);
   if (!written.point.tracepoint.empty()) return resolve::LocateTracepoint(written, target, system);
+  if (!written.point.event_name.empty()) return resolve::LocateEventProbe(written, target, system);
   if (!written.point.sdt_name.empty()) return resolve::LocateSdt(written, target, system, &out.left_out);
   ProbeSpec spec = AsWritten(written, target);
   // A kernel without DWARF: its BTF knows parameters and types.
@@ -106,6 +107,7 @@ Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& t
   // Variables, lines, files: only the DWARF knows them.
   bool needs_dwarf = NeedsDebuginfo(spec) || options.for_variables;
   if (!target.image) {
+    if (needs_dwarf) KP_TRY_VOID(CheckKernelFunction(spec.point.function, target, system));
     if (needs_dwarf && !target.debuginfo_error.message.empty())
       return Fail("'" + DescribePoint(spec.point) + "' needs debuginfo: " + target.debuginfo_error.message,
                   target.debuginfo_error.hint);
@@ -154,13 +156,17 @@ Result<Resolution> Resolve(const std::vector<ProbeSpec>& specs, Target& target, 
     probe.kind = target.probe_kind();
     probe.retprobe = spec.point.retprobe;
     probe.maxactive = spec.point.retprobe && target.kernel() ? options.maxactive : 0;
+    bool event_probe = !spec.point.event_name.empty();
+    // An event probe's group is the kernel's own default for them.
     probe.group = !spec.group.empty() ? spec.group
+                  : event_probe       ? std::string(kEventProbeGroup)
                   : target.kernel()   ? std::string(kKernelGroup)
                                       : UserGroupName(target.path);
     auto located = Locate(spec, target, system, options, out);
     if (!located) return std::unexpected(resolve::RefusedByName(spec, target, system).value_or(located.error()));
     probe.locations = std::move(*located);
     if (!spec.point.tracepoint.empty() && target.kernel()) probe.type = ProbeType::kTracepoint;
+    if (event_probe) probe.type = ProbeType::kEventProbe;
     // A marker's events are perf's: group sdt_PROVIDER.
     if (spec.group.empty() && !probe.locations.empty() && !probe.locations[0].origin.marker.empty()) {
       const std::string& marker = probe.locations[0].origin.marker;

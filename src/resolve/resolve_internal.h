@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kprobectl/cxx_names.h"
+#include "kprobectl/event_fields.h"
 #include "kprobectl/resolve.h"
 
 namespace kprobectl::resolve {
@@ -48,6 +49,10 @@ Result<TypedFetch> RawArg(const ProbeSpec& spec, size_t index, const ArgContext&
 Result<std::vector<TypedFetch>> RawArgs(const ProbeSpec& spec, const ArgContext& context);
 // tp:NAME (tracepoints.cc): one location, its arguments as the kernel names them.
 Result<std::vector<ResolvedLocation>> LocateTracepoint(const ProbeSpec& spec, const Target& target,
+                                                       const SystemView& system);
+// ev:SYSTEM:EVENT (event_probes.cc): one location on the event, its
+// arguments read from the event's fields.
+Result<std::vector<ResolvedLocation>> LocateEventProbe(const ProbeSpec& spec, const Target& target,
                                                        const SystemView& system);
 // The whole list made valid: count, name lengths and characters, unique
 // names. `from` gives the argument each came from (null for $vars).

@@ -118,6 +118,7 @@ Result<std::vector<ResolvedLocation>> LocateWithBtf(const ProbeSpec& spec, const
                                                     const SystemView& system, std::vector<std::string>* notes) {
   const ProbePoint& p = spec.point;
   if (p.line || p.lazy_pattern || !p.file.empty()) {
+    KP_TRY_VOID(CheckKernelFunction(p.function, target, system));  // a wrong name first
     std::string why = target.debuginfo_error.message.empty() ? "" : " (" + target.debuginfo_error.message + ")";
     return Fail(
         "'" + DescribePoint(p) + "' needs the kernel's DWARF: BTF has no lines or source files" + why,

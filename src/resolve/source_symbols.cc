@@ -50,27 +50,6 @@ bool VersionMatches(const ProbePoint& point, const ElfSymbol& s) {
   return s.version == point.version;
 }
 
-// A function of the running kernel named without its image: its BTF
-// knows most, kallsyms the rest (assembly, clones); with neither, the
-// kernel says when the definition is written.
-Result<void> CheckKernelName(const std::string& name, const Target& target, const SystemView& system) {
-  if (target.btf && target.btf->HasFunction(name)) return {};
-  const KallsymsNames* kallsyms = system.kernel_functions ? system.kernel_functions() : nullptr;
-  if (kallsyms && kallsyms->Count(name) > 0) return {};
-  if (!kallsyms && !target.btf) return {};
-  NearestNames nearest(name);
-  if (kallsyms)
-    kallsyms->ForEachName([&](const std::string& n) { nearest.Offer(n); });
-  else
-    for (const std::string& n : target.btf->Functions()) nearest.Offer(n);
-  std::string release = system.env.release.empty() ? "" : " " + system.env.release;
-  std::string where = kallsyms ? "the running kernel" + release + " (" + system.env.kallsyms + ")"
-                               : "the BTF of the running kernel" + release + " (" + target.btf->path() + ")";
-  std::vector<std::string> similar = nearest.Take();
-  return Fail("no function '" + name + "' in " + where,
-              similar.empty() ? "list its functions with 'kprobectl funcs'" : "similar names: " + Join(similar, ", "));
-}
-
 }  // namespace
 
 std::vector<std::string> SimilarFunctions(const ElfImage& image, std::string_view name) {
@@ -185,7 +164,7 @@ Result<std::vector<ResolvedLocation>> LocateByName(const ProbeSpec& spec, const 
     return Fail("'" + p.function + "': kernel function globs need the kernel's symbol table", "name one function");
   if (!p.version.empty() || p.any_file)
     return Fail("'" + DescribePoint(p) + "': symbol versions and @* are for user-space probes");
-  if (!p.address) KP_TRY_VOID(CheckKernelName(p.function, target, system));
+  if (!p.address) KP_TRY_VOID(CheckKernelFunction(p.function, target, system));
   ResolvedLocation loc;
   if (p.address) {
     loc.target.kind = ProbeTarget::kAddress;
@@ -207,3 +186,29 @@ Result<std::vector<ResolvedLocation>> LocateByName(const ProbeSpec& spec, const 
 }
 
 }  // namespace kprobectl::resolve
+
+namespace kprobectl {
+
+// A function of the running kernel named without its image: its BTF
+// knows most, kallsyms the rest (assembly, clones); with neither, the
+// kernel says when the definition is written.
+Result<void> CheckKernelFunction(const std::string& name, const Target& target, const SystemView& system) {
+  if (target.image || !target.kernel() || name.empty() || IsGlob(name)) return {};
+  if (target.btf && target.btf->HasFunction(name)) return {};
+  const KallsymsNames* kallsyms = system.kernel_functions ? system.kernel_functions() : nullptr;
+  if (kallsyms && kallsyms->Count(name) > 0) return {};
+  if (!kallsyms && !target.btf) return {};
+  NearestNames nearest(name);
+  if (kallsyms)
+    kallsyms->ForEachName([&](const std::string& n) { nearest.Offer(n); });
+  else
+    for (const std::string& n : target.btf->Functions()) nearest.Offer(n);
+  std::string release = system.env.release.empty() ? "" : " " + system.env.release;
+  std::string where = kallsyms ? "the running kernel" + release + " (" + system.env.kallsyms + ")"
+                               : "the BTF of the running kernel" + release + " (" + target.btf->path() + ")";
+  std::vector<std::string> similar = nearest.Take();
+  return Fail("no function '" + name + "' in " + where,
+              similar.empty() ? "list its functions with 'kprobectl funcs'" : "similar names: " + Join(similar, ", "));
+}
+
+}  // namespace kprobectl

@@ -101,6 +101,7 @@ class ArgParser {
       return ParseImmediate(expr);
     }
     if (IsIdentStart(c)) return ParseVariable();
+    if (c == '(') return ParseCast();
     return SyntaxError(pos_, "expected a variable, $special, %register, @symbol, +OFFSET(...) or \\immediate");
   }
 
@@ -215,11 +216,51 @@ class ArgParser {
     return expr;
   }
 
+  // C's cast, for an event probe's field that holds a pointer its format
+  // does not type: ((TYPE *)FIELD)->member..., or (TYPE *)FIELD alone. As
+  // in C, "(TYPE *)FIELD->member" would cast the member, which is refused.
+  Result<ArgExpr> ParseCast() {
+    size_t start = pos_;
+    bool wrapped = pos_ + 1 < end_ && text_[pos_ + 1] == '(';
+    if (wrapped) ++pos_;
+    size_t close = text_.find(')', pos_);
+    if (close == std::string_view::npos || close >= end_)
+      return SyntaxError(pos_, "expected ')' after the cast's type");
+    std::string type(Trim(text_.substr(pos_ + 1, close - pos_ - 1)));
+    if (type.empty()) return SyntaxError(pos_ + 1, "expected a type in the cast, e.g. (struct sk_buff *)");
+    pos_ = close + 1;
+    if (pos_ >= end_ || !IsIdentStart(text_[pos_]))
+      return SyntaxError(pos_, "a cast applies to a field by name: (" + type + ")FIELD");
+    ArgExpr expr;
+    expr.pos = pos_;
+    expr.kind = ArgKind::kVariable;
+    expr.name = Ident();
+    expr.cast = type;
+    expr.cast_pos = start;
+    if (!wrapped) {
+      if (pos_ < end_ && (text_[pos_] == '.' || text_[pos_] == '[' || text_.substr(pos_, 2) == "->"))
+        return SyntaxError(pos_, "as in C, a cast applies to all that follows it",
+                           "write ((" + type + ")" + expr.name + ")" + std::string(text_.substr(pos_, end_ - pos_)) +
+                               " for a member of what " + expr.name + " points to");
+      return expr;
+    }
+    if (pos_ >= end_ || text_[pos_] != ')')
+      return SyntaxError(pos_, "expected ')' closing the cast: ((" + type + ")" + expr.name + ")->MEMBER");
+    ++pos_;
+    KP_TRY_VOID(ParseAccessors(expr));
+    return expr;
+  }
+
   Result<ArgExpr> ParseVariable() {
     ArgExpr expr;
     expr.pos = pos_;
     expr.kind = ArgKind::kVariable;
     expr.name = Ident();
+    KP_TRY_VOID(ParseAccessors(expr));
+    return expr;
+  }
+
+  Result<void> ParseAccessors(ArgExpr& expr) {
     while (pos_ < end_) {
       ArgAccessor acc;
       acc.pos = pos_;
@@ -242,7 +283,7 @@ class ArgParser {
       }
       expr.accessors.push_back(std::move(acc));
     }
-    return expr;
+    return {};
   }
 
   std::string Ident() {

@@ -21,7 +21,7 @@ constexpr uint64_t kMaxOffset = 0x7fffffff;
 
 constexpr std::string_view kPointHint =
     "a probe point is [[GROUP:]EVENT=]FUNC[@SRC][:LINE|+OFFSET|%return|;PATTERN], "
-    "SRC:LINE, SRC;PATTERN, 0xADDRESS, [sdt_]PROVIDER:NAME (a USDT marker) or tp:TRACEPOINT";
+    "SRC:LINE, SRC;PATTERN, 0xADDRESS, [sdt_]PROVIDER:NAME (a USDT marker), tp:TRACEPOINT or ev:SYSTEM:EVENT";
 
 // After "operator" at the start of a C++ scope, past its symbol
 // ("operator<<=", "operator()", "operator[]"); else `i` itself.
@@ -47,6 +47,7 @@ class PointParser {
     }
     if (start == end_) return SyntaxError(start, "expected a function, a source file or an address");
     if (text_.substr(start, end_ - start).starts_with("tp:")) return ParseTracepoint(start + 3, point);
+    if (text_.substr(start, end_ - start).starts_with("ev:")) return ParseEvent(start + 3, point);
     if (auto marker = ParseMarker(start, point)) return *marker;
 
     bool file_spec = false;
@@ -224,6 +225,31 @@ class PointParser {
     return point;
   }
 
+  // ev:SYSTEM:EVENT (or SYSTEM.EVENT, as the kernel writes it, or
+  // SYSTEM/EVENT, as tracefs paths have it): an event probe.
+  Result<ProbePoint> ParseEvent(size_t at, ProbePoint point) {
+    size_t i = at;
+    while (i < end_ && IsIdentChar(text_[i])) ++i;
+    if (i == at || i == end_ || (text_[i] != ':' && text_[i] != '.' && text_[i] != '/'))
+      return SyntaxError(i, "expected ev:SYSTEM:EVENT", std::string(kEventHint));
+    size_t name = i + 1;
+    size_t j = name;
+    while (j < end_ && IsIdentChar(text_[j])) ++j;
+    if (j == name)
+      return SyntaxError(name, "expected an event name after '" + std::string(1, text_[i]) + "'",
+                         std::string(kEventHint));
+    if (j < end_)
+      return SyntaxError(j, "an event probe is ev:SYSTEM:EVENT; nothing follows the event's name",
+                         std::string(kEventHint));
+    point.event_system = std::string(text_.substr(at, i - at));
+    point.event_name = std::string(text_.substr(name, j - name));
+    return point;
+  }
+
+  static constexpr std::string_view kEventHint =
+      "e.g. ev:syscalls:sys_enter_openat filename (the event's fields by name; 'kprobectl vars ev:SYSTEM:EVENT' "
+      "lists them)";
+
   static bool IsMarkerChar(char c) { return IsIdentChar(c) || c == '*' || c == '?' || c == '[' || c == ']'; }
 
   // A USDT marker: %[sdt_]PROVIDER:NAME, %NAME, sdt_PROVIDER:NAME, or
@@ -303,13 +329,24 @@ std::vector<std::pair<size_t, size_t>> Tokenize(std::string_view text) {
     if (i == text.size()) break;
     size_t start = i;
     bool quoted = false;
+    // An argument that starts with a cast, "((struct sk_buff *)skbaddr)->len"
+    // or "len=(...", keeps the blanks inside its parentheses.
+    size_t name_end = start;
+    while (name_end < text.size() && IsIdentChar(text[name_end])) ++name_end;
+    bool cast = !tokens.empty() && (text[start] == '(' || (name_end > start && name_end + 1 < text.size() &&
+                                                           text[name_end] == '=' && text[name_end + 1] == '('));
+    int depth = 0;
     for (; i < text.size(); ++i) {
       if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == '"' && !quoted) {
         quoted = true;
         ++i;
       } else if (text[i] == '"' && quoted) {
         quoted = false;
-      } else if (!quoted && std::isspace(static_cast<unsigned char>(text[i]))) {
+      } else if (cast && !quoted && text[i] == '(') {
+        ++depth;
+      } else if (cast && !quoted && text[i] == ')' && depth > 0) {
+        --depth;
+      } else if (!quoted && depth == 0 && std::isspace(static_cast<unsigned char>(text[i]))) {
         break;
       }
     }
@@ -343,6 +380,7 @@ bool NeedsDebuginfo(const ArgExpr& expr) {
 bool NeedsDebuginfo(const ProbeSpec& spec) {
   const ProbePoint& p = spec.point;
   if (!p.tracepoint.empty()) return false;  // the kernel reads its arguments by name (BTF)
+  if (!p.event_name.empty()) return false;  // the event's fields, typed by its format
   if (!p.sdt_name.empty()) return false;    // a marker's arguments are in its note
   if (p.line || p.lazy_pattern || !p.file.empty()) return true;
   for (const ProbeArg& arg : spec.args)
@@ -352,6 +390,7 @@ bool NeedsDebuginfo(const ProbeSpec& spec) {
 
 std::string DescribePoint(const ProbePoint& p) {
   if (!p.tracepoint.empty()) return "tp:" + p.tracepoint;
+  if (!p.event_name.empty()) return "ev:" + p.event_system + ":" + p.event_name;
   if (!p.sdt_name.empty()) return "%" + p.sdt_provider + ":" + p.sdt_name;
   std::string out = p.address ? Hex(*p.address) : p.function.empty() ? p.file : p.function;
   if (!p.version.empty()) out += "@" + p.version;

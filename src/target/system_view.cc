@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "kprobectl/probe_events.h"
+#include "kprobectl/strings.h"
 #include "kprobectl/target.h"
 
 namespace kprobectl {
@@ -53,6 +54,29 @@ void ReadAvailableFunctions(const TracefsDir* tracefs, SystemView& view) {
         " (the kernel refuses its function lists even to root: lockdown, or a security module)";
 }
 
+// The probe events there are, and what event probes need of the others.
+void ReadEvents(const TracefsDir& tracefs, const Target& target, SystemView& view) {
+  if (tracefs.Exists(EventsFile(target.probe_kind())) || tracefs.Exists("dynamic_events"))
+    if (auto defs = ProbeEvents(tracefs).List())
+      for (const TraceEventDef& def : *defs) {
+        view.existing_events.insert(def.group + "/" + def.event);
+        if (def.type == ProbeType::kProbe || def.type == ProbeType::kEventProbe)
+          view.unattachable_events.insert(def.group + "/" + def.event);
+      }
+  if (!target.kernel()) return;
+  const TracefsDir* dir = &tracefs;  // outlives the view: the command's
+  view.event_format = [dir](const std::string& system, const std::string& event) -> Result<std::string> {
+    if (!IsIdentifier(system) || !IsIdentifier(event)) return Fail("not an event name");
+    return dir->Read("events/" + system + "/" + event + "/format");
+  };
+  view.event_names = [dir]() {
+    std::vector<std::string> names;
+    if (auto text = dir->Read("available_events"))
+      for (const std::string& line : SplitLines(*text)) names.push_back(line);
+    return names;
+  };
+}
+
 }  // namespace
 
 SystemView ReadSystemView(const TracefsDir* tracefs, const KernelEnv& env, const Target& target, bool running) {
@@ -63,8 +87,7 @@ SystemView ReadSystemView(const TracefsDir* tracefs, const KernelEnv& env, const
     ReadAvailableFunctions(tracefs, view);
   }
   view.features = tracefs ? ReadFeatures(*tracefs) : AllFeatures();
-  if (tracefs && tracefs->Exists(EventsFile(target.probe_kind())))
-    if (auto names = ProbeEvents(*tracefs).Names()) view.existing_events = *names;
+  if (tracefs) ReadEvents(*tracefs, target, view);
   view.running = running && target.kernel() && view.features.kprobe_events;
   if (!view.running) return view;
   view.build_id = RunningBuildId(env);

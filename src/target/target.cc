@@ -53,10 +53,11 @@ Result<void> OpenBtf(Target& t, const TargetRequest& request, const KernelEnv& e
   std::string kernel = !request.btf_file.empty() ? request.btf_file : running;
   Result<std::unique_ptr<BtfInfo>> btf;
   if (t.kind == Target::kModule) {
-    // A module named is a loaded one: the kernel's /sys/kernel/btf/MODULE;
-    // a .ko file, its own .BTF section.
+    // A loaded module named: the kernel's /sys/kernel/btf/MODULE; a .ko
+    // file, or a module not loaded yet, its file's own .BTF section.
     bool by_name = request.module.find('/') == std::string::npos && request.module.find(".ko") == std::string::npos;
-    btf = BtfInfo::Open(by_name ? env.root + env.btf + "/" + t.module : t.path, *t.arch, kernel);
+    std::string loaded = env.root + env.btf + "/" + t.module;
+    btf = BtfInfo::Open(by_name && access(loaded.c_str(), R_OK) == 0 ? loaded : t.path, *t.arch, kernel);
   } else if (t.kind == Target::kKernelImage && request.btf_file.empty()) {
     btf = BtfInfo::Open(t.path, *t.arch);
   } else {
@@ -69,6 +70,16 @@ Result<void> OpenBtf(Target& t, const TargetRequest& request, const KernelEnv& e
   if (asked) return std::unexpected(btf.error());
   t.btf_error = btf.error();
   return {};
+}
+
+// Event probes read types from the running kernel's BTF, DWARF or not.
+void OpenBtfForTypes(Target& t, const TargetRequest& request, const KernelEnv& env) {
+  if (!request.btf_types || t.btf || t.kind != Target::kRunningKernel) return;
+  auto btf = BtfInfo::Open(env.root + env.btf + "/vmlinux", *t.arch);
+  if (btf)
+    t.btf = std::move(*btf);
+  else
+    t.btf_error = btf.error();
 }
 
 // A program without DWARF of its own: its separate debuginfo, found by
@@ -150,6 +161,7 @@ Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, co
       t.arch = KP_TRY(ArchOfUname(env.machine));
       t.debuginfo_error = found.error();
       KP_TRY_VOID(OpenBtf(t, request, env));
+      OpenBtfForTypes(t, request, env);
       return t;
     }
     t.path = *found;
@@ -180,6 +192,7 @@ Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, co
     KP_TRY_VOID(CheckTargetProcess(t, request, env, search));
   }
   KP_TRY_VOID(OpenBtf(t, request, env));
+  OpenBtfForTypes(t, request, env);
   return t;
 }
 

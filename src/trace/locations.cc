@@ -125,6 +125,10 @@ std::string EventLocations::UserFrame(int pid, uint64_t address) {
 
 void EventLocations::Locate(const TraceEventDef& def, EventPlan& plan) {
   const ProbeTarget& t = def.target;
+  if (def.type == ProbeType::kEventProbe) {
+    plan.location = t.module + "." + t.symbol;
+    return;
+  }
   if (t.kind == ProbeTarget::kSymbol) {
     plan.location = def.retprobe ? t.symbol : t.symbol + "+" + Hex(t.offset);
     return;

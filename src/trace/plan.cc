@@ -38,8 +38,9 @@ ValueKind KindOfSpec(std::string_view spec, bool is_signed) {
 
 }  // namespace
 
-Result<EventPlan> PlanEvent(const EventFormat& format) {
+Result<EventPlan> PlanEvent(const EventFormat& format, bool event_probe) {
   EventPlan plan;
+  plan.event_probe = event_probe;
   plan.id = format.id;
   plan.full_name = format.system + ":" + format.name;
   std::string_view fmt = format.print_fmt;
@@ -96,7 +97,7 @@ Result<EventPlan> PlanEvent(const EventFormat& format) {
     arg.kind = arg.dynamic ? ValueKind::kString : KindOfSpec(spec, field.is_signed);
     plan.args.push_back(std::move(arg));
   }
-  if (!have_ip)
+  if (!have_ip && !event_probe)
     return Fail("event " + plan.full_name + " is not a kprobe or uprobe event (it has no __probe_ip field)",
                 "trace the events kprobectl adds: probe groups, or --probe");
   return plan;

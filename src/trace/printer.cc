@@ -451,7 +451,7 @@ bool Printer::Print(const EventPlan& plan, const Record& record, std::string& ou
   uint64_t ip = plan.ip_offset + 8 <= record.size ? ReadUnsigned(record.data + plan.ip_offset, 8) : 0;
   // The plan's location, unless the kernel's symbols name the address (no copy per event).
   std::string symbol;
-  if (plan.kernel && kernel_symbol_ && !plan.retprobe) symbol = kernel_symbol_(ip);
+  if (plan.kernel && kernel_symbol_ && !plan.retprobe && !plan.event_probe) symbol = kernel_symbol_(ip);
   std::string caller;
   if (plan.retprobe) {
     uint64_t ret_ip = plan.ret_offset + 8 <= record.size ? ReadUnsigned(record.data + plan.ret_offset, 8) : 0;

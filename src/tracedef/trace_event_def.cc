@@ -37,8 +37,10 @@ std::string_view EventsFileOf(const TraceEventDef& def) {
 
 namespace {
 
-// An fprobe's or tracepoint probe's target: a name, never an offset.
+// An fprobe's or tracepoint probe's target: a name, never an offset; an
+// event probe's, the event as SYSTEM.EVENT.
 std::string NamedTarget(const TraceEventDef& def) {
+  if (def.type == ProbeType::kEventProbe) return def.target.module + "." + def.target.symbol;
   std::string out = (def.target.module.empty() ? "" : def.target.module + ":") + def.target.symbol;
   return def.type == ProbeType::kFprobe && def.retprobe ? out + "%return" : out;
 }
@@ -56,6 +58,9 @@ std::string FormatDefinition(const TraceEventDef& def) {
       break;
     case ProbeType::kTracepoint:
       out = "t";
+      break;
+    case ProbeType::kEventProbe:
+      out = "e";
       break;
   }
   if (def.maxactive && def.retprobe) out += std::to_string(def.maxactive);
@@ -155,16 +160,21 @@ Result<TraceEventDef> ParseDefinition(std::string_view line, ProbeKind kind) {
   };
   if (words.size() < 2) return bad("expected a name and a target");
   std::string_view head = words[0];
-  bool kernel_only = !head.empty() && (head[0] == 'f' || head[0] == 't');
+  bool kernel_only = !head.empty() && (head[0] == 'f' || head[0] == 't' || head[0] == 'e');
   if (head.empty() || (head[0] != 'p' && head[0] != 'r' && !(kernel_only && kind == ProbeKind::kKernel)))
-    return bad(kind == ProbeKind::kKernel ? "expected 'p', 'r', 'f' or 't'" : "expected 'p' or 'r'");
-  def.type = head[0] == 'f' ? ProbeType::kFprobe : head[0] == 't' ? ProbeType::kTracepoint : ProbeType::kProbe;
+    return bad(kind == ProbeKind::kKernel ? "expected 'p', 'r', 'f', 't' or 'e'" : "expected 'p' or 'r'");
+  def.type = head[0] == 'f'   ? ProbeType::kFprobe
+             : head[0] == 't' ? ProbeType::kTracepoint
+             : head[0] == 'e' ? ProbeType::kEventProbe
+                              : ProbeType::kProbe;
   def.retprobe = head[0] == 'r';
   size_t colon = head.find(':');
   if (colon == std::string_view::npos) return bad("expected ':GROUP/EVENT'");
   if (colon > 1) {
     auto maxactive = ParseUnsigned(head.substr(1, colon - 1));
-    if (!maxactive || *maxactive > UINT32_MAX || def.type == ProbeType::kTracepoint) return bad("invalid maxactive");
+    if (!maxactive || *maxactive > UINT32_MAX || def.type == ProbeType::kTracepoint ||
+        def.type == ProbeType::kEventProbe)
+      return bad("invalid maxactive");
     def.maxactive = static_cast<unsigned>(*maxactive);
   }
   std::string_view name = head.substr(colon + 1);
@@ -181,6 +191,15 @@ Result<TraceEventDef> ParseDefinition(std::string_view line, ProbeKind kind) {
   }
   if (def.type == ProbeType::kProbe) {
     def.target = KP_TRY(ParseTarget(target, kind));
+  } else if (def.type == ProbeType::kEventProbe) {
+    // SYSTEM.EVENT (the kernel prints it so; SYSTEM/EVENT is taken too).
+    size_t dot = target.find_first_of("./");
+    if (def.retprobe || dot == std::string_view::npos || dot == 0 || dot + 1 == target.size())
+      return bad("an event probe names an event, SYSTEM.EVENT");
+    def.target.module = std::string(target.substr(0, dot));
+    def.target.symbol = std::string(target.substr(dot + 1));
+    for (size_t i = 2; i < words.size(); ++i)
+      if (words[i] == "if") return bad("an event probe with a filter ('if ...')");
   } else {
     if (size_t colon_at = target.find(':'); colon_at != std::string_view::npos) {
       def.target.module = std::string(target.substr(0, colon_at));

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "kprobectl/kernel_features.h"
+#include "kprobectl/strings.h"
 #include "kprobectl/tracefs_dir.h"
 
 namespace kprobectl {
@@ -26,6 +27,7 @@ KernelFeatures ParseFeatures(std::string_view readme, bool has_kprobe_events, bo
   f.tprobe_events = has("t[:[<group>/][<event>]]");
   f.btf_args = has("<argname>");
   f.ref_ctr_offset = has("ref_ctr_offset");
+  f.eprobe_listed = has("e[:[<group>/][<event>]]");
   return f;
 }
 
@@ -36,12 +38,60 @@ KernelFeatures ReadFeatures(const TracefsDir& dir) {
 
 KernelFeatures AllFeatures() {
   KernelFeatures f;
-  for (bool* flag :
-       {&f.kprobe_events, &f.uprobe_events, &f.kretprobe_suffix, &f.kprobe_maxactive, &f.arg_n, &f.retprobe_args,
-        &f.user_deref, &f.immediates, &f.ustring, &f.symstr, &f.bitfields, &f.arrays, &f.dentry_types, &f.comm,
-        &f.stack_n, &f.fprobe_events, &f.tprobe_events, &f.btf_args, &f.ref_ctr_offset})
+  for (bool* flag : {&f.kprobe_events, &f.uprobe_events, &f.kretprobe_suffix, &f.kprobe_maxactive,
+                     &f.arg_n,         &f.retprobe_args, &f.user_deref,       &f.immediates,
+                     &f.ustring,       &f.symstr,        &f.bitfields,        &f.arrays,
+                     &f.dentry_types,  &f.comm,          &f.stack_n,          &f.fprobe_events,
+                     &f.tprobe_events, &f.btf_args,      &f.ref_ctr_offset,   &f.eprobe_listed})
     *flag = true;
   return f;
+}
+
+std::optional<EventProbeSupport> EventProbesFromConfig(std::string_view config, std::string_view source) {
+  auto value = [&](std::string_view name) -> std::optional<std::string> {
+    std::string set = "CONFIG_" + std::string(name) + "=";
+    std::string unset = "# CONFIG_" + std::string(name) + " is not set";
+    for (const std::string& line : SplitLines(config)) {
+      if (line.starts_with(set)) return line;
+      if (Trim(line) == unset) return unset;
+    }
+    return std::nullopt;
+  };
+  std::string from(source);
+  if (auto own = value("EPROBE_EVENTS")) return EventProbeSupport{own->ends_with("=y"), from + ": " + *own};
+  // Before Linux 6.17 they were part of the probe events.
+  if (auto probes = value("PROBE_EVENTS"))
+    return EventProbeSupport{probes->ends_with("=y"), from + ": " + *probes +
+                                                          " (and no CONFIG_EPROBE_EVENTS, "
+                                                          "which Linux 6.17 split off: event probes come with it)"};
+  return std::nullopt;
+}
+
+Result<EventProbeSupport> AskKernelForEventProbes(const TracefsDir& dir) {
+  if (!dir.Exists("dynamic_events"))
+    return EventProbeSupport{false, "tracefs has no dynamic_events (CONFIG_DYNAMIC_EVENTS)"};
+  // Valid names, so that only the attached event is wrong.
+  std::string line = "e:kprobectl_feature/probe kprobectl_no_system.kprobectl_no_event";
+  auto written = dir.Append("dynamic_events", line + "\n");
+  if (written) {  // cannot happen; take it back all the same
+    (void)dir.Append("dynamic_events", "-:kprobectl_feature/probe\n");
+    return EventProbeSupport{true, "the kernel took an event probe"};
+  }
+  const std::string& why = written.error().message;
+  if (why.find("No such device") != std::string::npos)
+    return EventProbeSupport{true, "the kernel looked for the event an event probe named (ENODEV)"};
+  if (why.find("Invalid argument") != std::string::npos)
+    return EventProbeSupport{false,
+                             "the kernel refused an event probe's definition outright (EINVAL: no kind of "
+                             "dynamic event took the 'e:' line)"};
+  return std::unexpected(written.error());
+}
+
+Result<void> RequireEventProbes(const EventProbeSupport& support) {
+  if (support.supported) return {};
+  return Fail("this kernel has no event probes (e: in dynamic_events, CONFIG_EPROBE_EVENTS): " + support.evidence,
+              "trace the event itself (kprobectl trace SYSTEM:EVENT), or boot a kernel built with "
+              "CONFIG_EPROBE_EVENTS=y (CONFIG_PROBE_EVENTS before Linux 6.17); -D prints the definitions");
 }
 
 Result<void> RequireProbeKind(const KernelFeatures& f, ProbeKind kind) {

@@ -52,8 +52,8 @@ TraceEventDef ReadBack(const std::string& line, ProbeKind kind) {
     def.group = std::string(head.substr(colon + 1, slash - colon - 1));
     def.event = std::string(head.substr(slash + 1));
   }
-  if (!head.empty() && (head[0] == 'f' || head[0] == 't'))
-    def.type = head[0] == 'f' ? ProbeType::kFprobe : ProbeType::kTracepoint;
+  if (!head.empty() && (head[0] == 'f' || head[0] == 't' || head[0] == 'e'))
+    def.type = head[0] == 'f' ? ProbeType::kFprobe : head[0] == 't' ? ProbeType::kTracepoint : ProbeType::kEventProbe;
   return def;
 }
 
@@ -69,13 +69,14 @@ Result<std::vector<TraceEventDef>> ProbeEvents::List() const {
       defs.push_back(ReadBack(line, kind));
     }
   }
-  // fprobes and tracepoint probes are only in dynamic_events, which also
-  // repeats the kprobes and uprobes above and holds other kinds (synthetic,
-  // event probes) that are not ours to list.
+  // fprobes, tracepoint probes and event probes are only in
+  // dynamic_events, which also repeats the kprobes and uprobes above and
+  // holds synthetic events, which are not probes.
   if (dir_.Exists("dynamic_events")) {
     std::string text = KP_TRY(dir_.Read("dynamic_events"));
     for (const std::string& line : SplitLines(text))
-      if (line.starts_with("f") || line.starts_with("t:")) defs.push_back(ReadBack(line, ProbeKind::kKernel));
+      if (line.starts_with("f") || line.starts_with("t:") || line.starts_with("e:"))
+        defs.push_back(ReadBack(line, ProbeKind::kKernel));
   }
   return defs;
 }

@@ -175,7 +175,7 @@ TEST_CASE("cli: usage errors and bad binaries") {
         "    compute+x\n"
         "            ^\n"
         "  hint: a probe point is [[GROUP:]EVENT=]FUNC[@SRC][:LINE|+OFFSET|%return|;PATTERN], "
-        "SRC:LINE, SRC;PATTERN, 0xADDRESS, [sdt_]PROVIDER:NAME (a USDT marker) or tp:TRACEPOINT\n");
+        "SRC:LINE, SRC;PATTERN, 0xADDRESS, [sdt_]PROVIDER:NAME (a USDT marker), tp:TRACEPOINT or ev:SYSTEM:EVENT\n");
   auto help = RunKprobectl({"--help"});
   CHECK(help.status == 0);
   CHECK(help.out.find("add") != std::string::npos);

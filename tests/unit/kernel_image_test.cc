@@ -8,7 +8,9 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
+#include "kprobectl/resolve.h"
 #include "kprobectl/strings.h"
+#include "kprobectl/target.h"
 #include "test_support.h"
 
 using namespace kprobectl;
@@ -262,4 +264,35 @@ TEST_CASE("the kprobe blacklist: probes refused with the reason, vars lists what
   CHECK(vars.err.find("blacklisted.c would be refused: 'die_body' is on the kernel's kprobe blacklist (die_body)") !=
         std::string::npos);
   CHECK(RunKprobectl({"--no-cache", "-k", image, "vars", "die_caller"}).err.empty());
+}
+
+TEST_CASE("modules: a module not loaded yet is probed, its probes wait for it; fprobes cannot") {
+  TargetRequest request;
+  request.module = FixturePath("kpmod.ko");
+  auto target = OpenTarget(request, KernelEnv{}, SearchPaths{});
+  REQUIRE(target);
+  SystemView system;
+  system.features = AllFeatures();
+  system.running = true;  // for this machine's kernel, which has no kpmod
+  auto spec = ParseProbeSpec("process req->id");
+  REQUIRE(spec);
+  auto waiting = Resolve({*spec}, *target, system, ResolveOptions{});
+  REQUIRE(waiting);
+  CHECK(waiting->left_out ==
+        std::vector<std::string>{"module kpmod is not loaded: its probes wait for it, and fire from when it loads "
+                                 "(its init function included)"});
+  EventNamer namer({}, false);
+  REQUIRE(NameEvents(*waiting, namer));
+  auto defs = Synthesize(*waiting, *target);
+  REQUIRE(defs);
+  CHECK(FormatDefinition(defs->front()) == "p:probe/process kpmod:process+0 id=+0(%di):s32");
+  ResolveOptions fprobe;
+  fprobe.fprobe = true;
+  auto refused = Resolve({*spec}, *target, system, fprobe);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message == "module kpmod is not loaded, and only a kprobe waits for a module to load");
+  system.loaded_modules.insert("kpmod");
+  auto loaded = Resolve({*spec}, *target, system, ResolveOptions{});
+  REQUIRE(loaded);
+  CHECK(loaded->left_out.empty());
 }

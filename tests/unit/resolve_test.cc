@@ -336,6 +336,12 @@ TEST_CASE("a kernel function named without an image is checked against BTF, then
       {"btf_pairs", false, "no function 'btf_pairs' in the BTF of the running kernel 6.0.0 (" /* path */,
        "similar names: btf_pair"},
       {"0xffffffff81000010", true, "", ""},  // an address is the kernel's to check
+      // What needs the DWARF it does not have: a wrong name is said first.
+      {"vfs_raed:3", true, "no function 'vfs_raed' in the running kernel 6.0.0 (/proc/kallsyms)",
+       "similar names: vfs_read, vfs_readv"},
+      {"vfs_raed;count++", true, "no function 'vfs_raed' in the running kernel 6.0.0 (/proc/kallsyms)",
+       "similar names: vfs_read, vfs_readv"},
+      {"vfs_read:3", true, "'vfs_read:3' needs the kernel's DWARF", "install the kernel's debug package"},
   };
   for (const Case& c : cases) {
     INFO(c.spec);
@@ -351,7 +357,9 @@ TEST_CASE("a kernel function named without an image is checked against BTF, then
       asked = true;
       return c.with_kallsyms ? kallsyms.get() : nullptr;
     };
-    auto resolution = Resolve({*ParseProbeSpec(c.spec)}, kernel, system, {});
+    auto spec = ParseProbeSpec(c.spec);
+    REQUIRE(spec);
+    auto resolution = Resolve({*spec}, kernel, system, {});
     if (std::string(c.error).empty()) {
       CHECK(resolution);
       if (std::string(c.spec) == "btf_many") CHECK_FALSE(asked);
