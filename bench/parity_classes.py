@@ -10,6 +10,8 @@
 import re
 from collections import namedtuple
 
+from parity_arch import breg_of, register_of
+
 Class = namedtuple("Class", "key title explanation")
 
 CLASSES = [
@@ -129,7 +131,7 @@ class Probed:
     (copies of other functions inlined into it, and their blocks)."""
 
     def __init__(self, dwarf, func, address):
-        self.address = address
+        self.address, self.arch = address, dwarf.arch
         chain = dwarf.chain(address) if dwarf and dwarf.tool else []
         copies = [i for i, scope in enumerate(chain)
                   if scope.tag != "DW_TAG_lexical_block" and base_name(scope.name) == base_name(func)]
@@ -220,7 +222,7 @@ def first_view_only(probed, name, fetch):
     at = [ops for lo, hi, ops in spans if lo == hi == probed.address]
     if not at or any(lo <= probed.address < hi for lo, hi, _ in spans):
         return False
-    return fetch is None or fetch == "%" + (register_of(at[0]) or "?")
+    return fetch is None or fetch == "%" + (register_of(probed.arch, at[0]) or "?")
 
 
 def perf_only(probed, name, fetch, perf_stderr):
@@ -238,24 +240,24 @@ def perf_only(probed, name, fetch, perf_stderr):
     if loc and ADDR_VALUE.match(loc) and fetch in (None, f"@{name}+0"):
         return "addr-value"
     if loc and "DW_OP_piece" in loc and (fetch is None or (
-            "exceeds max-bitwidth" in perf_stderr and register_of(loc) == fetch[1:])):
+            "exceeds max-bitwidth" in perf_stderr and register_of(probed.arch, loc) == fetch[1:])):
         return "wide-struct"
     if loc and re.match(r"^DW_OP_fbreg [+-]?\d+$", loc) and fetch and "exceeds max-bitwidth" in perf_stderr and \
             re.match(r"^[+-]\d+\(%sp\)$", fetch):
         return "wide-struct"  # passed on the stack
-    if loc and first_op_only(loc, fetch):
+    if loc and first_op_only(probed.arch, loc, fetch):
         return "first-op"
     if var is not None and loc is None and fetch is None and "DW_AT_const_value" in var.attrs and \
             var.name == "__func__":
         return "const-string"
     if var is not None and loc == "" and var.tag == "DW_TAG_formal_parameter":
         later = later_location(var, probed.address)
-        if later and (fetch is None or (fetch.startswith("%") and register_of(later) == fetch[1:])):
+        if later and (fetch is None or (fetch.startswith("%") and register_of(probed.arch, later) == fetch[1:])):
             return "later-location"
     return None
 
 
-def first_op_only(loc, fetch):
+def first_op_only(arch, loc, fetch):
     """A location of several operations kprobectl cannot follow, which
     perf reads as its first (a DW_OP_bregN k: +k(%reg))."""
     ops = [op.strip() for op in loc.split(",")]
@@ -263,23 +265,13 @@ def first_op_only(loc, fetch):
         return False
     if fetch is None:
         return True
-    m = re.match(r"^DW_OP_breg\d+ (\w+)([+-]\d+)$", ops[0])
-    if m:
-        return fetch == f"{int(m.group(2)):+d}(%{register_of('DW_OP_reg0 ' + m.group(1))})"
+    breg = breg_of(arch, ops[0]) if re.match(r"^DW_OP_breg\d+ \w+[+-]\d+$", ops[0]) else None
+    if breg:
+        return fetch == f"{breg[1]:+d}(%{breg[0]})"
     # The frame base is the CFA, which perf turns into the stack pointer
     # plus an offset at the probe (ext4_xattr_inode_free_quota len,
     # DW_OP_fbreg -136, DW_OP_deref, DW_OP_plus_uconst 1: perf +32(%sp)).
     return bool(re.match(r"^DW_OP_fbreg [+-]?\d+$", ops[0]) and re.match(r"^[+-]?\d+\(%sp\)$", fetch))
-
-
-def register_of(ops):
-    """perf's name of the register of a DW_OP_regN location (first piece)."""
-    m = re.match(r"^DW_OP_reg\d+ (\w+)", ops)
-    if not m:
-        return None
-    reg = m.group(1).lower()
-    return {"rax": "ax", "rbx": "bx", "rcx": "cx", "rdx": "dx", "rsi": "si", "rdi": "di", "rbp": "bp",
-            "rsp": "sp"}.get(reg, reg)
 
 
 def later_location(var, address):
@@ -302,8 +294,8 @@ def both_fetch(probed, name, ours, theirs, perf_stderr):
     here = [(int(lo, 16), int(hi, 16), ops) for lo, hi, ops in RANGE.findall(var.attrs.get("DW_AT_location", ""))
             if int(lo, 16) == probed.address]
     views = [ops for lo, hi, ops in here if hi == lo], [ops for lo, hi, ops in here if hi > lo]
-    if views[0] and views[1] and ours == "%" + (register_of(views[0][0]) or "?") and \
-            theirs == perf_fetch(views[1][0]):
+    if views[0] and views[1] and ours == "%" + (register_of(probed.arch, views[0][0]) or "?") and \
+            theirs == perf_fetch(probed.arch, views[1][0]):
         return "later-view"
     # A value that is a register plus nothing (&local at the frame's
     # bottom): kprobectl fetches the register, perf memory there.
@@ -314,13 +306,13 @@ def both_fetch(probed, name, ours, theirs, perf_stderr):
     return None
 
 
-def perf_fetch(ops):
+def perf_fetch(arch, ops):
     """What perf makes of a location's first operation: %reg, or memory
     at a register plus an offset."""
-    m = re.match(r"^DW_OP_breg\d+ (\w+)([+-]\d+)", ops)
-    if m:
-        return f"{int(m.group(2)):+d}(%{register_of('DW_OP_reg0 ' + m.group(1))})"
-    reg = register_of(ops)
+    breg = breg_of(arch, ops)
+    if breg:
+        return f"{breg[1]:+d}(%{breg[0]})"
+    reg = register_of(arch, ops)
     return "%" + reg if reg else None
 
 
