@@ -260,7 +260,8 @@ def var_blocks(stdout, symbols, notes, entry=None):
                 notes.add("perf names a clone without its suffix")
             out.append([addrs, []])
         elif out and line.startswith("\t\t") and "\t" in line.strip():  # not "(No matched variables)"
-            out[-1][1].append(line.split()[-1])
+            # "TYPE\tNAME", and for kprobectl "\t(in pieces: ...)" after a struct in pieces
+            out[-1][1].append(line.strip().split("\t")[1].split()[-1])
     return [(a, tuple(sorted(set(v))), ()) for a, v in out]
 
 
@@ -326,6 +327,9 @@ def compare_definitions(out, ctx, func, at, ours, theirs, perf_stderr):
     for name in first.keys() - mine.keys():
         if moved_away(ctx, func, at, name):
             out.explain("empty-entry", "")
+            continue
+        if classes.members_for_whole(ctx.probed(func, at[0]), name, mine):
+            out.explain("members", "")
             continue
         out.explain(classes.perf_only(ctx.probed(func, at[1]), name, first[name], perf_stderr),
                     f"at {where}: only perf fetches {name}={first[name]}")

@@ -37,10 +37,20 @@ CLASSES = [
           "set_memory_wb+51, perf numpages addr numpages addr, the second pair change_page_attr_clear's, and -V "
           "lists its 'long unsigned int* addr'; kprobectl takes the probed function's only"),
     Class("wide-struct", "perf fetches a struct wider than a register as its first 8 bytes",
-          "a struct passed by value in several registers (DW_OP_regN, DW_OP_piece 8, DW_OP_regM, DW_OP_piece 8) "
-          "is fetched by perf as its first register, with the warning 'exceeds max-bitwidth. Cut down to 64 "
-          "bits'; kprobectl fetches structs of up to 8 bytes only: genregs_get to=%dx where struct membuf to "
-          "is RDX:RCX"),
+          "a struct wider than a register that kprobectl's $params does not take member by member (one of more "
+          "than 16 bytes passed by value, a copy on the stack, DW_OP_fbreg k, whose members are fetched by "
+          "name; or one in pieces none of which holds a whole member) is fetched by perf as its first 8 bytes, "
+          "with the warning 'exceeds max-bitwidth. Cut down to 64 bits'; kprobectl leaves it out: "
+          "rtc_tm_to_ktime's struct rtc_time tm (36 bytes), perf tm=+8(%sp), kprobectl tm.tm_year by name"),
+    Class("members", "kprobectl fetches a struct's members, perf its first 8 bytes",
+          "a struct the DWARF keeps in several places (DW_OP_piece: passed by value in two registers, or "
+          "members in registers and stack slots), or a struct parameter of 9-16 bytes passed on the stack, is "
+          "fetched by kprobectl's $params member by member, each from the place that holds it (VAR_MEMBER), "
+          "and one in pieces listed by vars with them; perf reads the first piece (8 bytes) as the whole struct, "
+          "with the warning 'exceeds max-bitwidth. Cut down to 64 bits', and lists nothing when that piece is "
+          "empty: genregs_get, struct membuf to is DW_OP_reg1 RDX, DW_OP_piece 0x8, DW_OP_reg2 RCX, "
+          "DW_OP_piece 0x8, perf to=%dx, kprobectl to_p=%dx to_left=%cx; do_ip_getsockopt's optlen on the "
+          "stack, perf optlen=+8(%sp), kprobectl optlen_user=+8(%sp) optlen_is_kernel=+16(%sp):b1@0/8"),
     Class("first-op", "perf reads a location of several operations as its first",
           "for a location kprobectl cannot follow (arithmetic on two registers, a comparison: DWARF's "
           "expression evaluates to the value) perf takes the first operation and reads memory there; "
@@ -200,7 +210,40 @@ def folded_copy(scope, func, address):
 # --- the tests, one per kind of disagreement ----------------------------------
 
 
+def in_pieces(loc):
+    return bool(loc) and ("DW_OP_piece" in loc or "DW_OP_bit_piece" in loc)
+
+
+def by_members(var, loc):
+    """A location kprobectl's $params reads member by member: pieces, or a
+    parameter in memory at the frame base (a struct passed on the stack;
+    kprobectl takes those of 9-16 bytes, which only a struct can be)."""
+    return in_pieces(loc) or bool(var.tag == "DW_TAG_formal_parameter" and loc and
+                                  re.match(r"^DW_OP_fbreg [+-]?\d+$", loc))
+
+
+def member_of(probed, name):
+    """The probed instance's struct whose member kprobectl fetches as
+    `name` (VAR_MEMBER), or None."""
+    if not probed.found:
+        return None
+    for scope in reversed(probed.own):
+        for var in scope.variables():
+            if name.startswith(var.name + "_") and by_members(var, var.location_at(probed.address)):
+                return var.name
+    return None
+
+
+def members_for_whole(probed, name, ours):
+    """perf fetches a struct whole (its first 8 bytes), kprobectl its
+    members (NAME_...)."""
+    var = probed.own_var(name)
+    return bool(var) and by_members(var, probed.location(name)) and any(k.startswith(name + "_") for k in ours)
+
+
 def kp_only_fetch(probed, name, fetch):
+    if member_of(probed, name):
+        return "members"
     if fetch.startswith("\\") and probed.is_constant(name):
         return "constant"
     if probed.found and probed.folded and probed.location(name):
@@ -325,6 +368,8 @@ def perf_repeat(probed, name):
 
 
 def kp_only_var(probed, name):
+    if in_pieces(probed.location(name)):
+        return "members"  # perf reads the first piece only, and it is empty
     if probed.is_constant(name):
         return "constant"
     if probed.found and probed.folded and probed.location(name):

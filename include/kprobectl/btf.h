@@ -31,6 +31,11 @@ class File;
 struct BtfParameter {
   std::string name;
   std::string c_type;
+  // A struct passed in two argument registers: the members that lie in
+  // one, which can be fetched ("optval.user"), and the others.
+  bool in_pieces = false;
+  std::vector<std::string> piece_members;
+  std::vector<std::string> pieces_refused;
 };
 
 class BtfInfo {

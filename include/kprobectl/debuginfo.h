@@ -45,6 +45,11 @@ struct VariableInfo {
   bool external = false;                              // a global (--externs)
   bool available = false;                             // has a location at the address asked about
   std::vector<std::pair<uint64_t, uint64_t>> ranges;  // where it has a location, [start, end)
+  // A struct split over several places there (DW_OP_piece): the members
+  // that lie in one, which can be fetched ("optval.user"), and the others.
+  bool in_pieces = false;
+  std::vector<std::string> piece_members;
+  std::vector<std::string> pieces_refused;
 };
 
 struct FindOptions {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -61,5 +62,11 @@ std::string FormatFetchType(const FetchType& type);
 // b<width>@<offset>/<container> and the byte offset of the container, the
 // declared type's size tried first, then 64 bits.
 Result<std::pair<FetchType, int64_t>> BitfieldFetch(uint64_t bit_start, uint64_t bit_size, uint64_t type_size);
+
+// The bitfield type that reads `width` bits `skip` bits into a value the
+// kernel fetches whole, a register (x86-64 keeps a member k bytes into a
+// register's piece in bits 8k and up): b<width>@<skip>/<container>, the
+// smallest container that holds them; none past 64 bits.
+std::optional<FetchType> ValueBitsFetch(uint64_t width, uint64_t skip);
 
 }  // namespace kprobectl

@@ -35,5 +35,8 @@ std::string CaretMessage(std::string_view what, std::string_view input, size_t p
 bool IsIdentStart(char c);
 bool IsIdentChar(char c);
 bool IsIdentifier(std::string_view s);
+// A member path as one identifier, for a fetcharg name: "optval.user" is
+// "optval_user", "t.v[3]" "t_v_3", "p->a" "p_a" (the kernel refuses '.').
+std::string IdentifierOf(std::string_view path);
 
 }  // namespace kprobectl

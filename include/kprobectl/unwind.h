@@ -31,11 +31,11 @@ struct CapturedStack {
 
 // A file mapped in the process: its path, and its load bias (an address
 // in the file is the runtime address minus the bias).
-struct MappedFile {
+struct LoadedFile {
   std::string path;
   uint64_t bias = 0;
 };
-using FindMappedFile = std::function<std::optional<MappedFile>(uint64_t address)>;
+using FindLoadedFile = std::function<std::optional<LoadedFile>(uint64_t address)>;
 
 class Unwinder {
  public:
@@ -45,7 +45,7 @@ class Unwinder {
   Unwinder& operator=(const Unwinder&) = delete;
   // The program counters of the frames, the probe's own first; it stops
   // where the CFI, the captured bytes or the mapping runs out.
-  std::vector<uint64_t> Unwind(const CapturedStack& stack, const FindMappedFile& find, size_t max_frames = 64);
+  std::vector<uint64_t> Unwind(const CapturedStack& stack, const FindLoadedFile& find, size_t max_frames = 64);
 
  private:
   struct File;

@@ -3,13 +3,14 @@
 // A function's parameters at its entry, from its BTF prototype: where the
 // target architecture's psABI puts each (arch.h: integer argument slots,
 // registers then the stack; a composite by value or by reference), then
-// member chains walked over BTF types to a VariableFetch, as
+// member chains walked over BTF types to a VariableFetch (btf_walk.cc), as
 // dwarf_members.cc walks DWARF's.
 #include <algorithm>
 #include <optional>
 
 #include "btf_file.h"
 #include "btf_types.h"
+#include "btf_walk.h"
 #include "kprobectl/arch.h"
 #include "kprobectl/btf.h"
 #include "kprobectl/strings.h"
@@ -81,175 +82,6 @@ std::vector<ParamPlace> Places(const File& file, const Type& prototype, const Ar
   return arch.PlaceParams(classes);
 }
 
-// Where a value is: the value itself (a parameter), or memory at a value
-// plus an offset (what a pointer leads to).
-struct Place {
-  VariableFetch base;
-  bool memory = false;
-  int64_t offset = 0;
-};
-
-VariableFetch ReadPlace(const Place& place) {
-  VariableFetch out = place.base;
-  if (place.memory) out.derefs.push_back(place.offset);
-  return out;
-}
-
-Place Pointee(const Place& pointer, int64_t offset) { return Place{ReadPlace(pointer), true, offset}; }
-
-struct Walked {
-  Place place;
-  uint32_t type = 0;
-  std::string name;  // the last member's or the parameter's
-  std::string what;  // "'req->hdr.len'", for messages
-  std::optional<std::pair<FetchType, int64_t>> bitfield;
-};
-
-struct Found {
-  Type::Member member;
-  uint64_t bit_offset = 0;  // from the start of the outermost aggregate
-};
-
-// A member by name, looking inside anonymous structs and unions too.
-std::optional<Found> FindMember(const File& file, const Type& aggregate, const std::string& name, int depth = 0) {
-  if (depth > 16) return std::nullopt;
-  for (const Type::Member& m : aggregate.members) {
-    if (m.name == name) return Found{m, m.bit_offset};
-    if (!m.name.empty()) continue;
-    Type inner = file.Get(Peel(file, m.type));
-    if (inner.kind != Type::kStruct && inner.kind != Type::kUnion) continue;
-    if (auto found = FindMember(file, inner, name, depth + 1)) {
-      found->bit_offset += m.bit_offset;
-      return found;
-    }
-  }
-  return std::nullopt;
-}
-
-std::vector<std::string> MemberNames(const Type& aggregate) {
-  std::vector<std::string> names;
-  for (const Type::Member& m : aggregate.members)
-    if (!m.name.empty() && names.size() < 12) names.push_back(m.name);
-  return names;
-}
-
-Result<void> WalkIndex(const File& file, Walked& w, const ArgAccessor& acc) {
-  Type t = file.Get(Peel(file, w.type));
-  if (t.kind == Type::kArray) {
-    if (!w.place.memory) return Fail(w.what + " is an array the kernel cannot index here");
-    w.place.offset += acc.index * static_cast<int64_t>(SizeOf(file, t.next));
-  } else if (t.kind == Type::kPointer) {
-    w.place = Pointee(w.place, acc.index * static_cast<int64_t>(SizeOf(file, t.next)));
-  } else {
-    return Fail(w.what + " (" + TypeName(file, w.type) + ") is neither an array nor a pointer, so [" +
-                std::to_string(acc.index) + "] means nothing");
-  }
-  w.type = t.next;
-  w.what = w.what.substr(0, w.what.size() - 1) + "[" + std::to_string(acc.index) + "]'";
-  return {};
-}
-
-Result<void> WalkMember(const File& file, Walked& w, const ArgAccessor& acc) {
-  uint32_t peeled = Peel(file, w.type);
-  Type t = file.Get(peeled);
-  bool arrow = acc.kind == ArgAccessor::kArrow;
-  std::string bare = w.what.substr(1, w.what.size() - 2);
-  uint32_t aggregate_id = peeled;
-  if (arrow) {
-    if (t.kind != Type::kPointer)
-      return Fail(w.what + " (" + TypeName(file, w.type) + ") is not a pointer",
-                  "use '.' for its members: " + bare + "." + acc.member);
-    if (t.next == 0) return Fail(w.what + " is a void pointer; it has no members");
-    aggregate_id = Peel(file, t.next);
-  } else if (t.kind == Type::kPointer) {
-    return Fail(w.what + " is a pointer (" + TypeName(file, w.type) + ")",
-                "use '->' for what it points to: " + bare + "->" + acc.member);
-  }
-  Type aggregate = file.Get(aggregate_id);
-  if (aggregate.kind == Type::kForward)
-    return Fail(TypeName(file, aggregate_id) + " is declared but not defined in this BTF, so its members are unknown");
-  if (aggregate.kind != Type::kStruct && aggregate.kind != Type::kUnion)
-    return Fail(w.what + (arrow ? " points to a " : " is a ") + TypeName(file, aggregate_id) +
-                ", which has no members");
-  if (w.bitfield) return Fail(w.what + " is a bitfield; it has no members");
-  auto found = FindMember(file, aggregate, acc.member);
-  if (!found) {
-    auto names = MemberNames(aggregate);
-    return Fail(TypeName(file, aggregate_id) + " has no member '" + acc.member + "'",
-                names.empty() ? "" : "its members: " + Join(names, ", "));
-  }
-  const Type::Member& m = found->member;
-  Type member_type = file.Get(Peel(file, m.type));
-  // A bitfield: BTF's kind_flag form (bitfield_size), or an int whose bits
-  // are fewer than its size (the older form).
-  uint64_t bits = m.bitfield_size;
-  uint64_t bit_start = found->bit_offset;
-  if (!bits && member_type.kind == Type::kInt && member_type.int_bits &&
-      (member_type.int_bits != member_type.size * 8 || member_type.int_offset)) {
-    bits = member_type.int_bits;
-    bit_start += member_type.int_offset;
-  }
-  int64_t byte_offset = static_cast<int64_t>(bit_start / 8);
-  std::optional<std::pair<FetchType, int64_t>> bitfield;
-  if (bits) {
-    bitfield = KP_TRY(BitfieldFetch(bit_start, bits, SizeOf(file, m.type)));
-    byte_offset = bitfield->second;
-  }
-  if (arrow) {
-    w.place = Pointee(w.place, byte_offset);
-  } else {
-    if (!w.place.memory)
-      return Fail(w.what + " is passed in registers; its members cannot be read", "fetch it whole, " + bare);
-    w.place.offset += byte_offset;
-  }
-  w.type = m.type;
-  w.bitfield = bitfield;
-  w.name = acc.member;
-  w.what = "'" + bare + (arrow ? "->" : ".") + acc.member + "'";
-  return {};
-}
-
-// The fetch that reads what the path leads to: a scalar, a bitfield, a
-// string (char arrays and pointers), or an array of scalars.
-Result<VariableFetch> Read(const File& file, const Walked& w, bool want_string) {
-  Type t = file.Get(Peel(file, w.type));
-  VariableFetch fetch;
-  if (w.bitfield) {
-    fetch = ReadPlace(w.place);
-    fetch.type = w.bitfield->first;
-  } else if (want_string) {
-    if (t.kind == Type::kArray && IsChar(file, t.next) && w.place.memory) {
-      fetch = w.place.base;  // the string starts at the array's own address
-      fetch.derefs.push_back(w.place.offset);
-    } else if (t.kind == Type::kPointer && (t.next == 0 || IsChar(file, t.next))) {
-      fetch = ReadPlace(w.place);
-      fetch.derefs.push_back(0);
-    } else {
-      return Fail(w.what + " (" + TypeName(file, w.type) +
-                  ") cannot be read as a string: only char arrays and char pointers can");
-    }
-    fetch.type = FetchType::Of(FetchType::kString);
-  } else if (t.kind == Type::kArray) {
-    if (!w.place.memory) return Fail(w.what + " is an array the kernel cannot read here");
-    fetch = w.place.base;
-    fetch.derefs.push_back(w.place.offset);
-    if (IsChar(file, t.next)) {
-      fetch.type = FetchType::Of(FetchType::kString);
-    } else {
-      if (t.count == 0 || t.count > 64)
-        return Fail(w.what + " is an array of " + std::to_string(t.count) + " elements; the kernel reads 1 to 64",
-                    "fetch elements, " + w.what.substr(1, w.what.size() - 2) + "[0]");
-      fetch.type = KP_TRY(ScalarFetchType(file, t.next, w.what + "'s elements")).ArrayOf(t.count);
-    }
-  } else {
-    fetch = ReadPlace(w.place);
-    fetch.type = KP_TRY(ScalarFetchType(file, w.type, w.what));
-  }
-  fetch.name = w.name;
-  fetch.c_type = TypeName(file, w.type);
-  return fetch;
-}
-
 struct Prototype {
   Type type;
   std::vector<ParamPlace> places;
@@ -270,7 +102,7 @@ Result<Prototype> PrototypeOf(const File& file, const Arch& arch, std::string_vi
   return Prototype{std::move(prototype), std::move(places)};
 }
 
-Result<Walked> Parameter(const Prototype& proto, std::string_view function, const std::string& name) {
+Result<Walked> Parameter(const File& file, const Prototype& proto, std::string_view function, const std::string& name) {
   for (size_t i = 0; i < proto.type.members.size(); ++i) {
     const Type::Member& p = proto.type.members[i];
     if (p.name != name) continue;
@@ -280,8 +112,11 @@ Result<Walked> Parameter(const Prototype& proto, std::string_view function, cons
     Walked w;
     w.place.base.root = VariableFetch::kArgument;
     w.place.base.argument = place.slot;
-    // A composite passed by reference: the slot holds its address.
+    // A composite passed by reference: the slot holds its address; by
+    // value, its members are in the `slots` slots' bits.
     w.place.memory = place.kind == ParamPlace::kByReference;
+    Type t = file.Get(Peel(file, p.type));
+    if (!w.place.memory && (t.kind == Type::kStruct || t.kind == Type::kUnion)) w.place.slots = place.slots;
     w.type = p.type;
     w.name = name;
     w.what = "'" + name + "'";
@@ -323,20 +158,39 @@ std::vector<std::string> BtfInfo::Functions() const {
 Result<std::vector<BtfParameter>> BtfInfo::Parameters(std::string_view function) const {
   btf::Prototype proto = KP_TRY(btf::PrototypeOf(*file_, *arch_, function));
   std::vector<BtfParameter> out;
-  for (const btf::Type::Member& p : proto.type.members) out.push_back({p.name, btf::TypeName(*file_, p.type)});
+  for (const btf::Type::Member& p : proto.type.members) {
+    BtfParameter param;
+    param.name = p.name;
+    param.c_type = btf::TypeName(*file_, p.type);
+    auto walked = btf::Parameter(*file_, proto, function, p.name);
+    if (walked && walked->place.slots > 1) {
+      param.in_pieces = true;
+      for (const btf::MemberFetch& m : btf::ReadableMembers(*file_, *walked))
+        (m.fetch ? param.piece_members : param.pieces_refused).push_back(m.path);
+    }
+    out.push_back(std::move(param));
+  }
   return out;
 }
 
 Result<VariableFetch> BtfInfo::Fetch(std::string_view function, const ArgExpr& expr, bool want_string) const {
   btf::Prototype proto = KP_TRY(btf::PrototypeOf(*file_, *arch_, function));
-  btf::Walked w = KP_TRY(btf::Parameter(proto, function, expr.name));
+  btf::Walked w = KP_TRY(btf::Parameter(*file_, proto, function, expr.name));
   for (const ArgAccessor& acc : expr.accessors) {
     if (acc.kind == ArgAccessor::kIndex)
       KP_TRY_VOID(btf::WalkIndex(*file_, w, acc));
     else
       KP_TRY_VOID(btf::WalkMember(*file_, w, acc));
   }
-  return btf::Read(*file_, w, want_string);
+  auto fetch = btf::Read(*file_, w, want_string);
+  if (!fetch && w.place.slots) {
+    // A struct in two argument registers: what can be read of it.
+    std::vector<std::string> readable;
+    for (const btf::MemberFetch& m : btf::ReadableMembers(*file_, w))
+      if (m.fetch) readable.push_back(m.path);
+    if (!readable.empty()) return Fail(fetch.error().message, "fetch its members: " + Join(readable, " "));
+  }
+  return fetch;
 }
 
 Result<std::vector<VariableFetch>> BtfInfo::FetchAll(std::string_view function,
@@ -344,7 +198,17 @@ Result<std::vector<VariableFetch>> BtfInfo::FetchAll(std::string_view function,
   btf::Prototype proto = KP_TRY(btf::PrototypeOf(*file_, *arch_, function));
   std::vector<VariableFetch> out;
   for (const btf::Type::Member& p : proto.type.members) {
-    auto walked = btf::Parameter(proto, function, p.name);
+    auto walked = btf::Parameter(*file_, proto, function, p.name);
+    if (walked && walked->place.slots > 1) {
+      // A struct in two argument registers: its members, as the DWARF's
+      // pieces of it give them.
+      for (btf::MemberFetch& m : btf::ReadableMembers(*file_, *walked))
+        if (m.fetch)
+          out.push_back(std::move(*m.fetch));
+        else if (skipped)
+          skipped->push_back(m.path + ": " + m.fetch.error().message);
+      continue;
+    }
     auto fetch = walked ? btf::Read(*file_, *walked, false) : std::unexpected(walked.error());
     if (fetch)
       out.push_back(std::move(*fetch));

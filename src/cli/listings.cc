@@ -24,6 +24,15 @@ std::string RangesText(uint64_t function_start, const std::string& function,
   return "@<" + function + "+[" + Join(parts, ",") + "]>";
 }
 
+// A struct split over several places (DW_OP_piece, or two argument
+// registers): which of its members can be fetched, each lying in one.
+std::string PiecesNote(const std::vector<std::string>& members, const std::vector<std::string>& refused) {
+  if (members.empty()) return "(in pieces, none of its members in one of them)";
+  std::string note = "(in pieces: " + Join(members, " ");
+  if (!refused.empty()) note += "; not " + Join(refused, " ");
+  return note + ")";
+}
+
 }  // namespace
 
 Result<void> RunLine(const Options& options, const std::string& text, Streams io) {
@@ -68,7 +77,11 @@ Result<void> PrintBtfVars(const ProbeSpec& spec, const Resolution& resolution, c
       continue;
     }
     auto params = KP_TRY(btf.Parameters(loc.origin.function));
-    for (const BtfParameter& p : params) io.out << "\t\t" << p.c_type << "\t" << p.name << "\n";
+    for (const BtfParameter& p : params) {
+      io.out << "\t\t" << p.c_type << "\t" << p.name;
+      if (p.in_pieces) io.out << "\t" << PiecesNote(p.piece_members, p.pieces_refused);
+      io.out << "\n";
+    }
     if (params.empty()) io.out << "\t\t(No matched variables)\n";
   }
   return {};
@@ -132,6 +145,7 @@ Result<void> RunVars(const Options& options, const std::string& text, Streams io
       if (v.external) io.out << "(extern) ";
       io.out << v.c_type << "\t" << v.name;
       if (options.ranges && f && !v.external) io.out << "\t" << RangesText(f->value, DisplaySymbol(f->name), v.ranges);
+      if (v.in_pieces) io.out << "\t" << PiecesNote(v.piece_members, v.pieces_refused);
       io.out << "\n";
     }
     if (!any) io.out << "\t\t(No matched variables)\n";

@@ -144,10 +144,10 @@ UnwindFrames UnwindWith(Unwinder& unwinder, EventLocations& locations, const Arc
     stack.sp_register = arch.sp_dwarf();
     stack.stack_start = stack.registers.contains(stack.sp_register) ? stack.registers[stack.sp_register] : 0;
     stack.stack = state.stack;
-    auto find = [&](uint64_t address) -> std::optional<MappedFile> {
+    auto find = [&](uint64_t address) -> std::optional<LoadedFile> {
       auto loaded = locations.FileAt(pid, address, &plan, probe_ip);
       if (!loaded) return std::nullopt;
-      return MappedFile{loaded->path, loaded->bias};
+      return LoadedFile{loaded->path, loaded->bias};
     };
     std::vector<std::string> frames;
     std::optional<EventLocations::Loaded> callee;

@@ -133,4 +133,11 @@ Result<std::pair<FetchType, int64_t>> BitfieldFetch(uint64_t bit_start, uint64_t
   return Fail("a bitfield of " + std::to_string(bit_size) + " bits that no 64-bit container holds");
 }
 
+std::optional<FetchType> ValueBitsFetch(uint64_t width, uint64_t skip) {
+  for (unsigned container : {8u, 16u, 32u, 64u})
+    if (skip + width <= container)
+      return FetchType::Bitfield(static_cast<unsigned>(width), static_cast<unsigned>(skip), container);
+  return std::nullopt;
+}
+
 }  // namespace kprobectl

@@ -94,6 +94,18 @@ std::string CaretMessage(std::string_view what, std::string_view input, size_t p
 
 bool IsIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+std::string IdentifierOf(std::string_view path) {
+  std::string out;
+  for (char c : path) {
+    if (IsIdentChar(c))
+      out += c;
+    else if (!out.empty() && out.back() != '_')
+      out += '_';
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out;
+}
+
 bool IsIdentifier(std::string_view s) {
   if (s.empty() || !IsIdentStart(s[0])) return false;
   for (char c : s)

@@ -33,6 +33,7 @@
 #include <cstring>
 
 #include "dwarf_internal.h"
+#include "dwarf_pieces.h"
 #include "kprobectl/strings.h"
 
 namespace kprobectl::dwarf {
@@ -74,8 +75,12 @@ std::optional<int64_t> Constant(const Dwarf_Op& op) {
 }
 
 std::string OpName(unsigned atom) {
-  const char* names[] = {"DW_OP_deref", "DW_OP_plus", "DW_OP_minus", "DW_OP_mul", "DW_OP_and", "DW_OP_or"};
-  unsigned codes[] = {DW_OP_deref, DW_OP_plus, DW_OP_minus, DW_OP_mul, DW_OP_and, DW_OP_or};
+  const char* names[] = {"DW_OP_deref", "DW_OP_plus", "DW_OP_minus", "DW_OP_mul",  "DW_OP_and", "DW_OP_or",
+                         "DW_OP_xor",   "DW_OP_shl",  "DW_OP_shr",   "DW_OP_shra", "DW_OP_neg", "DW_OP_not",
+                         "DW_OP_eq",    "DW_OP_ne",   "DW_OP_lt",    "DW_OP_gt",   "DW_OP_le",  "DW_OP_ge"};
+  unsigned codes[] = {DW_OP_deref, DW_OP_plus, DW_OP_minus, DW_OP_mul,  DW_OP_and, DW_OP_or,
+                      DW_OP_xor,   DW_OP_shl,  DW_OP_shr,   DW_OP_shra, DW_OP_neg, DW_OP_not,
+                      DW_OP_eq,    DW_OP_ne,   DW_OP_lt,    DW_OP_gt,   DW_OP_le,  DW_OP_ge};
   for (size_t i = 0; i < sizeof codes / sizeof codes[0]; ++i)
     if (codes[i] == atom) return names[i];
   return "operation " + Hex(atom);
@@ -147,7 +152,8 @@ Result<Place> AddressArithmetic(Place value, const Dwarf_Op* ops, size_t len, co
       value.offset += ops[i + 1].atom == DW_OP_plus ? *c : -*c;
       ++i;
     } else {
-      return Unsupported(ctx, op);
+      // A constant is an operand: the operation after it is what cannot be done.
+      return Unsupported(ctx, Constant(op) && i + 1 < len ? ops[i + 1] : op);
     }
   }
   return Pointee(value, 0, ctx.what);  // no DW_OP_stack_value: the object is at that address
@@ -181,17 +187,19 @@ Result<std::pair<unsigned, int64_t>> DwarfInfo::CanonicalFrameAddress(uint64_t a
 
 Result<Place> LocationToPlace(DwarfInfo& info, Dwarf_Attribute* attr, const Dwarf_Op* ops, size_t len,
                               const LocationContext& ctx) {
+  for (size_t i = 0; i < len; ++i)
+    if (ops[i].atom == DW_OP_piece || ops[i].atom == DW_OP_bit_piece) {
+      // A first piece that holds the whole value is the value's location.
+      if (i > 0 && ops[i].atom == DW_OP_piece && ops[i].number >= ctx.size) return SinglePlace(info, attr, ops, i, ctx);
+      return PiecesPlace(info, attr, ops, len, ctx);
+    }
+  return SinglePlace(info, attr, ops, len, ctx);
+}
+
+Result<Place> SinglePlace(DwarfInfo& info, Dwarf_Attribute* attr, const Dwarf_Op* ops, size_t len,
+                          const LocationContext& ctx) {
   Place place;
   if (len == 0) return Fail(ctx.what + " is optimized out at this address");
-  // A first piece that holds the whole value is the value's location.
-  for (size_t i = 0; i < len; ++i)
-    if (ops[i].atom == DW_OP_piece) {
-      if (i == 0) return Fail(ctx.what + " is optimized out at this address");
-      if (ops[i].number < ctx.size)
-        return Fail(ctx.what + " is split over several places at this address (DW_OP_piece)");
-      len = i;
-      break;
-    }
   const Dwarf_Op& op = ops[0];
   bool stack_value = len >= 2 && ops[len - 1].atom == DW_OP_stack_value;
   if (auto reg = Register(op); reg && len == 1) {
@@ -253,6 +261,7 @@ Result<Place> LocationToPlace(DwarfInfo& info, Dwarf_Attribute* attr, const Dwar
 }
 
 Result<VariableFetch> ReadPlace(const Place& place, const std::string& what) {
+  if (place.kind == Place::kPieces) return Fail(what + " is split over several places here (DW_OP_piece)");
   if (place.kind == Place::kMemory) {
     VariableFetch f = place.base;
     f.derefs.push_back(place.offset);
@@ -266,6 +275,7 @@ Result<VariableFetch> ReadPlace(const Place& place, const std::string& what) {
 }
 
 Result<Place> Pointee(const Place& pointer, int64_t offset, const std::string& what) {
+  if (pointer.kind == Place::kPieces) return Fail(what + " is split over several places here (DW_OP_piece)");
   if (pointer.kind == Place::kValue) {
     if (pointer.base.root == VariableFetch::kConstant) {
       Place p;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dwarf_internal.h"
+#include "dwarf_pieces.h"
 #include "dwarf_types.h"
 #include "kprobectl/strings.h"
 
@@ -74,26 +75,74 @@ std::vector<std::string> MemberNames(Dwarf_Die* aggregate) {
   return names;
 }
 
-// The kernel's b<width>@<offset>/<container> for a bitfield member, and the
-// byte offset of its container from the member's enclosing object.
-Result<std::pair<FetchType, int64_t>> Bitfield(Dwarf_Die* member, int64_t member_offset, uint64_t type_size) {
+// A bitfield member's first bit, counted from its data member location
+// (little-endian), and its width.
+std::pair<uint64_t, uint64_t> BitfieldBits(Dwarf_Die* member, uint64_t type_size) {
   Dwarf_Attribute attr;
   Dwarf_Word bit_size = 0, value = 0;
   dwarf_formudata(dwarf_attr(member, DW_AT_bit_size, &attr), &bit_size);
-  uint64_t bit_start;  // from the start of the enclosing object, little-endian
-  if (dwarf_attr(member, DW_AT_data_bit_offset, &attr) && dwarf_formudata(&attr, &value) == 0) {
-    bit_start = value;
-  } else {
-    // DWARF 2/3: DW_AT_bit_offset counts from the most significant bit of
-    // a storage unit of DW_AT_byte_size at DW_AT_data_member_location.
-    Dwarf_Word byte_size = type_size, bit_offset = 0;
-    if (dwarf_attr(member, DW_AT_byte_size, &attr)) dwarf_formudata(&attr, &byte_size);
-    dwarf_formudata(dwarf_attr(member, DW_AT_bit_offset, &attr), &bit_offset);
-    bit_start = static_cast<uint64_t>(member_offset) * 8 + byte_size * 8 - bit_offset - bit_size;
-    member_offset = 0;
+  if (dwarf_attr(member, DW_AT_data_bit_offset, &attr) && dwarf_formudata(&attr, &value) == 0) return {value, bit_size};
+  // DWARF 2/3: DW_AT_bit_offset counts from the most significant bit of
+  // a storage unit of DW_AT_byte_size at DW_AT_data_member_location.
+  Dwarf_Word byte_size = type_size, bit_offset = 0;
+  if (dwarf_attr(member, DW_AT_byte_size, &attr)) dwarf_formudata(&attr, &byte_size);
+  dwarf_formudata(dwarf_attr(member, DW_AT_bit_offset, &attr), &bit_offset);
+  return {byte_size * 8 - bit_offset - bit_size, bit_size};
+}
+
+// A whole struct in one register (or a constant) is a variable of one
+// piece: its members are that register's bits.
+Place OnePiece(const Place& place, uint64_t size, const std::string& what) {
+  auto pieces = std::make_shared<Pieces>();
+  pieces->of = what;
+  pieces->size = size;
+  Piece piece;
+  piece.bits = size * 8;
+  piece.kind = Piece::kPlace;
+  piece.place = place;
+  pieces->list.push_back(piece);
+  Place out;
+  out.kind = Place::kPieces;
+  out.pieces = std::move(pieces);
+  return out;
+}
+
+bool InOneValue(const Place& place) {
+  return place.kind == Place::kValue && place.offset == 0 && place.base.derefs.empty() &&
+         (place.base.root == VariableFetch::kRegister || place.base.root == VariableFetch::kConstant);
+}
+
+// An object in pieces as the place of the piece that holds it, before it
+// is read or followed: in a register at a bit offset, a bitfield type
+// takes its bits (which cannot be followed as a pointer).
+Result<void> Settle(Walked& w, bool follow) {
+  if (w.place.kind != Place::kPieces) return {};
+  uint64_t size = ByteSize(&w.type);
+  PieceBits at = KP_TRY(PieceAt(*w.place.pieces, static_cast<uint64_t>(w.place.offset) * 8, size * 8, w.what));
+  w.place = at.place;
+  if (at.place.kind == Place::kMemory && at.skip != 0)
+    return Fail(w.what + " does not begin at a byte of the memory that holds it");
+  bool in_register = at.place.kind == Place::kValue && at.place.base.root == VariableFetch::kRegister;
+  if (!in_register || (at.skip == 0 && at.width == size * 8)) return {};
+  if (follow)
+    return Fail(w.what + " is bits " + std::to_string(at.skip) + " and up of a register, which the kernel cannot " +
+                "follow as a pointer");
+  w.bitfield = std::pair<FetchType, int64_t>{KP_TRY(RegisterBits(at.width, at.skip, w.what)), 0};
+  return {};
+}
+
+// A bitfield member of an object in pieces: the piece that holds its bits.
+Result<void> PieceBitfield(Walked& w, uint64_t bit, uint64_t width, uint64_t type_size, const std::string& what) {
+  PieceBits at = KP_TRY(PieceAt(*w.place.pieces, static_cast<uint64_t>(w.place.offset) * 8 + bit, width, what));
+  w.place = at.place;
+  if (at.place.kind == Place::kMemory) {
+    auto bits = KP_TRY(BitfieldFetch(at.skip, width, type_size));
+    w.place.offset += bits.second;
+    w.bitfield = bits;
+  } else if (at.place.base.root != VariableFetch::kConstant) {
+    w.bitfield = std::pair<FetchType, int64_t>{KP_TRY(RegisterBits(at.width, at.skip, what)), 0};
   }
-  bit_start += static_cast<uint64_t>(member_offset) * 8;
-  return BitfieldFetch(bit_start, bit_size, type_size);
+  return {};
 }
 
 bool IsReference(Dwarf_Die* type) {
@@ -108,6 +157,7 @@ Result<void> FollowReference(Walked& w) {
   if (!IsReference(&w.type)) return {};
   Dwarf_Die t = PeelType(w.type), referenced;
   if (!TypeOf(&t, &referenced)) return Fail(w.what + " is a reference to nothing known");
+  KP_TRY_VOID(Settle(w, true));
   w.place = KP_TRY(Pointee(w.place, 0, w.what));
   w.type = referenced;
   return {};
@@ -141,9 +191,11 @@ Result<void> WalkIndex(Walked& w, const ArgAccessor& acc) {
   int tag = dwarf_tag(&t);
   Dwarf_Die elem;
   if (tag == DW_TAG_array_type && TypeOf(&t, &elem)) {
-    if (w.place.kind != Place::kMemory) return Fail(w.what + " is an array the kernel cannot index here");
+    if (w.place.kind != Place::kMemory && w.place.kind != Place::kPieces)
+      return Fail(w.what + " is an array the kernel cannot index here");
     w.place.offset += acc.index * static_cast<int64_t>(ByteSize(&elem));
   } else if (tag == DW_TAG_pointer_type && TypeOf(&t, &elem)) {
+    KP_TRY_VOID(Settle(w, true));
     w.place = KP_TRY(Pointee(w.place, acc.index * static_cast<int64_t>(ByteSize(&elem)), w.what));
   } else {
     return Fail(w.what + " (" + TypeName(&w.type) + ") is neither an array nor a pointer, so [" +
@@ -186,19 +238,29 @@ Result<void> WalkMember(Walked& w, const ArgAccessor& acc) {
   }
   if (w.bitfield) return Fail(w.what + " is a bitfield; it has no members");
   if (arrow) {
+    KP_TRY_VOID(Settle(w, true));
     w.place = KP_TRY(Pointee(w.place, member->offset, w.what));
   } else {
-    if (w.place.kind != Place::kMemory) return Fail(w.what + " is kept in registers here; its members cannot be read");
+    if (InOneValue(w.place)) w.place = OnePiece(w.place, ByteSize(&aggregate), w.what);
+    if (w.place.kind != Place::kMemory && w.place.kind != Place::kPieces)
+      return Fail(w.what + " is kept in registers here; its members cannot be read");
     w.place.offset += member->offset;
   }
   if (!TypeOf(&member->die, &w.type)) return Fail("member '" + acc.member + "' has no type");
+  std::string what = "'" + bare + (arrow ? "->" : ".") + acc.member + "'";
   if (dwarf_hasattr(&member->die, DW_AT_bit_size)) {
-    auto bits = KP_TRY(Bitfield(&member->die, 0, ByteSize(&w.type)));
-    w.place.offset += bits.second;
-    w.bitfield = bits;
+    uint64_t type_size = ByteSize(&w.type);
+    auto [bit, width] = BitfieldBits(&member->die, type_size);
+    if (w.place.kind == Place::kPieces) {
+      KP_TRY_VOID(PieceBitfield(w, bit, width, type_size, what));
+    } else {
+      auto bits = KP_TRY(BitfieldFetch(bit, width, type_size));
+      w.place.offset += bits.second;
+      w.bitfield = bits;
+    }
   }
   w.name = acc.member;
-  w.what = "'" + bare + (arrow ? "->" : ".") + acc.member + "'";
+  w.what = what;
   return {};
 }
 
@@ -213,6 +275,7 @@ Result<VariableFetch> Read(const Walked& walked, bool want_string) {
     if (want_string || (TypeOf(&t, &referenced) && !IsAggregate(&referenced))) KP_TRY_VOID(FollowReference(w));
   }
   if (want_string) (void)KP_TRY(WalkToStringData(w));
+  KP_TRY_VOID(Settle(w, want_string));
   VariableFetch fetch;
   Dwarf_Die type = w.type;
   Dwarf_Die t = PeelType(type);
@@ -243,7 +306,10 @@ Result<VariableFetch> Read(const Walked& walked, bool want_string) {
     uint64_t count = 0;
     if (dwarf_child(&t, &child) == 0 && dwarf_tag(&child) == DW_TAG_subrange_type)
       count = ArrayCount(&child).value_or(0);
-    if (place.kind != Place::kMemory) return Fail(w.what + " is an array the kernel cannot read here");
+    if (place.kind != Place::kMemory)
+      return Fail(w.what + (place.base.root == VariableFetch::kRegister
+                                ? " is an array kept in a register here, and the kernel reads arrays from memory"
+                                : " is an array the kernel cannot read here"));
     fetch = place.base;
     fetch.derefs.push_back(place.offset);
     if (IsCharType(&elem)) {

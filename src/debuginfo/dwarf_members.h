@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "dwarf_location.h"
 #include "kprobectl/probe_spec.h"
@@ -32,5 +33,19 @@ Result<void> WalkIndex(Walked& w, const ArgAccessor& acc);
 Result<void> WalkMember(Walked& w, const ArgAccessor& acc);
 // The fetch that reads what the path leads to.
 Result<VariableFetch> Read(const Walked& w, bool want_string);
+
+// What can be read of the struct, union or array a path leads to, member
+// by member (through anonymous structs and unions, nested aggregates and
+// arrays, an array whole where the kernel can read it so, else element by
+// element): each with the path a user would write ("optval.user",
+// "v.s[3]"), a fetcharg name made of it ("optval_user", "v_s_3"), and its
+// fetch or why it has none. dwarf_pieces.cc: an aggregate in pieces is
+// where this is needed.
+struct MemberFetch {
+  std::string path;
+  std::string name;
+  Result<VariableFetch> fetch;
+};
+std::vector<MemberFetch> ReadableMembers(const Walked& w);
 
 }  // namespace kprobectl::dwarf

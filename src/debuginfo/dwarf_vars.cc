@@ -6,114 +6,20 @@
 // array elements and pointers to a kernel fetch (dwarf_members.cc).
 #include <dwarf.h>
 
-#include <algorithm>
 #include <set>
 #include <vector>
 
 #include "dwarf_internal.h"
 #include "dwarf_location.h"
 #include "dwarf_members.h"
+#include "dwarf_pieces.h"
+#include "dwarf_scopes.h"
 #include "dwarf_types.h"
 #include "kprobectl/strings.h"
 
 namespace kprobectl::dwarf {
 
 namespace {
-
-// The scopes that contain an address, innermost first, ending with the CU.
-// Built by descending from the out-of-line function rather than with
-// dwarf_getscopes(): inside an inlined copy, libdw's chain continues with
-// the inlined function's abstract definition, which loses the caller's
-// locals that are just as live there. (The chain of an address is found
-// once: a search of the CU's top-level DIEs is the costly part.)
-//
-// A probe names one function (`at.die_offset`): the scopes start at its
-// innermost block, not inside a copy of another function inlined into it
-// that begins at the probe's address. Such a copy begins at a later view
-// of that address than the probed function's code there: at the probe it
-// has not begun, and its variables are not yet set. (gcc 12,
-// set_memory_wb+0x33: _set_memory_wb inlined at view 0,
-// change_page_attr_clear inside it at view 2, each with a parameter
-// 'addr'; the probe's 'addr' is _set_memory_wb's %di, not
-// change_page_attr_clear's frame slot.) A copy that began before the
-// probe's address is under way there, and its scopes stay (use_clamp+N in
-// the middle of an inlined clampi reads clampi's variables, as perf does).
-struct Scopes {
-  std::vector<Dwarf_Die> chain;
-  Dwarf_Die* dies = nullptr;
-  int count = 0;
-
-  Scopes(DwarfInfo& info, Dwarf_Die* cu, Dwarf_Die* fn, const DwarfAddress& at)
-      : chain(WithinProbed(info.ScopeChain(cu, at.address), fn, at)) {
-    dies = chain.data();
-    count = static_cast<int>(chain.size());
-  }
-
-  // `chain` without the outermost copy inlined into the probed function's
-  // scope that begins at the probe's address, and the scopes inside it
-  // (all of `chain` when the probed function is not in it).
-  static std::vector<Dwarf_Die> WithinProbed(std::vector<Dwarf_Die> chain, Dwarf_Die* fn, const DwarfAddress& at) {
-    auto probed =
-        std::find_if(chain.begin(), chain.end(), [&](Dwarf_Die die) { return dwarf_dieoffset(&die) == at.die_offset; });
-    if (probed == chain.end()) return WithFolded(std::move(chain), fn, at);
-    // At the probed function's own entry nothing of it has run: a copy
-    // that begins later (its code scheduled before its entry_pc: gcc 12,
-    // ZSTD_createDCtx_advanced in ZSTD_createDCtx at ZSTD_decompress+24)
-    // has not begun either.
-    uint64_t probed_entry = 0;
-    bool at_entry = EntryAddress(fn, &probed_entry) && probed_entry == at.address;
-    auto begins_here = std::find_if(std::make_reverse_iterator(probed), chain.rend(), [&](Dwarf_Die die) {
-      uint64_t entry = 0;
-      return dwarf_tag(&die) == DW_TAG_inlined_subroutine && EntryAddress(&die, &entry) &&
-             (entry == at.address || (at_entry && entry > at.address));
-    });
-    chain.erase(chain.begin(), begins_here.base());
-    return chain;
-  }
-
-  // An inlined copy that begins at P with an empty range, [P, P) (all its
-  // code folded into its caller's: gcc 12, css_next_descendant_pre's first
-  // call in cgroup_save_control+5; or its code elsewhere: hrtimer_cancel
-  // in do_nanosleep+56), holds no address at P, yet it is the probed
-  // function there: the scopes are its own, then those that hold it, so
-  // that its parameters, not the caller's, are the probe's (located for
-  // P's first view, or not at all). Scopes at P that do not hold it are
-  // not its.
-  static std::vector<Dwarf_Die> WithFolded(std::vector<Dwarf_Die> chain, Dwarf_Die* fn, const DwarfAddress& at) {
-    uint64_t entry = 0;
-    bool begins_here = dwarf_tag(fn) == DW_TAG_inlined_subroutine && EntryAddress(fn, &entry) && entry == at.address;
-    if (chain.empty() || !begins_here) return chain;
-    size_t innermost_holder = chain.size();
-    while (innermost_holder > 0 && Holds(&chain[innermost_holder - 1], fn)) --innermost_holder;
-    chain.erase(chain.begin(), chain.begin() + static_cast<ptrdiff_t>(innermost_holder));
-    chain.push_back(*fn);
-    std::rotate(chain.rbegin(), chain.rbegin() + 1, chain.rend());
-    return chain;
-  }
-
-  // Whether `die` lies inside `scope`'s subtree, when `scope`'s parent
-  // holds it: after `scope`, before its next sibling (if any).
-  static bool Holds(Dwarf_Die* scope, Dwarf_Die* die) {
-    if (dwarf_dieoffset(scope) >= dwarf_dieoffset(die)) return false;
-    Dwarf_Die next = *scope;
-    return dwarf_siblingof(&next, &next) != 0 || dwarf_dieoffset(die) < dwarf_dieoffset(&next);
-  }
-};
-
-// The out-of-line function whose code holds the address (the frame): the
-// outermost subprogram of the scopes, none when a folded copy's scopes hold
-// only itself and the CU. Its DW_AT_frame_base is the frame base, not the
-// innermost function's: for an inlined copy, libdw's scopes would continue
-// with the abstract definition, not the caller that holds the code. At its
-// first instruction, and only there, DW_OP_entry_value(DW_OP_regN) is
-// register N itself: an inlined copy's entry is not enough (gcc 12,
-// opipe_prep's flags in do_splice+205 is do_splice's entry %r9, long
-// overwritten there).
-Dwarf_Die* OutOfLine(const Scopes& scopes) {
-  for (int i = scopes.count - 1; i >= 0; --i)
-    if (dwarf_tag(&scopes.dies[i]) == DW_TAG_subprogram) return &scopes.dies[i];
-  return nullptr;
-}
 
 // "process:3 (0x13c5)", or "records.c:45 (0x13bf)" for a line outside the function's own text.
 std::string Where(const DwarfAddress& at) {
@@ -247,26 +153,57 @@ Result<Place> VariablePlace(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, con
               "fetch it where it is computed, or from what it is computed from");
 }
 
-// `var` (found in `scopes`) at `at`, through the accessors of `expr`.
-Result<VariableFetch> FetchDie(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at,
-                               const ArgExpr& expr, bool want_string, bool explain) {
+// The walk from `var` (found in `scopes`) at `at`, before any accessor.
+Result<Walked> StartWalk(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at,
+                         const std::string& name, bool explain) {
   Walked w;
-  w.name = expr.name;
-  w.what = "'" + expr.name + "'";
+  w.name = name;
+  w.what = "'" + name + "'";
   if (!TypeOf(var, &w.type)) return Fail(w.what + " has no type in the debuginfo");
   w.place = KP_TRY(VariablePlace(info, scopes, var, at, w.what, ByteSize(&w.type), explain));
-  for (const ArgAccessor& acc : expr.accessors)
-    KP_TRY_VOID(acc.kind == ArgAccessor::kIndex ? WalkIndex(w, acc) : WalkMember(w, acc));
-  return Read(w, want_string);
+  return w;
 }
 
-bool Aggregate(Dwarf_Die* var) {
-  Dwarf_Die type;
-  if (!TypeOf(var, &type)) return false;
+bool IsAggregateType(Dwarf_Die type) {
   Dwarf_Die peeled = PeelType(type);
   int tag = dwarf_tag(&peeled);
   return tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_class_type ||
          tag == DW_TAG_array_type;
+}
+
+// What cannot be read of a variable in pieces: the variable itself said
+// to be in pieces, and for a struct or array the members that can be read
+// instead.
+Error InPieces(Walked w, const Error& error) {
+  Error out = error;
+  if (w.place.offset == 0 && ByteSize(&w.type) >= w.place.pieces->size)
+    out.message = w.what + " is split over several places here (" + DescribePieces(*w.place.pieces) +
+                  ": DW_OP_piece), and the kernel fetches one place per argument";
+  if (!IsAggregateType(w.type)) return out;
+  std::vector<std::string> readable;
+  for (const MemberFetch& m : ReadableMembers(w))
+    if (m.fetch) readable.push_back(m.path);
+  Dwarf_Die t = PeelType(w.type);
+  std::string parts = dwarf_tag(&t) == DW_TAG_array_type ? "elements" : "members";
+  out.hint = readable.empty() ? "none of its " + parts + " can be read here either"
+                              : "fetch its " + parts + ": " + Join(readable, " ");
+  return out;
+}
+
+// `var` (found in `scopes`) at `at`, through the accessors of `expr`.
+Result<VariableFetch> FetchDie(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at,
+                               const ArgExpr& expr, bool want_string, bool explain) {
+  Walked w = KP_TRY(StartWalk(info, scopes, var, at, expr.name, explain));
+  for (const ArgAccessor& acc : expr.accessors)
+    KP_TRY_VOID(acc.kind == ArgAccessor::kIndex ? WalkIndex(w, acc) : WalkMember(w, acc));
+  auto fetch = Read(w, want_string);
+  if (!fetch && w.place.kind == Place::kPieces) return std::unexpected(InPieces(w, fetch.error()));
+  return fetch;
+}
+
+bool Aggregate(Dwarf_Die* var) {
+  Dwarf_Die type;
+  return TypeOf(var, &type) && IsAggregateType(type);
 }
 
 ArgExpr ByName(Dwarf_Die* var) {
@@ -276,16 +213,45 @@ ArgExpr ByName(Dwarf_Die* var) {
   return expr;
 }
 
+// What $params and $vars take member by member, walked to: an aggregate
+// split over several places (DW_OP_piece) here, and a struct or union
+// parameter the ABI passed by value in two registers' worth of bytes (9 to
+// 16) that is in memory here (passed on the stack, when the registers ran
+// out: Linux 6.1's do_ip_getsockopt optlen), as the same struct in two
+// registers is, and as BTF reads both. Other aggregates in memory are left
+// out (their members can be fetched by name).
+std::optional<Walked> ByMembers(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at) {
+  if (!Aggregate(var)) return std::nullopt;
+  auto w = StartWalk(info, scopes, var, at, DieName(var), false);
+  if (!w) return std::nullopt;
+  if (w->place.kind == Place::kPieces) return *w;
+  Dwarf_Die t = PeelType(w->type);
+  int tag = dwarf_tag(&t);
+  uint64_t size = ByteSize(&t);
+  bool by_value = dwarf_tag(var) == DW_TAG_formal_parameter && tag != DW_TAG_array_type && size > 8 && size <= 16;
+  if (by_value && w->place.kind == Place::kMemory) return *w;
+  return std::nullopt;
+}
+
 // Available means: kprobectl can fetch it here, not merely that DWARF has
 // some location for it. A struct, union or array cannot be fetched whole,
-// but its members and elements can where its place is known (not split
-// over registers by DW_OP_piece, not a constant).
-bool Available(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at) {
-  if (!Aggregate(var)) return FetchDie(info, scopes, var, at, ByName(var), false, false).has_value();
-  Dwarf_Die type;
-  uint64_t size = TypeOf(var, &type) ? ByteSize(&type) : 0;
-  auto place = VariablePlace(info, scopes, var, at, "'" + DieName(var) + "'", size, false);
-  return place && place->base.root != VariableFetch::kConstant;
+// but its members and elements can where its place is known (in memory or
+// in a register, not a constant; in pieces, those members that lie in
+// one: VariableInfo says which).
+void SetAvailable(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at, VariableInfo& out) {
+  if (!Aggregate(var)) {
+    out.available = FetchDie(info, scopes, var, at, ByName(var), false, false).has_value();
+    return;
+  }
+  auto w = StartWalk(info, scopes, var, at, DieName(var), false);
+  if (w && w->place.kind == Place::kPieces) {
+    out.in_pieces = true;
+    for (const MemberFetch& m : ReadableMembers(*w))
+      (m.fetch ? out.piece_members : out.pieces_refused).push_back(m.path);
+    out.available = !out.piece_members.empty();
+    return;
+  }
+  out.available = w && w->place.base.root != VariableFetch::kConstant;
 }
 
 }  // namespace
@@ -301,51 +267,6 @@ Result<VariableFetch> DwarfInfo::FetchVariable(const DwarfAddress& at, const Arg
   return FetchDie(*this, scopes, &var, at, expr, want_string, explain);
 }
 
-namespace {
-
-// Variables and parameters live at the address, outer scopes first, up to
-// and including the out-of-line function: inside an inlined copy, its
-// caller's locals are as live as the copy's own parameters. Parameters
-// only ($params): those of the function probed (`function`, a subprogram or
-// an inlined copy), at every copy, not its callers'.
-std::vector<Dwarf_Die> VisibleVariables(Scopes& scopes, bool params_only, Dwarf_Off function) {
-  int first = 0;
-  if (params_only) {
-    // The probed function's scope, else the innermost function's.
-    std::optional<int> probed, innermost;
-    for (int i = 0; i < scopes.count; ++i) {
-      int tag = dwarf_tag(&scopes.dies[i]);
-      if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
-      if (!innermost) innermost = i;
-      if (dwarf_dieoffset(&scopes.dies[i]) == function) probed = i;
-    }
-    if (!probed && !innermost) return {};
-    first = probed ? *probed : *innermost;
-  }
-  std::vector<Dwarf_Die> out;
-  std::set<std::string> names;
-  for (int i = first; i < scopes.count; ++i) {
-    Dwarf_Die child;
-    int tag = dwarf_tag(&scopes.dies[i]);
-    if (dwarf_child(&scopes.dies[i], &child) == 0) {
-      std::vector<Dwarf_Die> here;
-      do {
-        int t = dwarf_tag(&child);
-        if (t != DW_TAG_formal_parameter && (params_only || t != DW_TAG_variable)) continue;
-        std::string name = DieName(&child);
-        if (name.empty() || names.contains(name) || dwarf_hasattr(&child, DW_AT_declaration)) continue;
-        names.insert(name);
-        here.push_back(child);
-      } while (dwarf_siblingof(&child, &child) == 0);
-      out.insert(out.begin(), here.begin(), here.end());  // outer scopes first
-    }
-    if (tag == DW_TAG_subprogram || params_only) break;
-  }
-  return out;
-}
-
-}  // namespace
-
 Result<std::vector<VariableFetch>> DwarfInfo::FetchAll(const DwarfAddress& at, bool params_only,
                                                        std::vector<std::string>* skipped) {
   ReadyDwarf dwarf = Ready();
@@ -356,6 +277,15 @@ Result<std::vector<VariableFetch>> DwarfInfo::FetchAll(const DwarfAddress& at, b
   // Each variable listed is fetched as that DIE: a look-up by its name
   // could find another of the name.
   for (Dwarf_Die& var : VisibleVariables(scopes, params_only, at.die_offset)) {
+    // A struct split over several places, or passed by value: its members.
+    if (auto w = ByMembers(*this, scopes, &var, at)) {
+      for (MemberFetch& m : ReadableMembers(*w))
+        if (m.fetch)
+          out.push_back(std::move(*m.fetch));
+        else if (skipped)
+          skipped->push_back(m.path + ": " + m.fetch.error().message);
+      continue;
+    }
     ArgExpr expr = ByName(&var);
     auto fetch = FetchDie(*this, scopes, &var, at, expr, false, false);
     if (fetch)
@@ -372,44 +302,6 @@ std::optional<FetchType> DwarfInfo::ReturnType(const DwarfAddress& at) {
   if (!TypeOf(&fn, &type)) return std::nullopt;
   auto fetch_type = ScalarFetchType(&type, "the return value");
   return fetch_type ? std::optional<FetchType>(*fetch_type) : std::nullopt;
-}
-
-const std::vector<Dwarf_Die>& DwarfInfo::ScopeChain(Dwarf_Die* cu, uint64_t address) {
-  auto [it, fresh] = scope_chains_.try_emplace(address);
-  std::vector<Dwarf_Die>& chain = it->second;
-  if (!fresh) return chain;
-  Dwarf_Die child;
-  bool found = false;
-  if (dwarf_child(cu, &child) == 0) do {
-      if (dwarf_tag(&child) == DW_TAG_subprogram && dwarf_haspc(&child, address) == 1) {
-        found = true;
-        break;
-      }
-    } while (dwarf_siblingof(&child, &child) == 0);
-  if (!found)
-    if (auto nested = NestedFunctionAt(cu, address)) {
-      child = *nested;
-      found = true;
-    }
-  if (found) {
-    chain.push_back(child);
-    for (bool deeper = true; deeper;) {
-      deeper = false;
-      Dwarf_Die inner;
-      if (dwarf_child(&chain.back(), &inner) != 0) break;
-      do {
-        int tag = dwarf_tag(&inner);
-        if ((tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) && dwarf_haspc(&inner, address) == 1) {
-          chain.push_back(inner);
-          deeper = true;
-          break;
-        }
-      } while (dwarf_siblingof(&inner, &inner) == 0);
-    }
-  }
-  std::reverse(chain.begin(), chain.end());
-  chain.push_back(*cu);
-  return chain;
 }
 
 Result<std::vector<VariableInfo>> DwarfInfo::Variables(const DwarfAddress& at, bool externs) {
@@ -432,7 +324,7 @@ Result<std::vector<VariableInfo>> DwarfInfo::Variables(const DwarfAddress& at, b
     Dwarf_Die type;
     info.c_type = TypeOf(&var, &type) ? TypeName(&type) : "void";
     info.parameter = dwarf_tag(&var) == DW_TAG_formal_parameter;
-    info.available = Available(*this, scopes, &var, at);
+    SetAvailable(*this, scopes, &var, at, info);
     Dwarf_Attribute loc;
     if (dwarf_attr(&var, DW_AT_location, &loc)) {
       Dwarf_Addr base, start, end;

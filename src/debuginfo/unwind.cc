@@ -182,7 +182,7 @@ std::optional<Registers> CallerRegisters(Dwarf_Frame* frame, const Registers& re
 
 }  // namespace
 
-std::vector<uint64_t> Unwinder::Unwind(const CapturedStack& stack, const FindMappedFile& find, size_t max_frames) {
+std::vector<uint64_t> Unwinder::Unwind(const CapturedStack& stack, const FindLoadedFile& find, size_t max_frames) {
   std::vector<uint64_t> pcs;
   Registers regs = stack.registers;
   if (!regs.contains(stack.pc_register) || !regs.contains(stack.sp_register)) return pcs;

@@ -207,6 +207,21 @@ Result<TypedFetch> VariableArg(const ProbeSpec& spec, const ProbeArg& arg, Debug
   bool want_string = type && type->IsString() && e.derefs.empty();
   auto variable = debuginfo.Fetch(at, e, want_string);
   if (!variable) return ArgError(spec, e.pos, variable.error().message, variable.error().hint);
+  // A bitfield type is what finds the member's bits in its place (a
+  // member k bytes into a register: b32@32/64); another type would read the
+  // place's first bits, another member's.
+  const FetchType& bits = variable->type;
+  if (type && type->base != FetchType::kBitfield && bits.base == FetchType::kBitfield && bits.bit_offset != 0) {
+    std::string written = arg.text.substr(arg.name.empty() ? 0 : arg.name.size() + 1);
+    written.resize(written.size() - arg.type.size() - 1);
+    std::string which = bits.bit_width == 1 ? "bit " + std::to_string(bits.bit_offset)
+                                            : "bits " + std::to_string(bits.bit_offset) + "-" +
+                                                  std::to_string(bits.bit_offset + bits.bit_width - 1);
+    return ArgError(spec, arg.type_pos,
+                    "'" + written + "' is " + which + " of where it is kept (" + FormatFetchType(bits) +
+                        "), and :" + arg.type + " would read the bits from 0 instead",
+                    "leave the type out");
+  }
   auto fetch = FetchOf(*variable, spec, ctx);
   if (!fetch) return ArgError(spec, e.pos, fetch.error().message, fetch.error().hint);
   KP_TRY_VOID(ApplyWritten(spec, arg, type, variable->c_type, *fetch));

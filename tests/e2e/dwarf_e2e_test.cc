@@ -183,3 +183,87 @@ TEST_CASE("dwarf: a function split by partial inlining fires once per call and o
   CHECK(trace.find("retval=6") != std::string::npos);
   CHECK(GroupDefinitions(tracefs, group).empty());
 }
+
+TEST_CASE("dwarf: members of structs split over registers and stack slots record the values the program had") {
+  // tests/fixtures/pieces.c: structs passed by value in two registers (a
+  // DW_OP_piece each), members of several sizes and offsets read as the
+  // registers' bits, a pointer member followed, a struct whose first
+  // member is in a stack slot and the others in registers, and a struct
+  // passed on the stack.
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("pc");
+  GroupCleaner cleaner(tracefs, group);
+  std::string bin = FixturePath("pieces");
+  auto added = RunKprobectl({"-x",
+                             bin,
+                             "-q",
+                             "-a",
+                             group + ":so=setopt optval.user optval.is_kernel optlen",
+                             "-a",
+                             group + ":tp=take_pair $params",
+                             "-a",
+                             group + ":ts=take_small s.x s.y",
+                             "-a",
+                             group + ":tq=take_ptrs q.p->weight q.n",
+                             "-a",
+                             group + ":tt=take_text t.v[1] t.v[3] t.hi t.len",
+                             "-a",
+                             group + ":tu=take_quad $params",
+                             "-a",
+                             group + ":mx=mixed:1 s.a s.b s.c",
+                             "-a",
+                             group + ":st=stacked $params",
+                             "-a",
+                             group + ":tn=take_nested o.half o.half.hi o.tail"});
+  INFO(added.err);
+  REQUIRE(added.status == 0);
+  TraceInstance instance(tracefs, group);
+  for (const char* e : {"so", "tp", "ts", "tq", "tt", "tu", "mx", "st", "tn"}) instance.Enable(e);
+  int status = 0;
+  std::string output = RunProgram({bin}, &status);
+  REQUIRE(status == 0);
+  auto printed = Printed(output);
+  auto events = TraceEvents(instance.Lines());
+
+  REQUIRE(events["so"].size() == 1);
+  CHECK(events["so"][0]["user"] == printed["setopt"]["user"]);  // %p and x64 print alike: 0x...
+  CHECK(events["so"][0]["is_kernel"] == printed["setopt"]["is_kernel"]);
+  CHECK(events["so"][0]["optlen"] == printed["setopt"]["optlen"]);
+  REQUIRE(events["tp"].size() == 1);
+  for (const char* m : {"a", "b", "c", "d", "e", "f"})
+    CHECK(events["tp"][0]["p_" + std::string(m)] == printed["take_pair"][m]);
+  REQUIRE(events["ts"].size() == 1);
+  CHECK(events["ts"][0]["x"] == printed["take_small"]["x"]);
+  // y, an int 4 bytes into RDI, is read as a bitfield (b32@32/64), which
+  // the kernel prints unsigned: -1 is 4294967295.
+  CHECK(static_cast<uint32_t>(std::stoul(events["ts"][0]["y"])) ==
+        static_cast<uint32_t>(std::stoi(printed["take_small"]["y"])));
+  REQUIRE(events["tq"].size() == 1);
+  CHECK(events["tq"][0]["weight"] == printed["take_ptrs"]["weight"]);
+  CHECK(events["tq"][0]["n"] == printed["take_ptrs"]["n"]);
+  REQUIRE(events["tt"].size() == 1);
+  CHECK(events["tt"][0]["v"] == printed["take_text"]["v1"]);
+  CHECK(events["tt"][0]["v_1"] == printed["take_text"]["v3"]);
+  CHECK(events["tt"][0]["hi"] == printed["take_text"]["hi"]);
+  CHECK(events["tt"][0]["len"] == printed["take_text"]["len"]);
+  REQUIRE(events["tu"].size() == 1);
+  CHECK(events["tu"][0]["q_a"] == printed["take_quad"]["a"]);
+  CHECK(events["tu"][0]["q_in_x"] == printed["take_quad"]["x"]);
+  CHECK(events["tu"][0]["q_in_y"] == printed["take_quad"]["y"]);
+  CHECK(events["tu"][0]["q_hi"] == printed["take_quad"]["hi"]);
+  CHECK(events["tu"][0]["q_z"] == printed["take_quad"]["z"]);
+  REQUIRE(events["mx"].size() == 1);
+  CHECK(events["mx"][0]["a"] == printed["mixed"]["a"]);
+  CHECK(events["mx"][0]["b"] == printed["mixed"]["b"]);
+  CHECK(events["mx"][0]["c"] == printed["mixed"]["c"]);
+  // A 16-byte struct passed on the stack: its members in the stack slots.
+  REQUIRE(events["st"].size() == 1);
+  CHECK(events["st"][0]["optlen_user"] == printed["stacked"]["user"]);
+  CHECK(events["st"][0]["optlen_is_kernel"] == printed["stacked"]["is_kernel"]);
+  CHECK(events["st"][0]["e"] == printed["stacked"]["e"]);
+  // A nested struct in one piece, whole (x32) and by a member.
+  REQUIRE(events["tn"].size() == 1);
+  CHECK(events["tn"][0]["half"] == printed["take_nested"]["half"]);
+  CHECK(events["tn"][0]["hi"] == printed["take_nested"]["hi"]);
+  CHECK(events["tn"][0]["tail"] == printed["take_nested"]["tail"]);
+}

@@ -146,6 +146,44 @@ TEST_CASE("a variable in memory at a loaded pointer plus an offset is a nested f
         "p:probe/bpf_map_mmap_close bpf_map_mmap_close+0 map=+200(+112(%di)):x64\n");
 }
 
+TEST_CASE("a struct passed in two registers is fetched member by member") {
+  // do_tcp_setsockopt's sockptr_t optval at the entry: DW_OP_reg2 RCX,
+  // DW_OP_piece 0x8, DW_OP_reg8 R8, DW_OP_piece 0x8. Its pointers (an
+  // anonymous union) are RCX; is_kernel is a 1-bit bitfield at bit 64
+  // (DW_AT_bit_size 1, DW_AT_data_bit_offset 0x40): R8's bit 0.
+  CHECK(Run({"-D", "do_tcp_setsockopt optval.user optval.is_kernel"}).out ==
+        "p:probe/do_tcp_setsockopt do_tcp_setsockopt+0 user=%cx:x64 is_kernel=%r8:b1@0/8\n");
+  std::string params =
+      "p:probe/do_tcp_setsockopt do_tcp_setsockopt+0 sk=%di:x64 level=%si:s32 optname=%dx:s32 optval_kernel=%cx:x64 "
+      "optval_user=%cx:x64 optval_is_kernel=%r8:b1@0/8 optlen=%r9:u32\n";
+  CHECK(Run({"-D", "do_tcp_setsockopt $params"}).out == params);
+  // BTF, through the ABI: the same.
+  CHECK(Run({"--btf", "-D", "do_tcp_setsockopt $params"}).out == params);
+  CHECK(Run({"vars", "do_tcp_setsockopt"})
+            .out.find("\t\tsockptr_t\toptval\t(in pieces: optval.kernel optval.user optval.is_kernel)\n") !=
+        std::string::npos);
+  auto whole = Run({"-D", "do_tcp_setsockopt optval"});
+  CHECK(whole.status == 1);
+  CHECK(whole.err ==
+        "kprobectl: error: invalid argument: 'optval' is split over several places here (bytes 0-7 and 8-15: "
+        "DW_OP_piece), and the kernel fetches one place per argument\n    do_tcp_setsockopt optval\n"
+        "                      ^\n  hint: fetch its members: optval.kernel optval.user optval.is_kernel\n");
+}
+
+TEST_CASE("pieces that are constants, bits, and parts of a register") {
+  // do_misc_fixups+1775 builds BPF_LD_IMM64(BPF_REG_3, addr) in ld_addrs:
+  // code DW_OP_lit24, dst_reg DW_OP_lit3 (DW_OP_bit_piece 4), the first
+  // imm DW_OP_reg0 RAX (4 bytes), the second DW_OP_breg0 RAX+0,
+  // DW_OP_const1u 32, DW_OP_shr: RAX's upper half.
+  CHECK(Run({"-D", "do_misc_fixups+1775 ld_addrs[0].code ld_addrs[0].dst_reg ld_addrs[0].imm ld_addrs[1].imm"}).out ==
+        "p:probe/do_misc_fixups do_misc_fixups+1775 code=\\24:u8 dst_reg=\\3:u8 imm=%ax:s32 imm_1=%ax:b32@32/64\n");
+  // copy_from_sockptr_offset inlined at sk_setsockopt+121: src.is_kernel
+  // is DW_OP_breg0 RAX+0, DW_OP_lit1, DW_OP_and (DW_OP_bit_piece 1).
+  CHECK(Run({"-D", "copy_from_sockptr_offset $params"})
+            .out.find(" sk_setsockopt+121 offset=\\0:u64 size=\\4:u64 src_kernel=%cx:x64 src_user=%cx:x64 "
+                      "src_is_kernel=%ax:b1@0/8\n") != std::string::npos);
+}
+
 TEST_CASE("where else a variable can be fetched, for lines before the function's own") {
   // Inside new_sync_read's copy (which began at vfs_read+357): its 'ret'.
   auto result = Run({"-D", "vfs_read+360 ret"});
@@ -209,7 +247,8 @@ TEST_CASE("BTF and DWARF follow the same member chains") {
        {"vfs_read file->f_path.dentry->d_name.name:string count buf", "do_sys_openat2 filename:string how->flags dfd",
         "tcp_sendmsg sk->__sk_common.skc_dport size", "ip_rcv skb->pkt_type skb->dev->name:string skb->len",
         "wake_up_process p->comm:string p->pid p->comm[2]", "hrtimer_start_range_ns $params", "vfs_read%return $retval",
-        "do_exit code"}) {
+        "do_exit code", "genregs_get to.left to.p $params", "ipv6_setsockopt optval.is_kernel optval.kernel",
+        "do_ip_getsockopt $params"}) {
     auto dwarf = Run({"-D", spec}), btf = Run({"--btf", "-D", spec});
     INFO(spec << "\nDWARF: " << dwarf.err << "\nBTF: " << btf.err);
     CHECK(dwarf.status == 0);

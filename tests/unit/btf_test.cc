@@ -51,9 +51,9 @@ TEST_CASE("btf: a fixture's BTF gives what its DWARF gives at the entry") {
                            "btf_outer o->child->name.text:string o->child->tag:string o->child->name.len",
                            "btf_outer o->sector o->state o->samples[2] o->samples",
                            "btf_outer o->ops->open o->ops->close o->embedded.tag o->embedded.name.len",
-                           "btf_outer label:string o->child->tag[3] $params", "btf_pair $params", "btf_many $params",
-                           "btf_state s ops->open", "btf_state%return $retval", "btf_many%return $retval",
-                           "btf_outer o->child->tag:x8[4]"}) {
+                           "btf_outer label:string o->child->tag[3] $params", "btf_pair $params",
+                           "btf_pair p.second p.first", "btf_many $params", "btf_state s ops->open",
+                           "btf_state%return $retval", "btf_many%return $retval", "btf_outer o->child->tag:x8[4]"}) {
     CliResult dwarf = Kernel({"-D", spec}, false), btf = Kernel({"-D", spec}, true);
     INFO(spec << "\nDWARF: " << dwarf.err << "\nBTF: " << btf.err);
     CHECK(dwarf.status == 0);
@@ -79,6 +79,10 @@ TEST_CASE("btf: vars lists the parameters at the entry, and the return value at 
   CHECK(Kernel({"vars", "btf_state"}, true).out ==
         "Available variables at btf_state\n\t@<btf_state+0> (BTF: the parameters at entry)\n"
         "\t\tenum state\ts\n\t\tconst struct ops*\tops\n");
+  // A struct in two argument registers, with the members that can be read.
+  CHECK(Kernel({"vars", "btf_pair"}, true).out ==
+        "Available variables at btf_pair\n\t@<btf_pair+0> (BTF: the parameters at entry)\n\t\tint\tbefore\n"
+        "\t\tstruct pair\tp\t(in pieces: p.first p.second)\n\t\tunsigned char\tsmall\n");
   CHECK(Kernel({"vars", "btf_many%return"}, true).out ==
         "Available variables at btf_many%return\n\t@<btf_many+0> (BTF: the return value)\n\t\tblk_t\t$retval\n");
 }
@@ -90,15 +94,18 @@ TEST_CASE("btf: what BTF cannot answer is refused, saying what can") {
     CHECK(r.out.empty());
     return r.err;
   };
-  // No lines, no locals, no places but the entry, no members of a struct
-  // passed in registers.
+  // No lines, no locals, no places but the entry, no struct passed in two
+  // registers as one value.
   CHECK_THAT(err({"-D", "btf_outer:2"}), Catch::Contains("needs the kernel's DWARF: BTF has no lines"));
   CHECK_THAT(err({"-D", "btf_outer+4 o"}), Catch::Contains("BTF knows parameters only at a function's entry"));
   CHECK_THAT(err({"-D", "btf_outer nope"}),
              Catch::Contains("has no parameter 'nope' (BTF knows parameters, not locals)"));
   CHECK_THAT(err({"-D", "btf_outer nope"}), Catch::Contains("its parameters: o, flags, label"));
   CHECK_THAT(err({"-D", "btf_outer o->nope"}), Catch::Contains("struct outer has no member 'nope'"));
-  CHECK_THAT(err({"-D", "btf_pair p.first"}), Catch::Contains("'p' is passed in registers"));
+  CHECK_THAT(
+      err({"-D", "btf_pair p"}),
+      Catch::Contains("'p' is passed in two argument registers (bytes 0-15), and the kernel fetches one place "
+                      "per argument\n    btf_pair p\n             ^\n  hint: fetch its members: p.first p.second\n"));
   CHECK_THAT(err({"-D", "btf_outer o->samples:string"}), Catch::Contains("cannot be read as a string"));
   // --btf FILE must open.
   CHECK_THAT(err({"--btf", "/nonexistent.btf", "-D", "btf_outer o"}), Catch::Contains("no BTF at /nonexistent.btf"));
@@ -138,14 +145,19 @@ TEST_CASE("btf: BtfInfo reads prototypes, slots and return types") {
   REQUIRE(params->size() == 3);
   CHECK((*params)[1].name == "p");
   CHECK((*params)[1].c_type == "struct pair");
-  // A 16-byte struct takes two integer slots: `small` is the 4th argument.
+  // A 16-byte struct takes two integer slots, fetched member by member:
+  // `small` is the 4th argument.
   std::vector<std::string> skipped;
   auto all = info.FetchAll("btf_pair", &skipped);
   REQUIRE(all);
-  REQUIRE(all->size() == 2);
-  CHECK((*all)[1].name == "small");
-  CHECK((*all)[1].argument == 4);
-  CHECK(skipped.size() == 1);
+  REQUIRE(all->size() == 4);
+  CHECK((*all)[1].name == "p_first");
+  CHECK((*all)[1].argument == 2);
+  CHECK((*all)[2].name == "p_second");
+  CHECK((*all)[2].argument == 3);
+  CHECK((*all)[3].name == "small");
+  CHECK((*all)[3].argument == 4);
+  CHECK(skipped.empty());
   auto fetch = info.Fetch("btf_outer", Expr("label"), true);
   REQUIRE(fetch);
   CHECK(fetch->argument == 3);

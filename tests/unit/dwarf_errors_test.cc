@@ -214,3 +214,54 @@ TEST_CASE("an inline function with no code left says so, by index, by scan, and 
                                         bin + " funcs'\n");
   }
 }
+
+TEST_CASE("a struct split over several places is fetched member by member, and what cannot be says why") {
+  // tests/fixtures/pieces.c: setopt's optval is RCX:R8 (DW_OP_piece),
+  // take_quad's q RDI:RSI with q.in across both, spill's m at line 9 is
+  // nothing:R12 (its first piece optimized out).
+  std::string bin = FixturePath("pieces");
+  struct Row {
+    std::string spec;
+    std::string err;
+  } rows[] = {
+      {"setopt optval",
+       "kprobectl: error: invalid argument: 'optval' is split over several places here (bytes 0-7 and 8-15: "
+       "DW_OP_piece), and the kernel fetches one place per argument\n    setopt optval\n           ^\n"
+       "  hint: fetch its members: optval.kernel optval.user optval.is_kernel\n"},
+      {"take_quad q.in",
+       "kprobectl: error: invalid argument: 'q.in' lies across 2 pieces of 'q' (bytes 0-7 and 8-15, each in a place "
+       "of its own: DW_OP_piece), which the kernel cannot read as one\n    take_quad q.in\n              ^\n"
+       "  hint: fetch its members: q.in.x q.in.y\n"},
+      {"spill:9 m.key",
+       "kprobectl: error: invalid argument: 'm.key' is in bytes 0-7 of 'm', which are optimized out here\n"
+       "    spill:9 m.key\n            ^\n"},
+      {"spill:9 m",
+       "kprobectl: error: invalid argument: 'm' is split over several places here (bytes 0-7 optimized out and 8-15: "
+       "DW_OP_piece), and the kernel fetches one place per argument\n    spill:9 m\n            ^\n"
+       "  hint: fetch its members: m.count\n"},
+      {"take_text t.v",
+       "kprobectl: error: invalid argument: 't.v' is an array kept in a register here, and the kernel reads arrays "
+       "from memory\n    take_text t.v\n              ^\n  hint: fetch its elements: t.v[0] t.v[1] t.v[2] t.v[3]\n"},
+      // The type would read the register's first bits: q.in.y's, not q.in.x's.
+      {"take_quad x=q.in.x:s32",
+       "kprobectl: error: invalid argument: 'q.in.x' is bits 32-63 of where it is kept (b32@32/64), and :s32 would "
+       "read the bits from 0 instead\n    take_quad x=q.in.x:s32\n                       ^\n"
+       "  hint: leave the type out\n"},
+      {"take_pair p.e:u8",
+       "kprobectl: error: invalid argument: 'p.e' is bits 56-58 of where it is kept (b3@56/64), and :u8 would "
+       "read the bits from 0 instead\n    take_pair p.e:u8\n                  ^\n  hint: leave the type out\n"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.spec);
+    auto r = RunKprobectl({"-x", bin, "-D", row.spec});
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err == row.err);
+  }
+  // $vars takes what it can and says what it left out.
+  auto vars = RunKprobectl({"-x", bin, "-v", "-D", "spill:9 $vars"});
+  CHECK(vars.status == 0);
+  CHECK(vars.out.find(" m_count=%r12:s64 n_key=") != std::string::npos);
+  CHECK(vars.err.find("skipped m.key: 'm.key' is in bytes 0-7 of 'm', which are optimized out here\n") !=
+        std::string::npos);
+}

@@ -177,6 +177,25 @@ grep -q ' read_write=0' <<<"$inlined" && grep -q ' count=256' <<<"$inlined" &&
   not_ok "\$params at an inlined copy: its own parameters, with their values" "$(head -5 /tmp/kpvm-r)"
 check "nothing left after the split-function probes" nothing_left
 
+# 6b. A struct passed by value in two registers (DW_OP_piece): setsockopt's
+#     sockptr_t optval reaches do_tcp_setsockopt in RCX (the pointer) and R8
+#     (is_kernel, bit 0). A program passes a buffer whose address it prints.
+setsockopt='import ctypes, socket
+libc = ctypes.CDLL(None)
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+one = ctypes.c_int(1)
+print("user=0x%x rc=%d" % (ctypes.addressof(one), libc.setsockopt(s.fileno(), 6, 1, ctypes.byref(one), 4)))'
+kp trace -q -o /tmp/kpvm-so --probe 'kpvm:so=do_tcp_setsockopt optname optval.user optval.is_kernel optlen' \
+  --probe 'kpvm:sp=do_tcp_setsockopt $params' -- /usr/bin/python3 -c "$setsockopt" >/tmp/kpvm-so.out
+echo "# $(cat /tmp/kpvm-so.out)"
+grep 'kpvm:s[op]:' /tmp/kpvm-so | head -2 | sed 's/^/# /'
+user=$(sed -n 's/^user=\(0x[0-9a-f]*\) rc=0$/\1/p' /tmp/kpvm-so.out)
+check "a member of a struct in two registers is the pointer the program passed, is_kernel 0" \
+  grep -q "kpvm:so: (do_tcp_setsockopt+0x[04]) optname=1 user=$user is_kernel=0 optlen=4\$" /tmp/kpvm-so
+check "\$params takes the struct's members" \
+  grep -q "kpvm:sp: .* optval_user=$user optval_is_kernel=0 optlen=4\$" /tmp/kpvm-so
+check "nothing left after the struct in registers" nothing_left
+
 # 7. fprobe events (Linux 6.5+, found from the tracefs README): --fprobe
 #    writes f: definitions to dynamic_events; entry and exit fire with
 #    their values, and nothing is left. On a kernel without them, a clear
