@@ -184,6 +184,12 @@ class Symbols:
             return {int(sym, 16)}, False
         stripped = sym not in self.table and sym in self.clones
         bases = self.clones[sym] if stripped else self.table.get(sym, [])
+        if entry:
+            # perf -V names a place by its DWARF function's name, which for
+            # code linked with renamed symbols (arm64's nVHE hypervisor,
+            # objcopy --prefix-symbols=__kvm_nvhe_) is another function's
+            # symbol: stage2_unmap_walker+104 for __kvm_nvhe_stage2_unmap_walker+104.
+            bases = bases + [a for prefix in self.arch.renamed_prefixes for a in self.table.get(prefix + sym, [])]
         return {(entry(a) if entry else a) + int(off or "0", 0) for a in bases}, stripped
 
     def unsuffixed(self, address, entry=None):
@@ -203,6 +209,11 @@ class Symbols:
     def function_at(self, address):
         i = bisect.bisect_right(self.starts, address) - 1
         return self.functions[i][1] if i >= 0 else "?"
+
+    def start(self, address):
+        """The address of the function symbol that holds `address`."""
+        i = bisect.bisect_right(self.starts, address) - 1
+        return self.starts[i] if i >= 0 else address
 
     def where(self, address):
         i = bisect.bisect_right(self.starts, address) - 1
@@ -400,7 +411,7 @@ def match_addresses(out, ctx, func, ours, theirs, entry):
             only_perf.remove(p)
     for p in only_perf:
         fn = ctx.symbols.function_at(p)
-        if ".part." in fn and fn.split(".")[0] == func.split(".")[0] and ctx.symbols.where(p) == fn + "+0":
+        if ".part." in fn and fn.split(".")[0] == func.split(".")[0] and p == ctx.dwarf.entry_of(ctx.symbols.start(p)):
             out.explain("split-part", "")
             continue
         if ctx.blacklist and fn in ctx.blacklist:
@@ -409,7 +420,8 @@ def match_addresses(out, ctx, func, ours, theirs, entry):
         out.explain("notrace" if ctx.traceable and fn not in ctx.traceable else None,
                     f"only perf probes {ctx.symbols.where(p)}")
     for k in only_kp:
-        out.explain(None, f"only kprobectl probes {ctx.symbols.where(k)}")
+        out.explain("redundant-copy" if classes.redundant_copy(ctx.dwarf, func, k) else None,
+                    f"only kprobectl probes {ctx.symbols.where(k)}")
     return pairs
 
 
@@ -478,6 +490,8 @@ def compare(kind, func, kp, perf, ctx):
             out.verdict = "different"
             out.explain(None, "perf's targets do not resolve")
             return out
+        if entry and ctx.arch.renamed_prefixes and ctx.symbols.function_at(hit[0]).startswith(ctx.arch.renamed_prefixes):
+            out.notes.add("perf -V names a renamed copy by its DWARF name")
         theirs[hit[0]] = (value, types)
     for k, p in match_addresses(out, ctx, func, ours, theirs, entry):
         if kind == "vars":

@@ -4,12 +4,13 @@
 # chosen by the image's ELF machine (as perf chooses its register names,
 # and as kprobectl's src/arch/ does): the kernel's names of the DWARF
 # registers, ftrace's patchable entry (bytes between a function's symbol
-# and its DWARF low_pc) and the sections the kprobe blacklist refuses whole.
+# and its DWARF low_pc), the sections the kprobe blacklist refuses whole and
+# the prefixes of symbols renamed at link time.
 import re
 import subprocess
 from collections import namedtuple
 
-Arch = namedtuple("Arch", "name patchable_entry no_probe_sections register")
+Arch = namedtuple("Arch", "name patchable_entry no_probe_sections renamed_prefixes register")
 
 
 def _x86_64_register(number, llvm_name):
@@ -35,13 +36,16 @@ def _arm64_register(number, llvm_name):
 ARCHES = {
     # arch/x86/kernel/kprobes/core.c and kernel/kprobes.c: .kprobes.text,
     # .noinstr.text, .entry.text.
-    "X86-64": Arch("x86_64", 0, ("kprobes", "noinstr", "entry"), _x86_64_register),
+    "X86-64": Arch("x86_64", 0, ("kprobes", "noinstr", "entry"), (), _x86_64_register),
     # arch/arm64/kernel/probes/kprobes.c, arch_populate_kprobe_blacklist:
     # also .irqentry.text, .hyp.text and .hyp.idmap.text. Functions begin
     # with ftrace's two NOPs (-fpatchable-function-entry=2), outside the
     # DWARF's function: vfs_read's symbol is at ...0710, its DW_AT_low_pc
-    # ...0718.
-    "AArch64": Arch("arm64", 8, ("kprobes", "noinstr", "entry", "irqentry", "hyp", "hyp_idmap"), _arm64_register),
+    # ...0718. The nVHE hypervisor's objects are linked with their symbols
+    # renamed (arch/arm64/kvm/hyp/nvhe/Makefile: --prefix-symbols=__kvm_nvhe_),
+    # their DWARF keeps the source's names.
+    "AArch64": Arch("arm64", 8, ("kprobes", "noinstr", "entry", "irqentry", "hyp", "hyp_idmap"), ("__kvm_nvhe_",),
+                    _arm64_register),
 }
 
 

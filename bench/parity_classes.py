@@ -41,7 +41,11 @@ CLASSES = [
           "than 16 bytes passed by value, a copy on the stack, DW_OP_fbreg k, whose members are fetched by "
           "name; or one in pieces none of which holds a whole member) is fetched by perf as its first 8 bytes, "
           "with the warning 'exceeds max-bitwidth. Cut down to 64 bits'; kprobectl leaves it out: "
-          "rtc_tm_to_ktime's struct rtc_time tm (36 bytes), perf tm=+8(%sp), kprobectl tm.tm_year by name"),
+          "rtc_tm_to_ktime's struct rtc_time tm (36 bytes), perf tm=+8(%sp), kprobectl tm.tm_year by name; on "
+          "arm64 such a struct is passed by reference (AAPCS64), in memory at a register (DW_OP_bregN 0) which "
+          "gcc gives for the whole function though the function copies the reference there only later: "
+          "btf_snprintf_show's va_list args (32 bytes) is DW_OP_breg4 W4+0, and x4 is set by 'mov x4, x2' at "
+          "+16; perf args=+0(%x4) at the entry, +8"),
     Class("members", "kprobectl fetches a struct's members, perf its first 8 bytes",
           "a struct the DWARF keeps in several places (DW_OP_piece: passed by value in two registers, or "
           "members in registers and stack slots), or a struct parameter of 9-16 bytes passed on the stack, is "
@@ -108,6 +112,13 @@ CLASSES = [
           "perf -k offers probes in copies of a function inlined into functions the kernel's kprobe blacklist "
           "names, and on the blacklisted function itself, which the kernel refuses; kprobectl leaves them out "
           "saying so: notifier_call_chain (NOKPROBE_SYMBOL) and its copy in atomic_notifier_call_chain+30"),
+    Class("redundant-copy", "perf skips an inlined copy called on the line that declares it",
+          "perf's die_walk_instances ignores an inlined copy whose DW_AT_call_file and DW_AT_call_line are its "
+          "origin's DW_AT_decl_file and DW_AT_decl_line ('Ignore redundant instances', tools/perf/util/"
+          "dwarf-aux.c); a tracepoint's header declares __traceiter_X and trace_X, which calls it, on one line, "
+          "so gcc's copy of __traceiter_X inlined in trace_X is one of those: __traceiter_clk_set_duty_cycle in "
+          "clk_core_set_duty_cycle_nolock+156, call and declaration at include/trace/events/clk.h:253; the "
+          "copy's code runs on each traced call, kprobectl probes it, perf only the out-of-line function"),
     Class("split-part", "perf probes the split-off rest of a function as a copy of it",
           "gcc's partial inlining splits FUNC into a head (inlined into callers, and kept as FUNC) and the rest, "
           "FUNC.part.N, entered from the head only; perf probes FUNC.part.N+0 as one more place of FUNC, so a "
@@ -278,6 +289,11 @@ def perf_only(probed, name, fetch, perf_stderr):
     if nested and (var is None or (var.tag != "DW_TAG_formal_parameter" and
                                    any(v.tag == "DW_TAG_formal_parameter" for v in nested))):
         return "nested"
+    # The probed copy's own variable has no location at all, the nested
+    # copy's of that name one here, which perf lists (stage2_put_pte's ptep
+    # at __kvm_nvhe_stage2_map_walk_leaf+272, kvm_clear_pte's in W20).
+    if var is not None and loc is None and any(v.location_at(probed.address) for v in nested):
+        return "nested"
     if loc and COMPUTED.match(loc) and (fetch is None or re.match(r"^[+-]\d+\(", fetch)):
         return "stack-value"
     if loc and ADDR_VALUE.match(loc) and fetch in (None, f"@{name}+0"):
@@ -288,6 +304,9 @@ def perf_only(probed, name, fetch, perf_stderr):
     if loc and re.match(r"^DW_OP_fbreg [+-]?\d+$", loc) and fetch and "exceeds max-bitwidth" in perf_stderr and \
             re.match(r"^[+-]\d+\(%sp\)$", fetch):
         return "wide-struct"  # passed on the stack
+    if loc and re.match(r"^DW_OP_breg\d+ \w+[+-]\d+$", loc) and fetch and "exceeds max-bitwidth" in perf_stderr \
+            and fetch == perf_fetch(probed.arch, loc):
+        return "wide-struct"  # passed by reference (arm64: a composite of more than 16 bytes)
     if loc and first_op_only(probed.arch, loc, fetch):
         return "first-op"
     if var is not None and loc is None and fetch is None and "DW_AT_const_value" in var.attrs and \
@@ -379,6 +398,25 @@ def kp_only_var(probed, name):
     if probed.found and first_view_only(probed, name, None):
         return "first-view"
     return None
+
+
+def redundant_copy(dwarf, func, address):
+    """kprobectl's `address` is the entry of an inlined copy of `func`
+    called on the line that declares it (perf's die_walk_instances ignores
+    such copies)."""
+    if not dwarf or not dwarf.tool:
+        return False
+    for scope in dwarf.chain(address):
+        if scope.tag != "DW_TAG_inlined_subroutine" or base_name(scope.name) != base_name(func):
+            continue
+        entry = scope.number("DW_AT_entry_pc") or min(lo for lo, _ in scope.ranges())
+        m = re.match(r"^(0x[0-9a-f]+)", scope.attrs.get("DW_AT_abstract_origin", ""))
+        origin = dwarf.die(int(m.group(1), 16)) if m else None
+        if entry == address and origin and \
+                (scope.attrs.get("DW_AT_call_file"), scope.number("DW_AT_call_line")) == \
+                (origin.attrs.get("DW_AT_decl_file"), origin.number("DW_AT_decl_line")):
+            return True
+    return False
 
 
 def empty_entry(dwarf, func, perf_address, kp_address):
