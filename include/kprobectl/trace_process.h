@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,7 +53,11 @@ class StopSignals {
 // events go to our standard output: a pipe then carries events only).
 class TracedCommand {
  public:
-  static Result<TracedCommand> Start(const std::vector<std::string>& argv, const sigset_t& mask, int stdout_fd = -1);
+  // `stop_at_exec`: the kernel stops it at its exec (it is traced by us
+  // until AtExec), so that what it maps there can be read however short
+  // its run.
+  static Result<TracedCommand> Start(const std::vector<std::string>& argv, const sigset_t& mask, int stdout_fd = -1,
+                                     bool stop_at_exec = false);
   TracedCommand(TracedCommand&& other) noexcept;
   TracedCommand& operator=(TracedCommand&&) = delete;
   // A command still running is sent SIGTERM and waited for.
@@ -61,9 +66,10 @@ class TracedCommand {
   pid_t pid() const { return pid_; }
   // Lets it exec; the error when it cannot (the command does not exist...).
   Result<void> Release();
-  // Waits (at most 100 ms) until it runs the program it was given: its
-  // /proc/PID/exe is no longer ours.
-  void WaitForExec() const;
+  // Calls `look` with its pid once it has exec'd (the program and its
+  // interpreter mapped), then lets it run: stopped there when Start was
+  // asked to and could, else as soon as its /proc/PID/exe is no longer ours.
+  void AtExec(const std::function<void(pid_t)>& look);
   // Its exit status (or 128 + the signal that ended it) once it ended.
   std::optional<int> Poll();
   // Its exit status, once it ended: given `grace_ms` to end on its own
@@ -79,6 +85,7 @@ class TracedCommand {
   int go_ = -1, report_ = -1;
   std::string name_;
   std::optional<int> status_;
+  bool stops_at_exec_ = false;
 };
 
 }  // namespace kprobectl

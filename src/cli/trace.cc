@@ -348,7 +348,7 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   // error, so that a pipe (jq, grep) gets the events alone.
   int command_stdout = trace.output.empty() ? STDERR_FILENO : -1;
   if (!trace.command.empty())
-    command.emplace(KP_TRY(TracedCommand::Start(trace.command, signals.saved(), command_stdout)));
+    command.emplace(KP_TRY(TracedCommand::Start(trace.command, signals.saved(), command_stdout, !trace.stack.empty())));
   if (command && !trace.pid && !trace.all) KP_TRY_VOID(session->FollowPid(command->pid()));
   KP_TRY_VOID(EnableAll(*session, plan, trace));
   // After the session, so that it closes first: an instance with open
@@ -371,12 +371,10 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   KP_TRY_VOID(OpenOutput(trace, io, output));
   Tracer tracer(*decoding.decoder, std::move(decoding.plans), printer, *output.stream, output.name, decoding.stacks);
   if (command) KP_TRY_VOID(command->Release());
-  // The program's own mapping is there from its exec on: kept at once, a
-  // command too short for the loop's reads still has its frames named.
-  if (command && !trace.stack.empty()) {
-    command->WaitForExec();
-    locations.RememberTree(command->pid());
-  }
+  // Its mappings read at its exec, where the kernel stops it for us: a
+  // command too short for the loop's reads still has its program's frames
+  // named (the libraries ld.so maps later need the loop's reads).
+  if (command && !trace.stack.empty()) command->AtExec([&](pid_t pid) { locations.RememberTree(pid); });
   Result<void> failure = TraceLoop(trace, signals, command ? &*command : nullptr, tracer, *reader, comms, locations);
   // A command that was passed a signal gets a moment to end on its own.
   int exit_status = command ? command->Stop(SIGTERM, 2000) : 0;

@@ -163,7 +163,7 @@ void AddStackCapture(TraceEventDef& def, const Arch& arch, unsigned chunks) {
   std::string sp = "%" + std::string(arch.stack_pointer());
   for (unsigned i = 0; i < chunks; ++i)
     def.args.push_back({std::string(kCaptureStackPrefix) + std::to_string(i),
-                        Dereference(i * kCaptureChunkBytes, false, sp),
+                        Dereference(static_cast<int64_t>(i) * kCaptureChunkBytes, false, sp),
                         "x64[" + std::to_string(kCaptureChunkBytes / 8) + "]"});
 }
 

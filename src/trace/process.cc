@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <sys/ptrace.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +18,9 @@ namespace kprobectl {
 namespace {
 
 constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+// What the child writes when it cannot be stopped at its exec (no errno).
+constexpr int kNotStopped = -1;
 
 int StatusOf(int wstatus) { return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus); }
 
@@ -67,7 +71,8 @@ bool StopSignals::StopPending() const {
   return false;
 }
 
-Result<TracedCommand> TracedCommand::Start(const std::vector<std::string>& argv, const sigset_t& mask, int stdout_fd) {
+Result<TracedCommand> TracedCommand::Start(const std::vector<std::string>& argv, const sigset_t& mask, int stdout_fd,
+                                           bool stop_at_exec) {
   int go[2], report[2];
   if (pipe2(go, O_CLOEXEC) != 0) return Fail(std::string("pipe: ") + std::strerror(errno));
   if (pipe2(report, O_CLOEXEC) != 0) {
@@ -96,6 +101,11 @@ Result<TracedCommand> TracedCommand::Start(const std::vector<std::string>& argv,
     // The command gets stdin, stdout and stderr, not our ring-buffer pipes
     // (libtracefs opens them without O_CLOEXEC) or the output file.
     close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+    // Stopped by the kernel at its exec (a SIGTRAP to its tracer, us),
+    // when asked: its mappings are read there. Refused (seccomp, Yama's
+    // scope 3), it says so and runs unstopped.
+    if (stop_at_exec && ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0)
+      (void)!write(report[1], &kNotStopped, sizeof kNotStopped);
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -106,11 +116,18 @@ Result<TracedCommand> TracedCommand::Start(const std::vector<std::string>& argv,
   }
   close(go[0]);
   close(report[1]);
-  return TracedCommand(pid, go[1], report[0], argv[0]);
+  TracedCommand command(pid, go[1], report[0], argv[0]);
+  command.stops_at_exec_ = stop_at_exec;
+  return command;
 }
 
 TracedCommand::TracedCommand(TracedCommand&& other) noexcept
-    : pid_(other.pid_), go_(other.go_), report_(other.report_), name_(std::move(other.name_)), status_(other.status_) {
+    : pid_(other.pid_),
+      go_(other.go_),
+      report_(other.report_),
+      name_(std::move(other.name_)),
+      status_(other.status_),
+      stops_at_exec_(other.stops_at_exec_) {
   other.pid_ = -1;
   other.go_ = other.report_ = -1;
 }
@@ -121,16 +138,31 @@ TracedCommand::~TracedCommand() {
   if (pid_ > 0 && !status_) Stop(SIGTERM);
 }
 
-void TracedCommand::WaitForExec() const {
+void TracedCommand::AtExec(const std::function<void(pid_t)>& look) {
+  if (stops_at_exec_) {
+    int wstatus = 0;
+    while (waitpid(pid_, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFSTOPPED(wstatus)) {  // killed before it stopped
+      status_ = StatusOf(wstatus);
+      return;
+    }
+    look(pid_);
+    ptrace(PTRACE_DETACH, pid_, nullptr, nullptr);  // and its SIGTRAP is dropped
+    stops_at_exec_ = false;
+    return;
+  }
+  // Unstopped: at most 100 ms for its /proc/PID/exe to be no longer ours
+  // (a short command may be gone by then).
   char self[PATH_MAX], child[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self);
   std::string exe = "/proc/" + std::to_string(pid_) + "/exe";
-  for (int i = 0; i < 1000 && n > 0; ++i) {
+  for (int i = 0; i < 1000 && n > 0; ++i, usleep(100)) {
     ssize_t m = readlink(exe.c_str(), child, sizeof child);
     if (m <= 0 || std::string_view(child, static_cast<size_t>(m)) != std::string_view(self, static_cast<size_t>(n)))
-      return;
-    usleep(100);
+      break;
   }
+  look(pid_);
 }
 
 Result<void> TracedCommand::Release() {
@@ -139,13 +171,16 @@ Result<void> TracedCommand::Release() {
   close(go_);
   go_ = -1;
   int error = 0;
-  ssize_t n = written == 1 ? read(report_, &error, sizeof error) : -1;
+  ssize_t n = -1;
+  if (written == 1)
+    while ((n = read(report_, &error, sizeof error)) == sizeof error && error == kNotStopped) stops_at_exec_ = false;
   close(report_);
   report_ = -1;
   if (written != 1 || n == sizeof error) {
     int wstatus = 0;
     waitpid(pid_, &wstatus, 0);
     status_ = StatusOf(wstatus);
+    stops_at_exec_ = false;
     return Fail("cannot run '" + name_ + "': " + std::strerror(written == 1 ? error : errno),
                 "check the command after --");
   }
