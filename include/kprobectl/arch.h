@@ -142,6 +142,10 @@ class Arch {
   // keeps the values of its tables (__mcount_loc, _kprobe_blacklist) as the
   // addends of such relocations, not in the words themselves.
   uint32_t relative_relocation() const;
+  // The symbol a kernel target counts from when no function's name is
+  // unique enough ("_text+OFF"): one that /proc/kallsyms has on every
+  // kernel of the architecture, and that KASLR moves with the code.
+  std::string_view kernel_text_symbol() const;
 
   bool operator==(const Arch& other) const { return spec_ == other.spec_; }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kprobectl/elf_image.h"
+#include "kprobectl/line_range.h"
 #include "kprobectl/probe_spec.h"
 #include "kprobectl/result.h"
 #include "kprobectl/variable_fetch.h"
@@ -56,15 +57,6 @@ struct FindOptions {
   bool inlines = true;                   // probe inlined copies too
   std::vector<std::string> source_dirs;  // -s DIR, for ;PATTERN and listings
 };
-
-// perf's -L range: FUNC[:RLN[+NUM|-RLN2]] or SRC[:ALN[+NUM|-ALN2]].
-struct LineRange {
-  std::string function;
-  std::string file;
-  uint64_t start = 0;           // relative to FUNC's declaration, or absolute
-  std::optional<uint64_t> end;  // inclusive; unset = to the end of the function / file
-};
-Result<LineRange> ParseLineRange(std::string_view text);
 
 struct SourceListing {
   std::string header;  // "<FUNC@PATH:0>" or "<PATH:1>"

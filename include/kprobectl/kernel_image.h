@@ -109,10 +109,15 @@ class TraceableFunctions {
   std::pair<int64_t, int64_t> window_;  // where a function's site lies, from its symbol
 };
 
-// The runtime address of _text minus the image's, from /proc/kallsyms.
+// The symbol the image's kernel targets count from: its architecture's
+// (Arch::kernel_text_symbol(): _text, or _stext on arm64), also for a
+// module's image (by its ELF machine).
+std::string_view KernelTextSymbol(const ElfImage& image);
+// The runtime address of the kernel's text minus the image's, from
+// /proc/kallsyms (through _text, else _stext, as perf does).
 std::optional<int64_t> KaslrSlide(const KernelEnv& env, const ElfImage& image);
 // How many times `name` appears as a text symbol in /proc/kallsyms, and
-// where _text is at run time.
+// where _text and _stext are at run time (arm64's 6.1 has no _text).
 class KallsymsNames {
  public:
   static KallsymsNames Parse(std::string_view kallsyms);
@@ -123,13 +128,13 @@ class KallsymsNames {
   void ForEachName(F&& f) const {
     for (const auto& [name, count] : counts_) f(name);
   }
-  std::optional<uint64_t> text() const { return text_; }
-  // The runtime address of _text minus the image's (KASLR's offset).
+  // The runtime address of _text (else _stext) minus the image's (KASLR's
+  // offset: it moves the whole image).
   std::optional<int64_t> Slide(const ElfImage& image) const;
 
  private:
   std::map<std::string, size_t> counts_;
-  std::optional<uint64_t> text_;
+  std::map<std::string, uint64_t, std::less<>> anchors_;  // _text, _stext: where they are
 };
 
 }  // namespace kprobectl

@@ -122,6 +122,10 @@ struct ResolveOptions {
   unsigned maxactive = 0;                // kernel return probes
   bool force = false;                    // -f: another kernel's image is fine
   bool fprobe = false;                   // --fprobe: function entries and exits as fprobe events
+  // The most places one spec may become (perf's --max-probes, MAX_PROBES
+  // 128): a glob or a much-inlined function past it is an error that says
+  // so; 0: no limit.
+  size_t max_probes = 128;
   // vars: the places where a probe that fetches variables would go (after
   // the prologue of unoptimized code), whatever the spec fetches; only the
   // DWARF can answer.

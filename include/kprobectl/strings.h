@@ -25,6 +25,10 @@ std::optional<int64_t> ParseSigned(std::string_view s);
 
 std::string Hex(uint64_t value);  // "0x1a2b"
 
+// A name as written in a probe point or a line range without its '\'
+// escapes: "weird\\:name" is "weird:name" (a '\' at the end stays).
+std::string Unescape(std::string_view text);
+
 // A syntax error message that quotes the input and puts a caret under the
 // offending position:
 //   <what>

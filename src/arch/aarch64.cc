@@ -151,6 +151,12 @@ const ArchSpec kAarch64Spec = {
     // The two NOPs at the symbol are outside the DWARF's function.
     .patchable_entry = 8,
     .unwind_registers = kUnwindRegisters,
+    // Not _text, which begins the image's header, before _stext: 6.1's
+    // scripts/kallsyms keeps no symbol before _stext (6.12's keeps _text),
+    // so "_text+OFF" was "Invalid probed address or symbol" there (measured
+    // in the arm64 VM). perf writes _stext+OFF too (its ref_reloc_sym: the
+    // first of _text, _stext that kallsyms has).
+    .kernel_text = "_stext",
 };
 
 }  // namespace kprobectl

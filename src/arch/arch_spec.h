@@ -42,6 +42,7 @@ struct ArchSpec {
   uint32_t relative_relocation = 0;                        // R_*_RELATIVE
   uint64_t patchable_entry = 0;                            // NOPs between a function's symbol and its DWARF low_pc
   std::span<const Arch::UnwindRegister> unwind_registers;  // the first is the stack pointer, the second the pc
+  std::string_view kernel_text;                            // the symbol kernel targets count from ("_text")
 };
 
 extern const ArchSpec kX86_64Spec;

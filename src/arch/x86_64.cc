@@ -120,6 +120,7 @@ const ArchSpec kX86_64Spec = {
     .relative_relocation = R_X86_64_RELATIVE,
     .patchable_entry = 0,
     .unwind_registers = kUnwindRegisters,
+    .kernel_text = "_text",
 };
 
 }  // namespace kprobectl

@@ -7,7 +7,9 @@
 //      works without: every feature assumed, as perf -D does);
 //   3. the target, and what the running system says of it;
 //   4. resolve, name, synthesize (the resolve stage);
-//   5. print them (-D), or write them all or none, and say so.
+//   5. print them (-D), or write them all or none (-n: none), and say so.
+// What a pipe consumes (-D's definitions) goes to stdout; what is said to
+// the person ("Added new event:", perf's stream for it too) to stderr.
 #include <signal.h>
 
 #include "commands.h"
@@ -33,16 +35,18 @@ class ScopedSignalBlock {
   sigset_t saved_;
 };
 
+// perf's account of what was added; -n says the same of what would be.
 void PrintAdded(const std::vector<TraceEventDef>& defs, const std::vector<ProbeOrigin>& origins, const Target& target,
-                const TracefsDir& dir, Streams io) {
+                const TracefsDir& dir, std::ostream& err) {
   const ElfImage* image = target.kind == Target::kUserBinary ? target.image.get() : nullptr;
-  io.out << (defs.size() == 1 ? "Added new event:\n" : "Added new events:\n");
+  err << (defs.size() == 1 ? "Added new event:\n" : "Added new events:\n");
   for (size_t i = 0; i < defs.size(); ++i)
-    io.out << "  " << defs[i].FullName() << "\t"
-           << DescribeDefinition(defs[i], image, DescribeOrigin(origins[i], defs[i].retprobe)) << "\n";
-  io.out << "\nYou can now record them, e.g.:\n"
-         << "  echo 1 > " << dir.PathOf("events/" + defs.front().group + "/" + defs.front().event + "/enable")
-         << "\n  cat " << dir.PathOf("trace_pipe") << "\n";
+    err << "  " << defs[i].FullName() << "\t"
+        << DescribeDefinition(defs[i], image, DescribeOrigin(origins[i], defs[i].retprobe)) << "\n";
+  err << "\nYou can now record them, e.g.:\n"
+      << "  kprobectl trace '" << defs.front().FullName() << "' -- COMMAND\n"
+      << "  echo 1 > " << dir.PathOf("events/" + defs.front().group + "/" + defs.front().event + "/enable") << "; cat "
+      << dir.PathOf("trace_pipe") << "\n";
 }
 
 }  // namespace
@@ -52,18 +56,21 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
   for (const std::string& text : spec_texts) specs.push_back(KP_TRY(ParseProbeSpec(text)));
   ProbeKind kind = options.exec.empty() ? ProbeKind::kKernel : ProbeKind::kUser;
 
+  // -D and -n write nothing: they work without tracefs, and on kernels
+  // without kprobes, for another kernel's image (-k, -m PATH.ko).
+  bool write = !options.dry_run && !options.definitions;
   std::unique_ptr<TracefsDir> dir;
-  if (auto opened = OpenTracefs(options, !options.dry_run); opened)
+  if (auto opened = OpenTracefs(options, write); opened)
     dir = std::move(*opened);
-  else if (!options.dry_run)
+  else if (write)
     return std::unexpected(opened.error());
-  if (!options.dry_run) KP_TRY_VOID(RequireProbeKind(ReadFeatures(*dir), kind));
+  if (write) KP_TRY_VOID(RequireProbeKind(ReadFeatures(*dir), kind));
 
   Target target = KP_TRY(OpenTargetOf(options, io.err));
-  if (!options.dry_run) KP_TRY_VOID(CheckArchRunsHere(target, KernelEnv::Running()));
+  if (write) KP_TRY_VOID(CheckArchRunsHere(target, KernelEnv::Running()));
   // The running kernel's lists apply unless this only prints definitions
   // for another image (-k -D, -m PATH.ko -D).
-  bool for_running = (options.vmlinux.empty() && options.module.empty()) || !options.dry_run;
+  bool for_running = (options.vmlinux.empty() && options.module.empty()) || write;
   SystemView system = ReadSystemView(dir.get(), KernelEnv::Running(), target, for_running);
   if (!for_running) system.features = AllFeatures();  // definitions for another kernel: its features unknown
   EventNamer namer(system.existing_events, options.force);
@@ -72,13 +79,20 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
       KP_TRY(ResolveToDefinitions(specs, target, system, options, namer, io.err, &origins));
   ReportIndex(target, options, io.err);
 
-  if (options.dry_run) {
+  if (options.definitions) {
     for (const TraceEventDef& def : defs) io.out << FormatDefinition(def) << "\n";
     return {};
   }
   auto log = [&](std::string_view line) {
     if (options.verbose) io.err << line << "\n";
   };
+  if (options.dry_run) {
+    // perf's dry run: the account of an add, names and all, and no write.
+    for (const TraceEventDef& def : defs) log("dry run, not written: " + FormatDefinition(def));
+    TracefsDir usual("/sys/kernel/tracing");  // for the example, when none was found
+    if (!options.quiet) PrintAdded(defs, origins, target, dir ? *dir : usual, io.err);
+    return {};
+  }
   {
     // Ctrl-C between two writes would leave half the probes behind: hold
     // SIGINT/SIGTERM/SIGHUP until Add() has written all or taken all back.
@@ -86,7 +100,7 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
     KP_TRY_VOID(CleanLeftovers(*dir, options, io));
     KP_TRY_VOID(ProbeEvents(*dir, log).Add(defs));
   }
-  if (!options.quiet) PrintAdded(defs, origins, target, *dir, io);
+  if (!options.quiet) PrintAdded(defs, origins, target, *dir, io.err);
   return {};
 }
 

@@ -40,7 +40,7 @@ Result<void> CleanLeftovers(const TracefsDir& dir, const Options& options, Strea
 Result<void> RunClean(const Options& options, Streams io) {
   auto dir = KP_TRY(OpenTracefs(options));
   size_t n = KP_TRY(RemoveLeftovers(*dir, options, io));
-  if (n == 0 && !options.quiet) io.out << "Nothing to clean: no kprobectl trace left anything behind.\n";
+  if (n == 0 && !options.quiet) io.err << "Nothing to clean: no kprobectl trace left anything behind.\n";
   return {};
 }
 

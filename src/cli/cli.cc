@@ -5,7 +5,7 @@
 //   kprobectl del PATTERN...                 kprobectl -d PATTERN
 //   kprobectl list [PATTERN...]              kprobectl -l [PATTERN]
 //   kprobectl funcs [--sdt] [FILTER]         kprobectl -F [FILTER]
-//   kprobectl line FUNC[:RLN[+NUM|-RLN2]]    kprobectl -L ...
+//   kprobectl line FUNC[@SRC][:N[+M|-N2]]   kprobectl -L ...
 //   kprobectl vars PROBE                     kprobectl -V PROBE
 //   kprobectl add --dry-run SPEC             kprobectl -D 'SPEC ARG...'
 // Words after the options with no command are one probe, as in perf probe.
@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "commands.h"
@@ -47,6 +48,8 @@ struct CommandLine {
   std::string funcs_words, line_words, vars_words;
   CLI::Option* list_flag = nullptr;
   CLI::Option* funcs_flag = nullptr;
+  // perf's one-letter commands (-a -D -d -l -F -L -V), in declaration order.
+  std::vector<CLI::Option*> action_flags;
   std::vector<CLI::Option*> paths;  // -x, -k, -m: never empty when given
   CLI::App *add = nullptr, *del = nullptr, *list = nullptr, *funcs = nullptr, *line = nullptr, *vars = nullptr,
            *trace_command = nullptr, *clean = nullptr;
@@ -67,7 +70,15 @@ void DeclareGlobalOptions(CLI::App& app, CommandLine& c) {
   app.add_flag("-f,--force", o.force, "add: append _1, _2... to names that exist; del: disable enabled events first");
   app.add_flag("-q,--quiet", o.quiet, "Print only errors");
   app.add_flag("-v,--verbose", o.verbose, "Show every line written to tracefs");
-  app.add_flag("-n,--dry-run", o.dry_run, "Print the probe definitions, write nothing");
+  app.add_flag("-n,--dry-run", o.dry_run,
+               "add: do everything but write: say what would be added (perf's dry run; -D prints definitions)");
+  app.add_option("--max-probes", o.max_probes,
+                 "The most probes one spec may make (a glob, a much-inlined function); 0: no limit")
+      ->default_val(128);
+  app.add_option("--filter", o.filter,
+                 "funcs: the functions to list, vars: the variables to show (globs combined with ! & | ( ))");
+  app.add_flag("--demangle-kernel", o.demangle_kernel,
+               "Kernel symbols demangled (perf's option; kprobectl shows C++ names demangled anyway)");
   app.add_option("--maxactive", o.maxactive, "Kernel return probes: instances tracked at once");
   app.add_flag("--fprobe", o.fprobe, "Kernel function entries and returns as fprobe events (Linux 6.5)");
   app.add_option("--target-ns", o.target_ns,
@@ -79,17 +90,20 @@ void DeclareGlobalOptions(CLI::App& app, CommandLine& c) {
                  "(raw BTF, or an ELF file's .BTF)")
       ->expected(0, 1)
       ->type_name("[FILE]");
-  app.add_option("-a,--add", c.add_specs, "Add a probe: 'SPEC [ARG...]' (repeatable)");
-  app.add_option("-D,--definition", c.definitions,
-                 "Print the definition for 'SPEC [ARG...]', write nothing (repeatable)");
-  app.add_option("-d,--del", c.del_patterns, "Delete events matching [GROUP:]EVENT globs (repeatable)");
   c.list_flag = app.add_option("-l,--list", c.list_pattern, "List probe events, optionally matching [GROUP:]EVENT")
                     ->expected(0, 1);
   c.funcs_flag =
       app.add_option("-F,--funcs", c.funcs_filter, "List functions that can be probed (a filter glob)")->expected(0, 1);
-  app.add_option("-L,--line", c.line_range,
-                 "Show source lines that can be probed: FUNC[:RLN[+NUM|-RLN2]] or SRC[:ALN...]");
-  app.add_option("-V,--vars", c.vars_spec, "Show the variables available at a probe point");
+  c.action_flags = {
+      app.add_option("-a,--add", c.add_specs, "Add a probe: 'SPEC [ARG...]' (repeatable)"),
+      app.add_option("-D,--definition", c.definitions,
+                     "Print the definition for 'SPEC [ARG...]', write nothing (repeatable)"),
+      app.add_option("-d,--del", c.del_patterns, "Delete events matching [GROUP:]EVENT globs (repeatable)"),
+      c.list_flag,
+      c.funcs_flag,
+      app.add_option("-L,--line", c.line_range,
+                     "Show source lines that can be probed: FUNC[@SRC][:START[+COUNT|-END]] or SRC[:START...]"),
+      app.add_option("-V,--vars", c.vars_spec, "Show the variables available at a probe point")};
   app.add_option("probe", c.words, "Probe to add: SPEC [ARG...] (perf probe style)");
 }
 
@@ -101,10 +115,10 @@ void DeclareCommands(CLI::App& app, CommandLine& c) {
   c.del->add_option("pattern", c.del_words, "[GROUP:]EVENT globs")->required();
   c.list = app.add_subcommand("list", "List probe events: list [[GROUP:]EVENT...]");
   c.list->add_option("pattern", c.list_words, "[GROUP:]EVENT globs");
-  c.funcs = app.add_subcommand("funcs", "List probe-able functions: funcs [FILTER]");
+  c.funcs = app.add_subcommand("funcs", "List probe-able functions: funcs [FILTER] (or --filter FILTER)");
   c.funcs->add_option("filter", c.funcs_words, "Glob filter: '!', '&', '|' and parentheses combine globs");
-  c.line = app.add_subcommand("line", "Show source lines that can be probed: line FUNC[:RLN[+NUM|-RLN2]]");
-  c.line->add_option("range", c.line_words, "FUNC[:RLN[+NUM|-RLN2]] or SRC[:ALN[+NUM|-ALN2]]")->required();
+  c.line = app.add_subcommand("line", "Show source lines that can be probed: line FUNC[@SRC][:START[+COUNT|-END]]");
+  c.line->add_option("range", c.line_words, "FUNC[@SRC][:START[+COUNT|-END]] or SRC[:START[+COUNT|-END]]")->required();
   c.vars = app.add_subcommand("vars", "Show the variables available at a probe point: vars PROBE");
   c.vars->add_option("probe", c.vars_words, "A probe point, e.g. FUNC:RLN")->required();
   c.clean = app.add_subcommand("clean", "Remove what a killed 'kprobectl trace' left in tracefs");
@@ -153,22 +167,42 @@ std::string VersionText() {
          "trace: libtracefs and libtraceevent (text, JSON, latency)";
 }
 
-// The actions the command line asks for (perf-style options and
-// subcommands); more than one is a mistake, never a guess.
-std::vector<std::string> Actions(const CommandLine& c) {
+// How a message names an option: perf's "switch -d", by its short name.
+std::string SwitchName(const CLI::Option* option) {
+  return "switch " +
+         (option->get_snames().empty() ? "--" + option->get_lnames().front() : "-" + option->get_snames().front());
+}
+
+// The actions the command line asks for (perf-style options in the order
+// given, then subcommands and a probe's words); more than one is a
+// mistake, never a guess.
+std::vector<std::string> Actions(const CommandLine& c, const CLI::App& app) {
   std::vector<std::string> out;
+  std::vector<const CLI::Option*> seen;
+  for (const CLI::Option* option : app.parse_order()) {
+    bool action = std::find(c.action_flags.begin(), c.action_flags.end(), option) != c.action_flags.end();
+    // -a before 'add' adds more probes with it.
+    if (!action || (option == c.action_flags.front() && c.add->parsed())) continue;
+    if (std::find(seen.begin(), seen.end(), option) == seen.end()) seen.push_back(option);
+  }
+  // -l and -F given no value are in no parse order.
+  for (const CLI::Option* flag : {c.list_flag, c.funcs_flag})
+    if (flag->count() && std::find(seen.begin(), seen.end(), flag) == seen.end()) seen.push_back(flag);
+  for (const CLI::Option* option : seen) out.push_back(SwitchName(option));
   for (CLI::App* sub : {c.add, c.del, c.list, c.funcs, c.line, c.vars, c.clean, c.trace_command})
-    if (*sub) out.push_back("'" + sub->get_name() + "'");
-  bool add_sub = c.add->parsed();
-  if (!c.add_specs.empty() && !add_sub) out.push_back("-a");
-  if (!c.definitions.empty()) out.push_back("-D");
-  if (!c.del_patterns.empty()) out.push_back("-d");
-  if (c.list_flag->count()) out.push_back("-l");
-  if (c.funcs_flag->count()) out.push_back("-F");
-  if (!c.line_range.empty()) out.push_back("-L");
-  if (!c.vars_spec.empty()) out.push_back("-V");
+    if (*sub) out.push_back("the command '" + sub->get_name() + "'");
   if (!c.words.empty()) out.push_back("a probe ('" + Join(c.words, " ") + "')");
   return out;
+}
+
+// perf's "switch `a' requires a value" for an option given nothing.
+std::optional<std::string> MissingValue(const CLI::ArgumentMismatch& e, const CLI::App& app) {
+  std::string_view what = e.what();
+  size_t colon = what.find(": ");
+  if (colon == std::string_view::npos || !what.ends_with(" missing")) return std::nullopt;
+  const CLI::Option* option = app.get_option_no_throw(std::string(what.substr(0, colon)));
+  if (!option) return std::nullopt;
+  return SwitchName(option) + " requires a value";
 }
 
 // What the command line asks for, run; its exit status.
@@ -191,7 +225,13 @@ int Dispatch(CommandLine& c, const CLI::App& app, cli::Streams io) {
     if (!c.list_pattern.empty()) c.list_words.push_back(c.list_pattern);
     result = cli::RunList(o, c.list_words, io);
   } else if (*c.funcs || c.funcs_flag->count()) {
-    result = cli::RunFuncs(o, !c.funcs_words.empty() ? c.funcs_words : c.funcs_filter, io);
+    // The filter as perf spells it (--filter) or as a word (funcs FILTER, -F FILTER).
+    std::string word = !c.funcs_words.empty() ? c.funcs_words : c.funcs_filter;
+    if (!word.empty() && !o.filter.empty() && word != o.filter) {
+      PrintError({"two filters: '" + word + "' and --filter '" + o.filter + "'", "give one"}, io.err);
+      return 2;
+    }
+    result = cli::RunFuncs(o, !word.empty() ? word : o.filter, io);
   } else if (*c.line || !c.line_range.empty()) {
     result = cli::RunLine(o, *c.line ? c.line_words : c.line_range, io);
   } else if (*c.vars || !c.vars_spec.empty()) {
@@ -199,12 +239,12 @@ int Dispatch(CommandLine& c, const CLI::App& app, cli::Streams io) {
   } else if (!c.del_patterns.empty()) {
     result = cli::RunDel(o, c.del_patterns, io);
   } else if (!c.definitions.empty()) {
-    o.dry_run = true;
+    o.definitions = true;
     result = cli::RunAdd(o, c.definitions, io);
   } else {
     if (!c.words.empty()) c.add_specs.push_back(joined(c.words));
-    if (c.add_specs.empty()) {
-      io.out << app.help();
+    if (c.add_specs.empty()) {  // nothing asked: the usage, as an error's
+      io.err << app.help();
       return 2;
     }
     result = cli::RunAdd(o, c.add_specs, io);
@@ -256,6 +296,9 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   } catch (const CLI::CallForVersion& e) {
     out << VersionText() << "\n";
     return 0;
+  } catch (const CLI::ArgumentMismatch& e) {
+    PrintError({MissingValue(e, app).value_or(e.what()), "see 'kprobectl --help'"}, err);
+    return 2;
   } catch (const CLI::ParseError& e) {
     PrintError({e.what(), "see 'kprobectl --help'"}, err);
     return 2;
@@ -265,10 +308,17 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   const char* runtime_dir = std::getenv("KPROBECTL_RUNTIME_DIR");
   c.options.runtime_dir = runtime_dir ? runtime_dir : KernelEnv::Running().runtime_dir;
   c.options.progress = &err == &std::cerr && isatty(STDERR_FILENO);
-  if (auto actions = Actions(c); actions.size() > 1) {
-    PrintError({"one action at a time: " + Join(actions, " and ") + " were both given",
-                "run kprobectl once for each (several probes go in one -a/-D each, or one 'add -a ... -a ...')"},
+  auto actions = Actions(c, app);
+  if (actions.size() > 1) {
+    PrintError({actions[1] + " cannot be used with " + actions[0],
+                "one action at a time: run kprobectl once for each (several probes go in one -a/-D each, or one "
+                "'add -a ... -a ...')"},
                err);
+    return 2;
+  }
+  bool lists = *c.funcs || c.funcs_flag->count() || *c.vars || !c.vars_spec.empty();
+  if (!c.options.filter.empty() && !lists) {
+    PrintError({"--filter is for funcs (-F) and vars (-V)", "trace's event filter is 'trace --filter EXPR'"}, err);
     return 2;
   }
   for (CLI::Option* path : c.paths)

@@ -35,7 +35,11 @@ struct Options {
   bool force = false;                    // -f
   bool quiet = false;                    // -q
   bool verbose = false;                  // -v
-  bool dry_run = false;                  // -D / --dry-run
+  bool dry_run = false;                  // -n / --dry-run: add (and trace) as perf's, writing nothing
+  bool definitions = false;              // -D: print the definitions instead of adding
+  unsigned max_probes = 128;             // --max-probes N: places one spec may expand to (perf's MAX_PROBES)
+  std::string filter;                    // --filter FILTER: funcs' names, vars' variables (perf's spelling)
+  bool demangle_kernel = false;          // --demangle-kernel (perf's; kprobectl demangles C++ names anyway)
   unsigned maxactive = 0;                // --maxactive N
   bool fprobe = false;                   // --fprobe
   bool sdt = false;                      // funcs --sdt: USDT markers, not functions

@@ -162,7 +162,7 @@ Result<void> RunDel(const Options& options, const std::vector<std::string>& patt
   for (size_t i = 0; i < selected.size(); ++i) {
     KP_TRY_VOID(events.Disable(*selected[i], enabled[i]));
     KP_TRY_VOID(events.Remove(*selected[i]));
-    if (!options.quiet) io.out << "Removed event: " << selected[i]->FullName() << "\n";
+    if (!options.quiet) io.err << "Removed event: " << selected[i]->FullName() << "\n";
   }
   return {};
 }

@@ -67,7 +67,8 @@ std::string AtText(const ResolvedLocation& loc, uint64_t address) {
 
 // A kernel without DWARF: what its BTF knows at the function's entry (the
 // parameters) or its return (the return value).
-Result<void> PrintBtfVars(const ProbeSpec& spec, const Resolution& resolution, const BtfInfo& btf, Streams io) {
+Result<void> PrintBtfVars(const ProbeSpec& spec, const Resolution& resolution, const BtfInfo& btf,
+                          const GlobFilter& filter, Streams io) {
   for (const ResolvedLocation& loc : resolution.probes.front().locations) {
     io.out << AtText(loc, 0) << " (BTF: " << (spec.point.retprobe ? "the return value" : "the parameters at entry")
            << ")\n";
@@ -77,6 +78,7 @@ Result<void> PrintBtfVars(const ProbeSpec& spec, const Resolution& resolution, c
       continue;
     }
     auto params = KP_TRY(btf.Parameters(loc.origin.function));
+    std::erase_if(params, [&](const BtfParameter& p) { return !filter.Matches(p.name); });
     for (const BtfParameter& p : params) {
       io.out << "\t\t" << p.c_type << "\t" << p.name;
       if (p.in_pieces) io.out << "\t" << PiecesNote(p.piece_members, p.pieces_refused);
@@ -105,6 +107,8 @@ Result<void> PrintMarkerVars(const Resolution& resolution, const Target& target,
 
 Result<void> RunVars(const Options& options, const std::string& text, Streams io) {
   ProbeSpec spec = KP_TRY(ParseProbeSpec(text));
+  // --filter: the variables to show, by name (perf's -V --filter).
+  GlobFilter filter = KP_TRY(GlobFilter::Parse(options.filter.empty() ? "*" : options.filter));
   Target target = KP_TRY(OpenTargetOf(options, io.err));
   bool marker = !spec.point.sdt_name.empty();
   if (marker) {
@@ -124,7 +128,7 @@ Result<void> RunVars(const Options& options, const std::string& text, Streams io
   if (!target.debuginfo) {
     // Printed once every location is known to have a prototype.
     std::ostringstream listing;
-    KP_TRY_VOID(PrintBtfVars(spec, resolution, *target.btf, {listing, io.err}));
+    KP_TRY_VOID(PrintBtfVars(spec, resolution, *target.btf, filter, {listing, io.err}));
     io.out << "Available variables at " << DescribePoint(spec.point) << "\n" << listing.str();
     return {};
   }
@@ -135,6 +139,7 @@ Result<void> RunVars(const Options& options, const std::string& text, Streams io
     if (at.inlined) io.out << " (" << at.function << " inlined)";
     io.out << "\n";
     auto vars = KP_TRY(target.debuginfo->Variables(at, options.externs));
+    std::erase_if(vars, [&](const VariableInfo& v) { return !filter.Matches(v.name); });
     const ElfSymbol* f = target.image->FunctionAt(at.address);
     bool any = false;
     for (const VariableInfo& v : vars) {

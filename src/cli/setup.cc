@@ -74,6 +74,7 @@ ResolveOptions ResolveOptionsOf(const Options& options) {
   out.maxactive = options.maxactive;
   out.force = options.force;
   out.fprobe = options.fprobe;
+  out.max_probes = options.max_probes;
   return out;
 }
 

@@ -81,6 +81,15 @@ std::string Hex(uint64_t value) {
   return "0x" + std::string(buf, ptr);
 }
 
+std::string Unescape(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 1 < text.size()) ++i;
+    out += text[i];
+  }
+  return out;
+}
+
 std::string CaretMessage(std::string_view what, std::string_view input, size_t pos) {
   if (pos > input.size()) pos = input.size();
   std::string out(what);

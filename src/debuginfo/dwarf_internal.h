@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -232,6 +233,13 @@ class DwarfInfo : public Debuginfo {
                                      const std::vector<AddressRange>* ranges);
   // Lines of `file` that have code, within `ranges` when given.
   std::vector<uint64_t> CodeLines(Dwarf_Die* cu, std::string_view file, const std::vector<AddressRange>* ranges);
+  // The last line the source of a function declared at `decl_line` of
+  // `file` can have (see dwarf_lines.cc); UINT64_MAX when nothing follows it.
+  uint64_t LastOwnLine(Dwarf_Die* cu, const std::string& file, uint64_t decl_line);
+  // CodeLines of a function instance within its `ranges`, without the
+  // lines past its end: an inlined copy's ranges hold its callers' rows too.
+  std::vector<uint64_t> OwnCodeLines(Dwarf_Die* cu, const std::string& file, uint64_t decl_line,
+                                     const std::vector<AddressRange>& ranges);
   // What a listing shows: a function's lines or a file's, from one CU.
   struct ListingScope {
     Dwarf_Die cu;
@@ -296,6 +304,7 @@ class DwarfInfo : public Debuginfo {
   std::unique_ptr<IndexView> cached_;                                  // the valid cache file CheckCache() found
   std::map<uint64_t, std::unique_ptr<MiniCfi>> frames_;                // by FDE offset
   std::unordered_map<uint64_t, std::vector<Dwarf_Die>> scope_chains_;  // by address
+  std::map<std::tuple<Dwarf_Off, std::string, uint64_t>, uint64_t> last_own_lines_;  // by CU, file, declaration
   bool settled_ = false;
   std::optional<RawSection> info_section_;     // .debug_info in the file
   std::optional<LineSections> line_sections_;  // for file names without libdw's line tables

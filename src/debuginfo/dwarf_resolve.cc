@@ -135,7 +135,15 @@ Result<DwarfAddress> DwarfInfo::AtAddress(uint64_t address) {
 // What a function look-up met on the way, for the error when it finds no address.
 struct DwarfInfo::FunctionSearch {
   bool found_any = false, skipped_inline = false;
-  std::string no_code_error;
+  // FUNC:RLN where no instance has code: the line asked for, and the lines
+  // every instance has code on (one declaration: absolute lines agree).
+  struct NoCode {
+    std::string name, file;
+    uint64_t line = 0, base = 0;
+    bool past_end = false;
+    std::set<uint64_t> code;
+  };
+  std::optional<NoCode> no_code;
   std::set<std::string> other_overloads;  // parameter lists a C++ name has, when none matched
 };
 
@@ -167,13 +175,14 @@ Result<void> DwarfInfo::ResolveInstance(const ReadyDwarf& dwarf, const FunctionI
   Dwarf_Die cu = dwarf.CuOf(&die);
   if (point.line) {
     uint64_t line = where.decl.line + *point.line;
-    auto hits = LineAddresses(&cu, where.decl.file, line, &ranges);
+    // Past the function's end, a row in a copy's ranges is its caller's.
+    bool past_end = line > LastOwnLine(&cu, where.decl.file, where.decl.line);
+    auto hits = past_end ? std::vector<LineHit>() : LineAddresses(&cu, where.decl.file, line, &ranges);
+    // Line 0, the declaration, begins at the entry when no row says where.
+    if (hits.empty() && *point.line == 0) hits.push_back({entry, line, where.decl.file});
     if (hits.empty()) {
-      auto lines = CodeLines(&cu, where.decl.file, &ranges);
-      search.no_code_error = "line " + std::to_string(*point.line) + " of " + name + " (" + where.decl.file + ":" +
-                             std::to_string(line) + ") has no code";
-      std::string nearest = NearestLines(lines, line, where.decl.line);
-      if (!nearest.empty()) search.no_code_error += "; " + nearest;
+      if (!search.no_code) search.no_code = {name, where.decl.file, line, where.decl.line, past_end, {}};
+      for (uint64_t l : OwnCodeLines(&cu, where.decl.file, where.decl.line, ranges)) search.no_code->code.insert(l);
       return {};
     }
     for (const LineHit& hit : hits) out.push_back(AtLine(Describe(dwarf, fn, hit.address), hit));
@@ -182,7 +191,7 @@ Result<void> DwarfInfo::ResolveInstance(const ReadyDwarf& dwarf, const FunctionI
   // FUNC;PATTERN: the function's own lines whose text matches.
   std::vector<std::string> searched;
   auto text = KP_TRY(ReadSource(&cu, where.decl.file, options, &searched));
-  for (uint64_t line : CodeLines(&cu, where.decl.file, &ranges)) {
+  for (uint64_t line : OwnCodeLines(&cu, where.decl.file, where.decl.line, ranges)) {
     if (line == 0 || line > text.size() || !LazyMatch(*point.lazy_pattern, text[line - 1])) continue;
     for (const LineHit& hit : LineAddresses(&cu, where.decl.file, line, &ranges))
       out.push_back(AtLine(Describe(dwarf, fn, hit.address), hit));
@@ -192,8 +201,13 @@ Result<void> DwarfInfo::ResolveInstance(const ReadyDwarf& dwarf, const FunctionI
 
 Error DwarfInfo::NoAddress(const ProbePoint& point, const FunctionSearch& search) {
   std::string what = DescribePoint(point);
-  if (!search.no_code_error.empty())
-    return {search.no_code_error, "list the lines that have code with 'kprobectl line " + point.function + "'"};
+  if (const auto& n = search.no_code) {
+    std::string nearest = NearestLines({n->code.begin(), n->code.end()}, n->line, n->base);
+    return {"line " + std::to_string(n->line - n->base) + " of " + n->name + " (" + n->file + ":" +
+                std::to_string(n->line) + ") " + (n->past_end ? "is past its end" : "has no code") +
+                (nearest.empty() ? "" : "; " + nearest),
+            "list the lines that have code with 'kprobectl line " + point.function + "'"};
+  }
   if (!search.found_any && !search.other_overloads.empty()) {
     CxxName written = SplitCxxName(point.function);
     return {"no overload of '" + written.qualified + "' takes " + written.params + " in " + path_,

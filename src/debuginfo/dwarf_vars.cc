@@ -51,7 +51,7 @@ std::string WhereAvailable(DwarfInfo& info, const DwarfAddress& at, Dwarf_Attrib
     if (len > 0 && expr[0].atom != DW_OP_entry_value && expr[0].atom != DW_OP_GNU_entry_value)
       have.push_back({start, end});
   std::set<uint64_t> lines;
-  for (uint64_t line : info.CodeLines(&cu, at.decl.file, &fn_ranges))
+  for (uint64_t line : info.OwnCodeLines(&cu, at.decl.file, at.decl.line, fn_ranges))
     for (const auto& hit : info.LineAddresses(&cu, at.decl.file, line, &fn_ranges))
       for (const AddressRange& r : have)
         if (hit.address >= r.start && hit.address < r.end) lines.insert(line);

@@ -278,17 +278,15 @@ bool TraceableFunctions::KprobeAllowed(const ElfSymbol& function, const ElfImage
   return !image && Traceable(by_name);
 }
 
+std::string_view KernelTextSymbol(const ElfImage& image) {
+  auto arch = ArchOfElf(image.machine(), true, image.path());
+  return arch ? (*arch)->kernel_text_symbol() : X86_64Arch().kernel_text_symbol();
+}
+
 std::optional<int64_t> KaslrSlide(const KernelEnv& env, const ElfImage& image) {
-  const ElfSymbol* text = image.Find("_text");
   auto kallsyms = ReadAll(env.root + env.kallsyms);
-  if (!text || !kallsyms) return std::nullopt;
-  for (const std::string& line : SplitLines(*kallsyms)) {
-    if (!line.ends_with(" _text")) continue;
-    auto address = ParseUnsigned("0x" + line.substr(0, line.find(' ')));
-    if (!address || *address == 0) return std::nullopt;
-    return static_cast<int64_t>(*address - text->value);
-  }
-  return std::nullopt;
+  if (!kallsyms) return std::nullopt;
+  return KallsymsNames::Parse(*kallsyms).Slide(image);
 }
 
 KallsymsNames KallsymsNames::Parse(std::string_view kallsyms) {
@@ -298,18 +296,21 @@ KallsymsNames KallsymsNames::Parse(std::string_view kallsyms) {
     if (words.size() < 3) continue;
     char type = static_cast<char>(std::tolower(static_cast<unsigned char>(words[1][0])));
     if (type == 't' || type == 'w') ++out.counts_[words[2]];
-    if (words[2] == "_text" && words.size() == 3) {
+    if ((words[2] == "_text" || words[2] == "_stext") && words.size() == 3) {
       auto address = ParseUnsigned("0x" + words[0]);
-      if (address && *address != 0) out.text_ = address;
+      if (address && *address != 0) out.anchors_[words[2]] = *address;  // 0: addresses hidden
     }
   }
   return out;
 }
 
 std::optional<int64_t> KallsymsNames::Slide(const ElfImage& image) const {
-  const ElfSymbol* text = image.Find("_text");
-  if (!text || !text_) return std::nullopt;
-  return static_cast<int64_t>(*text_ - text->value);
+  for (std::string_view name : {"_text", "_stext"}) {
+    const ElfSymbol* in_image = image.Find(name);
+    auto running = anchors_.find(name);
+    if (in_image && running != anchors_.end()) return static_cast<int64_t>(running->second - in_image->value);
+  }
+  return std::nullopt;
 }
 
 size_t KallsymsNames::Count(const std::string& name) const {

@@ -101,8 +101,8 @@ Result<void> MakeFprobes(std::vector<ResolvedProbe>& probes, const Arch& arch, c
         ++inlined;
         continue;
       }
-      std::string name = loc.target.kind == ProbeTarget::kSymbol && loc.target.symbol != "_text" ? loc.target.symbol
-                                                                                                 : loc.origin.symbol;
+      bool named = loc.target.kind == ProbeTarget::kSymbol && loc.target.symbol != arch.kernel_text_symbol();
+      std::string name = named ? loc.target.symbol : loc.origin.symbol;
       if (name.empty()) return Fail("'" + DescribePoint(probe.spec.point) + "' has no function name for an fprobe");
       for (TypedFetch& fetch : loc.args) KP_TRY_VOID(ToFprobeFetch(fetch, arch, !probe.retprobe));
       auto [it, fresh] = by_name.try_emplace(name, kept.size());

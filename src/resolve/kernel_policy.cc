@@ -36,17 +36,21 @@ Result<Lists> ListsFor(const ElfImage* image, const Arch& arch, const SystemView
   return lists;
 }
 
+Error Blacklisted(const std::string& name, const BlacklistRange& listed) {
+  return {"'" + name + "' is on the kernel's kprobe blacklist (" + listed.name +
+              "): the kernel refuses probes there, which could recurse or break its entry code",
+          "probe a function that calls it, or one it calls"};
+}
+
 // Why the kernel would refuse a probe at `loc`, or nothing; rewrites its
-// target to _text+OFF when kallsyms holds its name twice.
+// target to _text+OFF (arm64: _stext+OFF) when kallsyms holds its name twice.
 std::optional<Error> Refusal(ResolvedLocation& loc, const ElfImage* image, const Lists& lists, const SystemView& system,
                              const Error& no_debuginfo) {
   bool has_address = image && loc.address != 0;
   const ElfSymbol* function = has_address ? image->FunctionAt(loc.address) : nullptr;
   std::string name = function ? function->name : loc.target.symbol;
   if (const BlacklistRange* listed = has_address ? lists.blacklist.Find(loc.address) : nullptr)
-    return Error{"'" + name + "' is on the kernel's kprobe blacklist (" + listed->name +
-                     "): the kernel refuses probes there, which could recurse or break its entry code",
-                 "probe a function that calls it, or one it calls"};
+    return Blacklisted(name, *listed);
   ElfSymbol by_name;
   by_name.name = name;
   if (!lists.traceable.KprobeAllowed(function ? *function : by_name, image) ||
@@ -59,14 +63,15 @@ std::optional<Error> Refusal(ResolvedLocation& loc, const ElfImage* image, const
   // KASLR-safe against the running kernel: a name kallsyms holds twice
   // (a module may reuse it) is resolved to its first, so count from _text.
   ProbeTarget& t = loc.target;
-  if (system.running && !system.kallsyms.empty() && t.kind == ProbeTarget::kSymbol && t.symbol != "_text" &&
+  std::string anchor(image ? KernelTextSymbol(*image) : "_text");
+  if (system.running && !system.kallsyms.empty() && t.kind == ProbeTarget::kSymbol && t.symbol != anchor &&
       t.module.empty() && system.kallsyms.Count(t.symbol) > 1) {
-    const ElfSymbol* text = image ? image->Find("_text") : nullptr;
+    const ElfSymbol* text = image ? image->Find(anchor) : nullptr;
     if (!has_address || !text)
       return Error{"'" + t.symbol + "' names " + std::to_string(system.kallsyms.Count(t.symbol)) +
                        " functions in the running kernel; telling them apart needs its debuginfo",
                    no_debuginfo.hint.empty() ? "name the image with -k VMLINUX" : no_debuginfo.hint};
-    t.symbol = "_text";
+    t.symbol = anchor;
     t.offset = loc.address - text->value;
   }
   return std::nullopt;
@@ -125,6 +130,20 @@ Result<void> CheckModule(const std::vector<ResolvedProbe>& probes, const Target&
 }
 
 }  // namespace
+
+std::optional<Error> RefusedByName(const ProbeSpec& spec, const Target& target, const SystemView& system) {
+  const ProbePoint& p = spec.point;
+  if (!target.kernel() || !target.image || p.function.empty() || IsGlob(p.function) || p.address) return std::nullopt;
+  // An entry point written in assembly (SYM_CODE_START: asm_exc_*) has a
+  // symbol with no type and no DWARF; the blacklist holds most of them.
+  const ElfSymbol* symbol = target.image->Find(p.function);
+  if (!symbol || symbol->value == 0) return std::nullopt;
+  auto lists = ListsFor(target.image.get(), *target.arch, system);
+  if (!lists) return std::nullopt;
+  if (const BlacklistRange* listed = lists->blacklist.Find(symbol->value + p.offset.value_or(0)))
+    return Blacklisted(p.function, *listed);
+  return std::nullopt;
+}
 
 Result<void> ApplyKernelPolicy(std::vector<ResolvedProbe>& probes, const Target& target, const SystemView& system,
                                const ResolveOptions& options, std::vector<std::string>* left_out) {

@@ -157,7 +157,9 @@ Result<Resolution> Resolve(const std::vector<ProbeSpec>& specs, Target& target, 
     probe.group = !spec.group.empty() ? spec.group
                   : target.kernel()   ? std::string(kKernelGroup)
                                       : UserGroupName(target.path);
-    probe.locations = KP_TRY(Locate(spec, target, system, options, out));
+    auto located = Locate(spec, target, system, options, out);
+    if (!located) return std::unexpected(resolve::RefusedByName(spec, target, system).value_or(located.error()));
+    probe.locations = std::move(*located);
     if (!spec.point.tracepoint.empty() && target.kernel()) probe.type = ProbeType::kTracepoint;
     // A marker's events are perf's: group sdt_PROVIDER.
     if (spec.group.empty() && !probe.locations.empty() && !probe.locations[0].origin.marker.empty()) {
@@ -170,6 +172,12 @@ Result<Resolution> Resolve(const std::vector<ProbeSpec>& specs, Target& target, 
     return Fail("--fprobe is for kernel functions", "user-space probes are uprobes");
   if (target.kernel()) KP_TRY_VOID(resolve::ApplyKernelPolicy(out.probes, target, system, options, &out.left_out));
   if (options.fprobe) KP_TRY_VOID(resolve::MakeFprobes(out.probes, *target.arch, system, &out.notes));
+  for (const ResolvedProbe& probe : out.probes)
+    if (options.max_probes && probe.locations.size() > options.max_probes)
+      return Fail("'" + probe.spec.text + "' makes " + std::to_string(probe.locations.size()) +
+                      " probes, more than the limit of " + std::to_string(options.max_probes),
+                  "raise the limit with --max-probes " + std::to_string(probe.locations.size()) +
+                      " (as perf's), or narrow the probe point");
   for (ResolvedProbe& probe : out.probes) MarkExtras(probe);
   return out;
 }

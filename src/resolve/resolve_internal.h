@@ -89,6 +89,11 @@ Result<std::vector<ResolvedLocation>> LocateWithBtf(const ProbeSpec& spec, const
 Result<void> ApplyKernelPolicy(std::vector<ResolvedProbe>& probes, const Target& target, const SystemView& system,
                                const ResolveOptions& options, std::vector<std::string>* left_out);
 
+// For a kernel point no source found: why the kernel would refuse the
+// symbol it names (code without a function's symbol type, as assembly
+// entry points have, on the kprobe blacklist), rather than "no function".
+std::optional<Error> RefusedByName(const ProbeSpec& spec, const Target& target, const SystemView& system);
+
 // --fprobe: the kernel probes as fprobes, one per function name.
 Result<void> MakeFprobes(std::vector<ResolvedProbe>& probes, const Arch& arch, const SystemView& system,
                          std::vector<std::string>* notes);

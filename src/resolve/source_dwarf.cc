@@ -4,7 +4,8 @@
 // inlined copies, clones) and variables, from the debuginfo stage's
 // DwarfAddress and VariableFetch, for a user binary or a kernel image.
 // Kernel targets are KASLR-safe: SYMBOL+OFF when the symbol's name is
-// unique in the image, _text+OFF when several functions share it.
+// unique in the image, _text+OFF (arm64: _stext+OFF) when several functions
+// share it.
 #include <algorithm>
 
 #include "kprobectl/cxx_names.h"
@@ -97,7 +98,8 @@ std::string EventBaseFor(const ProbeSpec& spec, const DwarfAddress& at) {
   const ProbePoint& p = spec.point;
   std::string base = EventBaseFromSymbol(at.function.empty() ? p.function : at.function);
   if (p.address && at.function.empty()) return EventBase(p, "");
-  if (p.line && !p.function.empty()) return base + "_L" + std::to_string(*p.line);
+  // FUNC:0 is FUNC's entry, named as perf names it: no _L0 (event_names.cc).
+  if (p.line && !p.function.empty()) return *p.line ? base + "_L" + std::to_string(*p.line) : base;
   if (p.line || p.lazy_pattern)
     return base + "_L" + std::to_string(at.at.line >= at.decl.line ? at.at.line - at.decl.line : at.at.line);
   return base;

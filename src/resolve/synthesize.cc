@@ -39,9 +39,11 @@ std::string KernelMemoryRef(const ElfImage& image, uint64_t target) {
     return "@" + sym->name + (off ? "+" + std::to_string(off) : "");
   }
   // A static whose name several symbols share: kallsyms would find the
-  // first, so count from _text, which KASLR moves with everything else.
-  if (const ElfSymbol* text = image.Find("_text"); text && target >= text->value)
-    return "@_text+" + std::to_string(target - text->value);
+  // first, so count from _text (arm64: _stext), which KASLR moves with
+  // everything else.
+  std::string_view anchor = KernelTextSymbol(image);
+  if (const ElfSymbol* text = image.Find(anchor); text && target >= text->value)
+    return "@" + std::string(anchor) + "+" + std::to_string(target - text->value);
   return "@" + Hex(target);
 }
 
@@ -66,10 +68,11 @@ Result<ProbeTarget> KernelTarget(const ElfImage& image, uint64_t address) {
     t.offset = address - sym->value;
     return t;
   }
-  const ElfSymbol* text = image.Find("_text");
+  std::string anchor(KernelTextSymbol(image));
+  const ElfSymbol* text = image.Find(anchor);
   if (!text || address < text->value)
-    return Fail("no unique symbol holds " + Hex(address) + ", and the image has no _text to count from");
-  t.symbol = "_text";
+    return Fail("no unique symbol holds " + Hex(address) + ", and the image has no " + anchor + " to count from");
+  t.symbol = anchor;
   t.offset = address - text->value;
   return t;
 }
@@ -88,7 +91,8 @@ std::optional<uint64_t> KernelImageAddress(const ElfImage& image, const ProbeTar
     return image.module().empty() ? std::optional<uint64_t>(t.address) : std::nullopt;
   if (t.kind != ProbeTarget::kSymbol || t.module != image.module()) return std::nullopt;
   const ElfSymbol* s = image.Find(t.symbol);
-  if (!s || (t.symbol != "_text" && image.CountNamed(t.symbol, ElfSymbol::kFunction) != 1)) return std::nullopt;
+  if (!s || (t.symbol != KernelTextSymbol(image) && image.CountNamed(t.symbol, ElfSymbol::kFunction) != 1))
+    return std::nullopt;
   return s->value + t.offset;
 }
 
@@ -215,6 +219,12 @@ std::string SourceOfDefinition(const TraceEventDef& def, const ElfImage* image, 
                                                        : KernelImageAddress(*image, def.target);
   if (!address) return {};
   auto at = debuginfo->AtAddress(*address);
+  // arm64's return probe is at the symbol, before ftrace's patchable NOPs,
+  // which no DWARF function covers: its function is the one after them.
+  const ElfSymbol* symbol = image->FunctionAt(*address);
+  auto arch = ArchOfElf(image->machine(), true, image->path());
+  if ((!at || at->function.empty()) && def.retprobe && symbol && symbol->value == *address && arch)
+    at = debuginfo->AtAddress(*address + (*arch)->patchable_entry());
   if (!at || at->function.empty()) return {};
   ProbeOrigin o;
   o.function = at->function;
@@ -222,9 +232,9 @@ std::string SourceOfDefinition(const TraceEventDef& def, const ElfImage* image, 
   o.at = at->at;
   o.entry = at->entry;
   o.line_start = at->line_start;
-  if (const ElfSymbol* f = image->FunctionAt(*address)) {
-    o.symbol = f->name;
-    o.symbol_offset = *address - f->value;
+  if (symbol) {
+    o.symbol = symbol->name;
+    o.symbol_offset = *address - symbol->value;
   }
   return DescribeOrigin(o, def.retprobe);
 }

@@ -32,7 +32,9 @@ std::string EventBase(const ProbePoint& point, std::string_view symbol) {
     return "abs_" + hex.substr(2);
   }
   std::string base = EventBaseFromSymbol(symbol);
-  if (point.line && !point.function.empty()) base += "_L" + std::to_string(*point.line);
+  // Line 0 is the function's declaration, its entry: no suffix, as perf
+  // names it (its commit "Generate event name with line number").
+  if (point.line && *point.line != 0 && !point.function.empty()) base += "_L" + std::to_string(*point.line);
   return base;
 }
 

@@ -210,14 +210,7 @@ class PointParser {
     return end_;
   }
 
-  std::string Unescape(size_t from, size_t to) const {
-    std::string out;
-    for (size_t i = from; i < to; ++i) {
-      if (text_[i] == '\\' && i + 1 < to) ++i;
-      out += text_[i];
-    }
-    return out;
-  }
+  std::string Unescape(size_t from, size_t to) const { return kprobectl::Unescape(text_.substr(from, to - from)); }
 
   // tp:NAME: a tracepoint, by name (letters, digits, '_').
   Result<ProbePoint> ParseTracepoint(size_t at, ProbePoint point) {

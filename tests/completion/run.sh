@@ -35,4 +35,7 @@ expect "kprobectl -x $fx -D gre" "greet"
 expect "kprobectl -x $fx vars comp" "compute"
 expect "kprobectl --sd" "--sdt"
 expect "kprobectl --target" "--target-ns"
+expect "kprobectl --max" "--maxactive --max-probes"
+expect "kprobectl --dem" "--demangle-kernel"
+expect "kprobectl -x $fx funcs --fil" "--filter"
 exit $failed

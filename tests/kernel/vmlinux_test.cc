@@ -192,6 +192,44 @@ TEST_CASE("where else a variable can be fetched, for lines before the function's
         std::string::npos);
 }
 
+TEST_CASE("line lists a function's own lines, not those of the callers that hold its inlined copies") {
+  // getname_flags (fs/namei.c:129) is inlined into the syscalls that
+  // SYSCALL_DEFINE makes at the end of fs/namei.c; their lines (4121 is
+  // its "line 3992") are at its copies' first addresses. perf -L numbers
+  // 0-74 (a subset: it also leaves out lines that share an address with
+  // another line, which kprobectl probes).
+  auto result = Run({"line", "getname_flags"});
+  CHECK(result.status == 0);
+  std::vector<std::string> numbered;
+  for (const std::string& line : SplitLines(result.out))
+    if (auto words = SplitWords(line); !words.empty() && !line.starts_with("<")) numbered.push_back(words[0]);
+  CHECK(Join(numbered, " ") ==
+        "0 1 2 3 4 6 7 10 11 18 19 21 22 23 24 33 34 35 42 43 44 45 47 48 49 50 51 52 54 55 56 57 61 63 64 65 66 67 "
+        "68 72 73 74");
+  result = Run({"line", "getname_flags@fs/namei.c:72"});
+  CHECK(SplitLines(result.out).at(0) == "<getname_flags@fs/namei.c:72>");
+  CHECK(SplitLines(result.out).at(1) == "     72  ");
+  result = Run({"-D", "getname_flags:3992"});
+  CHECK(result.err ==
+        "kprobectl: error: line 3992 of getname_flags (fs/namei.c:4121) is past its end; the nearest line with code "
+        "is 74\n  hint: list the lines that have code with 'kprobectl line getname_flags'\n");
+}
+
+TEST_CASE("line 0 is a function's entry, and a block's own declarations end no function") {
+  // ext4_mb_use_best_found's declaration line has no row of the line
+  // table: its line 0 is its entry, as in perf (-L numbers it, FUNC:0 is
+  // FUNC). BUG_ON and min() declare __compiletime_assert_N inside its body,
+  // which gcc also lists among the CU's functions: a declaration, no end
+  // of this one (its lines were cut at 7 of 45).
+  auto result = Run({"line", "ext4_mb_use_best_found"});
+  std::vector<std::string> numbered;
+  for (const std::string& line : SplitLines(result.out))
+    if (auto words = SplitWords(line); !words.empty() && !line.starts_with("<")) numbered.push_back(words[0]);
+  CHECK(Join(numbered, " ") == "0 2 3 4 6 7 9 10 11 15 17 18 19 28 29 30 31 33 34 35 36 37 44 45");
+  result = Run({"-D", "ext4_mb_use_best_found:0"});
+  CHECK(result.out == "p:probe/ext4_mb_use_best_found ext4_mb_use_best_found+0\n");
+}
+
 // BTF and DWARF of the same kernel: at a function's entry the BTF source
 // (--btf: the image's .BTF section, its DWARF set aside) must fetch every
 // parameter as the DWARF does: same register or stack slot, same type.

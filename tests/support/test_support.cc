@@ -200,6 +200,12 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
+FakeTracefs::FakeTracefs() {
+  WriteFile(dir / "README", ReadFile(DataPath("readme-linux-6.18-no-kprobes.txt")));
+  WriteFile(dir / "uprobe_events", "");
+  WriteFile(dir / "error_log", "");
+}
+
 std::string RealTracefsOrSkip() {
   std::string reason;
   std::string root = "/sys/kernel/tracing";

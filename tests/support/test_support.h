@@ -56,6 +56,14 @@ class TempDir {
   std::string path_;
 };
 
+// A directory that looks like this machine's tracefs (Linux 6.18 without
+// kprobes): its README, an empty uprobe_events and error_log.
+struct FakeTracefs {
+  TempDir dir;
+  FakeTracefs();
+  std::string path() const { return dir.path(); }
+};
+
 // Sets an environment variable for a scope (XDG_CACHE_HOME, to point the
 // CLI's debuginfo cache at a test's own directory), then puts it back.
 class ScopedEnv {

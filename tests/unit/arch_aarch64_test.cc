@@ -178,6 +178,8 @@ TEST_CASE("arm64: the kernel's rules on it") {
                                              "hyp_idmap_text"});
   CHECK(arm64.multiarch() == "aarch64-linux-gnu");
   CHECK(arm64.name() == "arm64");
+  CHECK(arm64.kernel_text_symbol() == "_stext");  // 6.1's kallsyms has no _text
+  CHECK(X86_64Arch().kernel_text_symbol() == "_text");
 }
 
 TEST_CASE("the architecture comes from the file's ELF machine, or the running kernel's uname") {

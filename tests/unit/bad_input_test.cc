@@ -111,11 +111,12 @@ TEST_CASE("bad input: two actions on one command line are an error, never a writ
   CHECK(both.status == 2);
   CHECK(both.out.empty());
   CHECK(both.err ==
-        "kprobectl: error: one action at a time: 'add' and -D were both given\n"
-        "  hint: run kprobectl once for each (several probes go in one -a/-D each, or one 'add -a ... -a ...')\n");
+        "kprobectl: error: the command 'add' cannot be used with switch -D\n"
+        "  hint: one action at a time: run kprobectl once for each (several probes go in one -a/-D each, or one "
+        "'add -a ... -a ...')\n");
   auto two = RunKprobectl({"-x", FixturePath("target_O2"), "-V", "compute", "-F"});
   CHECK(two.status == 2);
-  CHECK(two.err.starts_with("kprobectl: error: one action at a time: -F and -V were both given"));
+  CHECK(two.err.starts_with("kprobectl: error: switch -F cannot be used with switch -V\n"));
 }
 
 TEST_CASE("bad input: -x '', -k of a program, -k of a missing file") {

@@ -80,8 +80,10 @@ TEST_CASE("dwarf errors name the input and say what to do") {
        "kprobectl: error: no function 'nosuch' in the debuginfo of @BIN@\n"
        "  hint: list functions with 'kprobectl funcs'\n"},
       {{"-L", "process:9-3"},
-       "kprobectl: error: invalid line range 'process:9-3': the range ends before it starts\n"
-       "  hint: write FUNC[:RLN[+NUM|-RLN2]] or SRC[:ALN[+NUM|-ALN2]]\n"},
+       "kprobectl: error: invalid line range: the range ends (line 3) before it starts (line 9)\n"
+       "    process:9-3\n              ^\n"
+       "  hint: a line range is FUNC[@SRC][:START[+COUNT|-END]] or SRC[:START[+COUNT|-END]] (lines of FUNC count "
+       "from its declaration)\n"},
   };
   for (const Row& row : rows) {
     std::vector<std::string> args = {"-x", bin};
@@ -105,7 +107,7 @@ TEST_CASE("without the source text, line still shows which lines have code, and 
   CHECK(lines[4] == "      3  ");
   CHECK(listing.err.find("was not found (looked at ") != std::string::npos);
   CHECK(listing.err.ends_with("  hint: give the source tree's top with -s DIR\n"));
-  auto found = RunKprobectl({"-x", bin, "-s", FixtureSourceDir(), "line", "summarize:1+0"});
+  auto found = RunKprobectl({"-x", bin, "-s", FixtureSourceDir(), "line", "summarize:1+1"});
   CHECK(found.status == 0);
   CHECK(SplitLines(found.out).at(1) == "      1    int s = scale(req->hdr.flags, 3);");
   // A lazy pattern needs the text.
@@ -213,6 +215,26 @@ TEST_CASE("an inline function with no code left says so, by index, by scan, and 
                                         "  hint: list its functions with 'kprobectl -x " +
                                         bin + " funcs'\n");
   }
+}
+
+TEST_CASE("the lines of callers that hold an inlined copy are not the inlined function's") {
+  // own_lines.c:19 and :26 (twice's lines 8 and 15 if they were its) are
+  // rows at the first addresses of twice's copies in user and main.
+  std::string bin = FixturePath("own_lines");
+  auto past = RunKprobectl({"-x", bin, "-D", "twice:8"});
+  CHECK(past.status == 1);
+  CHECK(Replace(past.err, FixtureSourceDir(), "@SRC@") ==
+        "kprobectl: error: line 8 of twice (@SRC@/own_lines.c:19) is past its end; the nearest line with code is 3\n"
+        "  hint: list the lines that have code with 'kprobectl line twice'\n");
+  auto pattern = RunKprobectl({"-x", bin, "-D", "twice;*+1*"});
+  CHECK(pattern.status == 1);
+  CHECK(pattern.err ==
+        "kprobectl: error: no line of twice matches the pattern '*+1*'\n"
+        "  hint: see its lines with 'kprobectl line twice'\n");
+  // The caller's line is still the caller's.
+  auto caller = RunKprobectl({"-x", bin, "-D", "user:2"});
+  CHECK(caller.status == 0);
+  CHECK(caller.out.starts_with("p:probe_own_lines/user_L2 " + bin + ":0x"));
 }
 
 TEST_CASE("a struct split over several places is fetched member by member, and what cannot be says why") {

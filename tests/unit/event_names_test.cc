@@ -32,6 +32,8 @@ TEST_CASE("event bases for lines and addresses") {
   CHECK(EventBase(p, "do_sys_open") == "do_sys_open");
   p.line = 9;
   CHECK(EventBase(p, "do_sys_open") == "do_sys_open_L9");
+  p.line = 0;  // the declaration: the entry, named as perf names it
+  CHECK(EventBase(p, "do_sys_open") == "do_sys_open");
   ProbePoint a;
   a.address = 0x1139;
   CHECK(EventBase(a, "") == "abs_1139");

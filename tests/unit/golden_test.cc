@@ -77,6 +77,8 @@ TEST_CASE("golden definitions, listings and variables: records -O2") { CheckGold
 TEST_CASE("golden definitions, listings and variables: split functions") { CheckGolden("split"); }
 // Variables located through memory: a load and offsets after a register.
 TEST_CASE("golden definitions, listings and variables: locations through memory") { CheckGolden("deref"); }
+// An inline function's own lines, not those of the callers its copies are in.
+TEST_CASE("golden definitions, listings and variables: a function's own lines") { CheckGolden("own_lines"); }
 // Structs split over registers and stack slots (DW_OP_piece): their members.
 TEST_CASE("golden definitions, listings and variables: structs in pieces") { CheckGolden("pieces"); }
 TEST_CASE("golden definitions, listings and variables: split functions in a kernel image") {

@@ -136,6 +136,20 @@ TEST_CASE("traceable functions, kallsyms names and the KASLR slide") {
   CHECK(*KaslrSlide(env, *image) == 0x2000000);
   WriteFile(root / "kallsyms", "0000000000000000 T _text\n");  // hidden addresses
   CHECK_FALSE(KaslrSlide(env, *image));
+  CHECK(KernelTextSymbol(*image) == "_text");
+
+  // arm64's Linux 6.1 has no _text in kallsyms: the slide comes from _stext.
+  auto arm64 = ElfImage::Open(FixturePath("arm64/kernel_like"));
+  REQUIRE(arm64);
+  const ElfSymbol* stext = arm64->Find("_stext");
+  REQUIRE(stext);
+  CHECK(stext->value == arm64->Find("_text")->value + 16);
+  CHECK(KernelTextSymbol(*arm64) == "_stext");
+  std::snprintf(line, sizeof line, "%llx T _stext\n", static_cast<unsigned long long>(stext->value + 0x3000000));
+  WriteFile(root / "kallsyms", line);
+  CHECK(*KaslrSlide(env, *arm64) == 0x3000000);
+  CHECK(*KallsymsNames::Parse(line).Slide(*arm64) == 0x3000000);
+  CHECK_FALSE(KallsymsNames::Parse(line).Slide(*image));  // x86-64's kernel_like has no _stext
 }
 
 TEST_CASE("offline, the image says what is blacklisted and traceable") {
@@ -232,6 +246,15 @@ TEST_CASE("the kprobe blacklist: probes refused with the reason, vars lists what
           "  hint: probe a function that calls it, or one it calls\n");
   }
   CHECK(RunKprobectl({"--no-cache", "-k", image, "-D", "die_caller $params"}).status == 0);
+  // An assembly entry point, no function of the symbol table or the DWARF:
+  // the blacklist is why, not "no function" (perf's test_adding_blacklisted
+  // takes the kernel's first blacklisted names, asm_exc_* on x86).
+  auto entry = RunKprobectl({"--no-cache", "-k", image, "-D", "asm_exc_fixture"});
+  CHECK(entry.status == 1);
+  CHECK(entry.err ==
+        "kprobectl: error: 'asm_exc_fixture' is on the kernel's kprobe blacklist (.entry_text): the kernel refuses "
+        "probes there, which could recurse or break its entry code\n"
+        "  hint: probe a function that calls it, or one it calls\n");
   auto vars = RunKprobectl({"--no-cache", "-k", image, "vars", "die_body"});
   CHECK(vars.status == 0);
   CHECK(vars.out == "Available variables at die_body\n\t@<die_body+0>\n\t\tconst char*\tstr\n\t\tlong int\terr\n");

@@ -18,14 +18,6 @@ using namespace kprobectl::test;
 
 namespace {
 
-struct FakeTracefs {
-  TempDir dir;
-  FakeTracefs() {
-    WriteFile(dir / "README", ReadFile(DataPath("readme-linux-6.18-no-kprobes.txt")));
-    WriteFile(dir / "uprobe_events", "");
-  }
-};
-
 // A definition's target as FUNC+OFF (decimal), from the fixture's symbols.
 std::string PlaceOf(const ElfImage& image, const std::string& definition) {
   std::string target = SplitWords(definition)[1];

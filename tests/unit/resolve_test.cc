@@ -265,6 +265,54 @@ TEST_CASE("kernel probes without debuginfo: SYM+OFF targets") {
                      "p:grp/ev do_sys_open+0 jiffies=@jiffies:u64"});
 }
 
+TEST_CASE("arm64's running kernel: targets count from _stext, its blacklist is moved by the slide of _stext") {
+  // Linux 6.1's arm64 /proc/kallsyms has _stext but no _text (scripts/kallsyms
+  // keeps no symbol before _stext): "_text+OFF" was "Invalid probed address
+  // or symbol", and without _text the debugfs blacklist could not be placed.
+  const ElfImage& image = Fixture("arm64/kernel_like");
+  const ElfSymbol* stext = image.Find("_stext");
+  const ElfSymbol* summarize = image.Find("summarize");
+  REQUIRE(stext);
+  REQUIRE(summarize);
+  const uint64_t slide = 0xffff800000000000;
+  auto at = [&](uint64_t address) { return Hex(address + slide).substr(2); };
+  auto resolve = [&](const std::string& text) -> Result<std::vector<std::string>> {
+    Target kernel;
+    kernel.kind = Target::kRunningKernel;
+    kernel.arch = &Aarch64Arch();
+    kernel.path = image.path();
+    kernel.image = std::make_unique<ElfImage>(image);
+    SystemView system;
+    system.features = AllFeatures();
+    system.running = true;
+    // process is unique in the image, not in kallsyms (a module has one too).
+    system.kallsyms =
+        KallsymsNames::Parse(at(stext->value) + " T _stext\n" + at(summarize->value) +
+                             " t summarize\n0000000000001000 t process\nffff000000001000 t process\t[m]\n");
+    system.blacklist = "0x" + at(summarize->value) + "-0x" + at(summarize->value + summarize->size) + "\tsummarize\n";
+    Resolution resolution = KP_TRY(Resolve({*ParseProbeSpec(text)}, kernel, system, {}));
+    EventNamer namer({}, false);
+    KP_TRY_VOID(NameEvents(resolution, namer));
+    std::vector<std::string> lines;
+    for (const TraceEventDef& def : KP_TRY(Synthesize(resolution, kernel))) lines.push_back(FormatDefinition(def));
+    return lines;
+  };
+  auto process = resolve("process");
+  REQUIRE(process);
+  CHECK(*process == std::vector<std::string>{"p:probe/process _stext+" +
+                                             std::to_string(image.Find("process")->value - stext->value)});
+  auto tally = resolve("tally");
+  REQUIRE(tally);
+  REQUIRE(tally->size() == 2);
+  CHECK((*tally)[0].starts_with("p:probe/tally _stext+"));
+  CHECK((*tally)[1].starts_with("p:probe/tally_1 _stext+"));
+  auto refused = resolve("summarize");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message ==
+        "'summarize' is on the kernel's kprobe blacklist (summarize): the kernel refuses "
+        "probes there, which could recurse or break its entry code");
+}
+
 TEST_CASE("a kernel function named without an image is checked against BTF, then kallsyms, with the nearest names") {
   auto btf = BtfInfo::Open(FixturePath("kernel_btf.btf"), X86_64Arch());
   REQUIRE(btf);

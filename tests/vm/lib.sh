@@ -1,0 +1,19 @@
+# shellcheck shell=bash disable=SC2154
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Shared by the kernel test scripts that run inside the VM (tests/vm/run):
+# tap.sh's results, kprobectl bounded in time, and the kernel's debuginfo
+# put where Debian's -dbg package puts it, so that kprobectl finds it alone.
+# Sourced with $build (the build directory) and $vmlinux set.
+
+# Every kprobectl run is bounded: a hang fails that check (exit 124) and the
+# rest still runs. A CPU stuck in the kernel is caught by scripts/vm instead
+# (the guest panics with its backtraces).
+kp() { timeout -k 5 120 "$build/kprobectl" "$@"; }
+release=$(uname -r)
+mkdir -p /usr/lib/debug/boot
+ln -sf "$vmlinux" "/usr/lib/debug/boot/vmlinux-$release"
+tracefs=/sys/kernel/tracing
+# shellcheck source=tests/vm/tap.sh
+. "$(dirname "$0")/tap.sh"
+nothing_left() { [ ! -s $tracefs/kprobe_events ] && [ -z "$(ls $tracefs/instances)" ]; }
