@@ -15,7 +15,11 @@
 # through its symbol table (nm, once per build-id, cached). perf names a
 # static function that several symbols share by its name alone (c_start+0
 # three times): such a target stands for all of them, and is matched to
-# kprobectl's addresses where one fits.
+# kprobectl's addresses where one fits. perf -V's places (@<FUNC+OFF>)
+# count from the function's DWARF entry (its low_pc, perf's
+# convert_to_trace_point), its -D targets and kprobectl's from the
+# symbol; the two differ on arm64, by ftrace's patchable NOPs
+# (-V vfs_read: @<vfs_read+0>; -D: vfs_read+8).
 import argparse
 import bisect
 import concurrent.futures
@@ -32,6 +36,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import parity_arch
 import parity_classes as classes
 import parity_dwarf
 
@@ -146,7 +151,8 @@ class Symbols:
     """The image's symbols (nm, once per build-id, kept in the cache): by
     name, and the functions by address."""
 
-    def __init__(self, vmlinux, cache):
+    def __init__(self, vmlinux, cache, arch):
+        self.arch = arch
         path = cache / "nm-typed.json"
         if not path.exists():
             out = subprocess.run(["nm", vmlinux], capture_output=True, text=True, check=True).stdout
@@ -165,10 +171,12 @@ class Symbols:
             if "." in name:
                 self.clones[name.split(".")[0]].extend(addrs)
 
-    def resolve(self, target):
+    def resolve(self, target, entry=None):
         """(the addresses a definition's target can stand for, whether it
         named a clone without its suffix): SYM+OFF is one per symbol of
-        that name; MOD:... and raw addresses are left alone."""
+        that name, OFF from the symbol or, with `entry` (a symbol's address
+        to its function's DWARF entry), from the function's entry; MOD:...
+        and raw addresses are left alone."""
         sym, _, off = target.partition("+")
         if ":" in sym:
             return set(), False
@@ -176,21 +184,36 @@ class Symbols:
             return {int(sym, 16)}, False
         stripped = sym not in self.table and sym in self.clones
         bases = self.clones[sym] if stripped else self.table.get(sym, [])
-        return {a + int(off or "0", 0) for a in bases}, stripped
+        if entry:
+            # perf -V names a place by its DWARF function's name, which for
+            # code linked with renamed symbols (arm64's nVHE hypervisor,
+            # objcopy --prefix-symbols=__kvm_nvhe_) is another function's
+            # symbol: stage2_unmap_walker+104 for __kvm_nvhe_stage2_unmap_walker+104.
+            bases = bases + [a for prefix in self.arch.renamed_prefixes for a in self.table.get(prefix + sym, [])]
+        return {(entry(a) if entry else a) + int(off or "0", 0) for a in bases}, stripped
 
-    def unsuffixed(self, address):
+    def unsuffixed(self, address, entry=None):
         """`address` as perf -V names a place in a clone whose base name
         has a symbol of its own (mbox_controller_unregister.part.0+94 as
-        mbox_controller_unregister+94), or None."""
+        mbox_controller_unregister+94), or None; with `entry`, the offset
+        counts from each function's DWARF entry."""
         i = bisect.bisect_right(self.starts, address) - 1
         if i < 0 or "." not in self.functions[i][1]:
             return None
         base = self.table.get(self.functions[i][1].split(".")[0])
-        return base[0] + address - self.starts[i] if base and len(base) == 1 else None
+        if not base or len(base) != 1:
+            return None
+        entry = entry or (lambda a: a)
+        return entry(base[0]) + address - entry(self.starts[i])
 
     def function_at(self, address):
         i = bisect.bisect_right(self.starts, address) - 1
         return self.functions[i][1] if i >= 0 else "?"
+
+    def start(self, address):
+        """The address of the function symbol that holds `address`."""
+        i = bisect.bisect_right(self.starts, address) - 1
+        return self.starts[i] if i >= 0 else address
 
     def where(self, address):
         i = bisect.bisect_right(self.starts, address) - 1
@@ -201,7 +224,7 @@ class Symbols:
         a section the kernel refuses whole."""
         if f"_kbl_addr_{func}" in self.table:
             return True
-        for section in ("kprobes", "noinstr", "entry"):
+        for section in self.arch.no_probe_sections:
             lo, hi = self.table.get(f"__{section}_text_start"), self.table.get(f"__{section}_text_end")
             if lo and hi and any(lo[0] <= a < hi[0] for a in self.table.get(func, [])):
                 return True
@@ -211,7 +234,7 @@ class Symbols:
 DEF = re.compile(r"^[pr][0-9]*:\S+ (\S+)(.*)$")
 
 
-def definitions(stdout, symbols, notes):
+def definitions(stdout, symbols, notes, entry=None):
     """[(candidate addresses, ((name, fetch), ...), (types...))] of -D output."""
     out = []
     for line in stdout.splitlines():
@@ -226,7 +249,7 @@ def definitions(stdout, symbols, notes):
         # An unnamed argument is named by the kernel after its fetch
         # ($retval -> retval); compare what is fetched, not how it is spelt.
         named = tuple((a[0] or a[1].lstrip("$"), a[1]) for a in args)
-        addrs, stripped = symbols.resolve(m.group(1))
+        addrs, stripped = symbols.resolve(m.group(1), entry)
         if stripped:
             notes.add("perf names a clone without its suffix")
         out.append((addrs, named, tuple(a[2] for a in args)))
@@ -236,13 +259,14 @@ def definitions(stdout, symbols, notes):
 VARS_AT = re.compile(r"^\s*@<([^>]+)>")
 
 
-def var_blocks(stdout, symbols, notes):
-    """[(candidate addresses, (names...))] of vars / perf -V output."""
+def var_blocks(stdout, symbols, notes, entry=None):
+    """[(candidate addresses, (names...))] of vars / perf -V output (with
+    `entry`, perf's: offsets from the function's DWARF entry)."""
     out = []
     for line in stdout.splitlines():
         m = VARS_AT.match(line)
         if m:
-            addrs, stripped = symbols.resolve(m.group(1))
+            addrs, stripped = symbols.resolve(m.group(1), entry)
             if stripped:
                 notes.add("perf names a clone without its suffix")
             out.append([addrs, []])
@@ -283,6 +307,7 @@ class Outcome:
 class Context:
     def __init__(self, symbols, dwarf, traceable, blacklist):
         self.symbols, self.dwarf, self.traceable, self.blacklist = symbols, dwarf, traceable, blacklist
+        self.arch = dwarf.arch
         self.probed_cache = {}
 
     def probed(self, func, address):
@@ -361,10 +386,10 @@ def moved_fetch(ctx, func, at, name, ours, theirs):
     if at[0] == at[1]:
         return False
     here, there = ctx.probed(func, at[0]).location(name), ctx.probed(func, at[1]).location(name)
-    return bool(here and there) and classes.perf_fetch(here) == ours and classes.perf_fetch(there) == theirs
+    return bool(here and there) and classes.perf_fetch(ctx.arch, here) == ours and classes.perf_fetch(ctx.arch, there) == theirs
 
 
-def match_addresses(out, ctx, func, ours, theirs):
+def match_addresses(out, ctx, func, ours, theirs, entry):
     """The pairs (kprobectl's address, perf's) to compare; the addresses
     only one tool probes are classified here."""
     only_kp, only_perf = sorted(set(ours) - set(theirs)), sorted(set(theirs) - set(ours))
@@ -377,7 +402,7 @@ def match_addresses(out, ctx, func, ours, theirs):
             only_kp.remove(k)
             only_perf.remove(p)
     for k in list(only_kp):
-        p = ctx.symbols.unsuffixed(k)
+        p = ctx.symbols.unsuffixed(k, entry)
         if p in only_perf:
             out.notes.add("perf names a clone without its suffix")
             theirs[k] = theirs.pop(p)  # the same place: its DWARF is k's
@@ -386,7 +411,7 @@ def match_addresses(out, ctx, func, ours, theirs):
             only_perf.remove(p)
     for p in only_perf:
         fn = ctx.symbols.function_at(p)
-        if ".part." in fn and fn.split(".")[0] == func.split(".")[0] and ctx.symbols.where(p) == fn + "+0":
+        if ".part." in fn and fn.split(".")[0] == func.split(".")[0] and p == ctx.dwarf.entry_of(ctx.symbols.start(p)):
             out.explain("split-part", "")
             continue
         if ctx.blacklist and fn in ctx.blacklist:
@@ -395,7 +420,8 @@ def match_addresses(out, ctx, func, ours, theirs):
         out.explain("notrace" if ctx.traceable and fn not in ctx.traceable else None,
                     f"only perf probes {ctx.symbols.where(p)}")
     for k in only_kp:
-        out.explain(None, f"only kprobectl probes {ctx.symbols.where(k)}")
+        out.explain("redundant-copy" if classes.redundant_copy(ctx.dwarf, func, k) else None,
+                    f"only kprobectl probes {ctx.symbols.where(k)}")
     return pairs
 
 
@@ -439,13 +465,16 @@ def compare(kind, func, kp, perf, ctx):
         return out
     out = Outcome("same")
     parse = var_blocks if kind == "vars" else definitions
+    # perf -V counts from the function's DWARF entry, its -D and kprobectl
+    # from the symbol.
+    entry = ctx.dwarf.entry_of if kind == "vars" and ctx.arch.patchable_entry else None
     ours = assign(parse(kp["stdout"], ctx.symbols, set()))
     if ours is None:
         out.verdict = "different"
         out.explain(None, "kprobectl's targets do not resolve")
         return out
     theirs = {}
-    for cands, value, types in parse(perf["stdout"], ctx.symbols, out.notes):
+    for cands, value, types in parse(perf["stdout"], ctx.symbols, out.notes, entry):
         hit = sorted(c for c in cands if c in ours and c not in theirs) or sorted(c for c in cands if c not in theirs)
         if not hit and len(cands) == 1 and "no symbol holds its code" in kp["stderr"]:
             # One symbol of the name, already probed: perf wrote SYM+0
@@ -461,8 +490,10 @@ def compare(kind, func, kp, perf, ctx):
             out.verdict = "different"
             out.explain(None, "perf's targets do not resolve")
             return out
+        if entry and ctx.arch.renamed_prefixes and ctx.symbols.function_at(hit[0]).startswith(ctx.arch.renamed_prefixes):
+            out.notes.add("perf -V names a renamed copy by its DWARF name")
         theirs[hit[0]] = (value, types)
-    for k, p in match_addresses(out, ctx, func, ours, theirs):
+    for k, p in match_addresses(out, ctx, func, ours, theirs, entry):
         if kind == "vars":
             compare_vars(out, ctx, func, (k, p), ours[k][0], theirs[p][0])
         else:
@@ -509,10 +540,14 @@ def table(rows, funcs, opts):
 
 
 def report(opts, cache, runner, funcs):
-    symbols = Symbols(opts.vmlinux, cache)
-    dwarf = parity_dwarf.Dwarf(opts.vmlinux, cache)
+    arch = parity_arch.of_image(opts.vmlinux)
+    symbols = Symbols(opts.vmlinux, cache, arch)
+    dwarf = parity_dwarf.Dwarf(opts.vmlinux, cache, arch)
     if not dwarf.tool:
         print("bench/parity: no llvm-dwarfdump: the classes that read the DWARF cannot explain", file=sys.stderr)
+        if arch.patchable_entry:
+            sys.exit(f"bench/parity: perf -V's places on {arch.name} count from the DWARF's entries: "
+                     "llvm-dwarfdump is needed")
     ctx = Context(symbols, dwarf, traceable_functions(opts.traceable), kernel_blacklist(opts.blacklist))
     rows = defaultdict(lambda: defaultdict(list))
     times = defaultdict(list)

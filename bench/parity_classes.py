@@ -10,6 +10,8 @@
 import re
 from collections import namedtuple
 
+from parity_arch import breg_of, register_of
+
 Class = namedtuple("Class", "key title explanation")
 
 CLASSES = [
@@ -39,7 +41,11 @@ CLASSES = [
           "than 16 bytes passed by value, a copy on the stack, DW_OP_fbreg k, whose members are fetched by "
           "name; or one in pieces none of which holds a whole member) is fetched by perf as its first 8 bytes, "
           "with the warning 'exceeds max-bitwidth. Cut down to 64 bits'; kprobectl leaves it out: "
-          "rtc_tm_to_ktime's struct rtc_time tm (36 bytes), perf tm=+8(%sp), kprobectl tm.tm_year by name"),
+          "rtc_tm_to_ktime's struct rtc_time tm (36 bytes), perf tm=+8(%sp), kprobectl tm.tm_year by name; on "
+          "arm64 such a struct is passed by reference (AAPCS64), in memory at a register (DW_OP_bregN 0) which "
+          "gcc gives for the whole function though the function copies the reference there only later: "
+          "btf_snprintf_show's va_list args (32 bytes) is DW_OP_breg4 W4+0, and x4 is set by 'mov x4, x2' at "
+          "+16; perf args=+0(%x4) at the entry, +8"),
     Class("members", "kprobectl fetches a struct's members, perf its first 8 bytes",
           "a struct the DWARF keeps in several places (DW_OP_piece: passed by value in two registers, or "
           "members in registers and stack slots), or a struct parameter of 9-16 bytes passed on the stack, is "
@@ -106,6 +112,13 @@ CLASSES = [
           "perf -k offers probes in copies of a function inlined into functions the kernel's kprobe blacklist "
           "names, and on the blacklisted function itself, which the kernel refuses; kprobectl leaves them out "
           "saying so: notifier_call_chain (NOKPROBE_SYMBOL) and its copy in atomic_notifier_call_chain+30"),
+    Class("redundant-copy", "perf skips an inlined copy called on the line that declares it",
+          "perf's die_walk_instances ignores an inlined copy whose DW_AT_call_file and DW_AT_call_line are its "
+          "origin's DW_AT_decl_file and DW_AT_decl_line ('Ignore redundant instances', tools/perf/util/"
+          "dwarf-aux.c); a tracepoint's header declares __traceiter_X and trace_X, which calls it, on one line, "
+          "so gcc's copy of __traceiter_X inlined in trace_X is one of those: __traceiter_clk_set_duty_cycle in "
+          "clk_core_set_duty_cycle_nolock+156, call and declaration at include/trace/events/clk.h:253; the "
+          "copy's code runs on each traced call, kprobectl probes it, perf only the out-of-line function"),
     Class("split-part", "perf probes the split-off rest of a function as a copy of it",
           "gcc's partial inlining splits FUNC into a head (inlined into callers, and kept as FUNC) and the rest, "
           "FUNC.part.N, entered from the head only; perf probes FUNC.part.N+0 as one more place of FUNC, so a "
@@ -139,7 +152,7 @@ class Probed:
     (copies of other functions inlined into it, and their blocks)."""
 
     def __init__(self, dwarf, func, address):
-        self.address = address
+        self.address, self.arch = address, dwarf.arch
         chain = dwarf.chain(address) if dwarf and dwarf.tool else []
         copies = [i for i, scope in enumerate(chain)
                   if scope.tag != "DW_TAG_lexical_block" and base_name(scope.name) == base_name(func)]
@@ -263,7 +276,7 @@ def first_view_only(probed, name, fetch):
     at = [ops for lo, hi, ops in spans if lo == hi == probed.address]
     if not at or any(lo <= probed.address < hi for lo, hi, _ in spans):
         return False
-    return fetch is None or fetch == "%" + (register_of(at[0]) or "?")
+    return fetch is None or fetch == "%" + (register_of(probed.arch, at[0]) or "?")
 
 
 def perf_only(probed, name, fetch, perf_stderr):
@@ -276,29 +289,37 @@ def perf_only(probed, name, fetch, perf_stderr):
     if nested and (var is None or (var.tag != "DW_TAG_formal_parameter" and
                                    any(v.tag == "DW_TAG_formal_parameter" for v in nested))):
         return "nested"
+    # The probed copy's own variable has no location at all, the nested
+    # copy's of that name one here, which perf lists (stage2_put_pte's ptep
+    # at __kvm_nvhe_stage2_map_walk_leaf+272, kvm_clear_pte's in W20).
+    if var is not None and loc is None and any(v.location_at(probed.address) for v in nested):
+        return "nested"
     if loc and COMPUTED.match(loc) and (fetch is None or re.match(r"^[+-]\d+\(", fetch)):
         return "stack-value"
     if loc and ADDR_VALUE.match(loc) and fetch in (None, f"@{name}+0"):
         return "addr-value"
     if loc and "DW_OP_piece" in loc and (fetch is None or (
-            "exceeds max-bitwidth" in perf_stderr and register_of(loc) == fetch[1:])):
+            "exceeds max-bitwidth" in perf_stderr and register_of(probed.arch, loc) == fetch[1:])):
         return "wide-struct"
     if loc and re.match(r"^DW_OP_fbreg [+-]?\d+$", loc) and fetch and "exceeds max-bitwidth" in perf_stderr and \
             re.match(r"^[+-]\d+\(%sp\)$", fetch):
         return "wide-struct"  # passed on the stack
-    if loc and first_op_only(loc, fetch):
+    if loc and re.match(r"^DW_OP_breg\d+ \w+[+-]\d+$", loc) and fetch and "exceeds max-bitwidth" in perf_stderr \
+            and fetch == perf_fetch(probed.arch, loc):
+        return "wide-struct"  # passed by reference (arm64: a composite of more than 16 bytes)
+    if loc and first_op_only(probed.arch, loc, fetch):
         return "first-op"
     if var is not None and loc is None and fetch is None and "DW_AT_const_value" in var.attrs and \
             var.name == "__func__":
         return "const-string"
     if var is not None and loc == "" and var.tag == "DW_TAG_formal_parameter":
         later = later_location(var, probed.address)
-        if later and (fetch is None or (fetch.startswith("%") and register_of(later) == fetch[1:])):
+        if later and (fetch is None or (fetch.startswith("%") and register_of(probed.arch, later) == fetch[1:])):
             return "later-location"
     return None
 
 
-def first_op_only(loc, fetch):
+def first_op_only(arch, loc, fetch):
     """A location of several operations kprobectl cannot follow, which
     perf reads as its first (a DW_OP_bregN k: +k(%reg))."""
     ops = [op.strip() for op in loc.split(",")]
@@ -306,23 +327,13 @@ def first_op_only(loc, fetch):
         return False
     if fetch is None:
         return True
-    m = re.match(r"^DW_OP_breg\d+ (\w+)([+-]\d+)$", ops[0])
-    if m:
-        return fetch == f"{int(m.group(2)):+d}(%{register_of('DW_OP_reg0 ' + m.group(1))})"
+    breg = breg_of(arch, ops[0]) if re.match(r"^DW_OP_breg\d+ \w+[+-]\d+$", ops[0]) else None
+    if breg:
+        return fetch == f"{breg[1]:+d}(%{breg[0]})"
     # The frame base is the CFA, which perf turns into the stack pointer
     # plus an offset at the probe (ext4_xattr_inode_free_quota len,
     # DW_OP_fbreg -136, DW_OP_deref, DW_OP_plus_uconst 1: perf +32(%sp)).
     return bool(re.match(r"^DW_OP_fbreg [+-]?\d+$", ops[0]) and re.match(r"^[+-]?\d+\(%sp\)$", fetch))
-
-
-def register_of(ops):
-    """perf's name of the register of a DW_OP_regN location (first piece)."""
-    m = re.match(r"^DW_OP_reg\d+ (\w+)", ops)
-    if not m:
-        return None
-    reg = m.group(1).lower()
-    return {"rax": "ax", "rbx": "bx", "rcx": "cx", "rdx": "dx", "rsi": "si", "rdi": "di", "rbp": "bp",
-            "rsp": "sp"}.get(reg, reg)
 
 
 def later_location(var, address):
@@ -345,8 +356,8 @@ def both_fetch(probed, name, ours, theirs, perf_stderr):
     here = [(int(lo, 16), int(hi, 16), ops) for lo, hi, ops in RANGE.findall(var.attrs.get("DW_AT_location", ""))
             if int(lo, 16) == probed.address]
     views = [ops for lo, hi, ops in here if hi == lo], [ops for lo, hi, ops in here if hi > lo]
-    if views[0] and views[1] and ours == "%" + (register_of(views[0][0]) or "?") and \
-            theirs == perf_fetch(views[1][0]):
+    if views[0] and views[1] and ours == "%" + (register_of(probed.arch, views[0][0]) or "?") and \
+            theirs == perf_fetch(probed.arch, views[1][0]):
         return "later-view"
     # A value that is a register plus nothing (&local at the frame's
     # bottom): kprobectl fetches the register, perf memory there.
@@ -357,13 +368,13 @@ def both_fetch(probed, name, ours, theirs, perf_stderr):
     return None
 
 
-def perf_fetch(ops):
+def perf_fetch(arch, ops):
     """What perf makes of a location's first operation: %reg, or memory
     at a register plus an offset."""
-    m = re.match(r"^DW_OP_breg\d+ (\w+)([+-]\d+)", ops)
-    if m:
-        return f"{int(m.group(2)):+d}(%{register_of('DW_OP_reg0 ' + m.group(1))})"
-    reg = register_of(ops)
+    breg = breg_of(arch, ops)
+    if breg:
+        return f"{breg[1]:+d}(%{breg[0]})"
+    reg = register_of(arch, ops)
     return "%" + reg if reg else None
 
 
@@ -387,6 +398,25 @@ def kp_only_var(probed, name):
     if probed.found and first_view_only(probed, name, None):
         return "first-view"
     return None
+
+
+def redundant_copy(dwarf, func, address):
+    """kprobectl's `address` is the entry of an inlined copy of `func`
+    called on the line that declares it (perf's die_walk_instances ignores
+    such copies)."""
+    if not dwarf or not dwarf.tool:
+        return False
+    for scope in dwarf.chain(address):
+        if scope.tag != "DW_TAG_inlined_subroutine" or base_name(scope.name) != base_name(func):
+            continue
+        entry = scope.number("DW_AT_entry_pc") or min(lo for lo, _ in scope.ranges())
+        m = re.match(r"^(0x[0-9a-f]+)", scope.attrs.get("DW_AT_abstract_origin", ""))
+        origin = dwarf.die(int(m.group(1), 16)) if m else None
+        if entry == address and origin and \
+                (scope.attrs.get("DW_AT_call_file"), scope.number("DW_AT_call_line")) == \
+                (origin.attrs.get("DW_AT_decl_file"), origin.number("DW_AT_decl_line")):
+            return True
+    return False
 
 
 def empty_entry(dwarf, func, perf_address, kp_address):

@@ -126,8 +126,8 @@ def tree(dies):
 class Dwarf:
     """The DWARF of `vmlinux` as llvm-dwarfdump prints it, per function."""
 
-    def __init__(self, vmlinux, cache):
-        self.vmlinux, self.tool = vmlinux, dwarfdump_tool()
+    def __init__(self, vmlinux, cache, arch):
+        self.vmlinux, self.tool, self.arch = vmlinux, dwarfdump_tool(), arch
         self.cache = cache / "dwarf"
         self.cache.mkdir(parents=True, exist_ok=True)
         self.lookups_path = self.cache / "lookups.json"
@@ -150,6 +150,17 @@ class Dwarf:
             tmp.write_text(json.dumps(self.lookups))
             tmp.rename(self.lookups_path)
         return self.lookups[key]
+
+    def entry_of(self, symbol):
+        """The DWARF's entry (low_pc) of the function whose symbol is at
+        `symbol`: past ftrace's patchable NOPs when they lie outside every
+        function's code and the code after them is a function's (arm64's
+        traced functions), else the symbol (x86-64's; arm64's notrace
+        functions, which have no NOPs)."""
+        skip = self.arch.patchable_entry
+        if not skip or not self.tool or self.outer_function(symbol) is not None:
+            return symbol
+        return symbol + skip if self.outer_function(symbol + skip) is not None else symbol
 
     def function(self, offset):
         """The out-of-line function at `offset` with all its DIEs."""

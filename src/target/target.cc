@@ -37,6 +37,19 @@ Result<Target> OpenModule(const TargetRequest& request, const KernelEnv& env) {
   return t;
 }
 
+// --btf=FILE of an ELF file is that file's architecture's kernel (a raw BTF
+// file says nothing of it): taken for another architecture's, its parameters
+// would be placed in the wrong registers (an arm64 image's, %di on x86-64).
+Result<void> CheckBtfFileArch(const std::string& path, const Arch& arch) {
+  auto identity = ElfImage::ReadIdentity(path);
+  if (!identity) return {};  // raw BTF, or no file: BtfInfo::Open says which
+  auto file_arch = ArchOfElf(identity->machine, identity->elf64, "'" + path + "'");
+  if (!file_arch || *file_arch == &arch) return {};
+  return Fail("--btf '" + path + "' is an " + std::string((*file_arch)->name()) +
+                  " kernel's, and the kernel probed is " + std::string(arch.name()) + "'s",
+              "probe that kernel with -k '" + path + "' --btf (its own architecture)");
+}
+
 // The BTF of a kernel target that has no DWARF, or of any with --btf
 // (the DWARF is then set aside): --btf=FILE, a kernel image's .BTF
 // section, the running kernel's; a module's is split over its kernel's.
@@ -51,6 +64,7 @@ Result<void> OpenBtf(Target& t, const TargetRequest& request, const KernelEnv& e
   }
   std::string running = env.root + env.btf + "/vmlinux";
   std::string kernel = !request.btf_file.empty() ? request.btf_file : running;
+  if (!request.btf_file.empty()) KP_TRY_VOID(CheckBtfFileArch(request.btf_file, *t.arch));
   Result<std::unique_ptr<BtfInfo>> btf;
   if (t.kind == Target::kModule) {
     // A loaded module named: the kernel's /sys/kernel/btf/MODULE; a .ko

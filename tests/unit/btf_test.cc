@@ -111,6 +111,12 @@ TEST_CASE("btf: what BTF cannot answer is refused, saying what can") {
   CHECK_THAT(err({"--btf", "/nonexistent.btf", "-D", "btf_outer o"}), Catch::Contains("no BTF at /nonexistent.btf"));
   CHECK_THAT(err({"--btf", DataPath("golden/split.txt"), "-D", "btf_outer o"}),
              Catch::Contains("it is neither raw BTF nor an ELF file"));
+  // An ELF file's BTF is its architecture's kernel: not the probed one's
+  // (here the machine's, x86-64) when they differ.
+  CHECK(err({"--btf", FixturePath("arm64/kernel_like"), "-D", "btf_outer o"}) ==
+        "kprobectl: error: --btf '" + FixturePath("arm64/kernel_like") +
+            "' is an arm64 kernel's, and the kernel probed is x86-64's\n  hint: probe that kernel with -k '" +
+            FixturePath("arm64/kernel_like") + "' --btf (its own architecture)\n");
   CliResult user = RunKprobectl({"-x", FixturePath("types"), "--btf", "-D", "main"});
   CHECK(user.status != 0);
   CHECK_THAT(user.err, Catch::Contains("--btf is for kernel probes"));
