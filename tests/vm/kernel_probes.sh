@@ -138,19 +138,26 @@ esac
 #     (.init.text, gone once it returns), with a member of the device it
 #     registered: each of numdummies=2 devices, by name.
 check "dummy is not loaded yet" [ ! -e /sys/module/dummy ]
-out=$(kp add -m dummy 'kpvm:init=dummy_init_one:11 name=dev_dummy->name:string err' 2>&1)
+if [ "$arch" = aarch64 ]; then
+  # arm64's gcc keeps dev_dummy until line 10 only, before
+  # register_netdevice() names the device: its name is still the template.
+  init=('kpvm:init=dummy_init_one:10 name=dev_dummy->name:string' 'name' 'name="dummy%d"')
+else
+  init=('kpvm:init=dummy_init_one:11 name=dev_dummy->name:string err' 'name err' 'name="dummy[01]" err=0')
+fi
+out=$(kp add -m dummy "${init[0]}" 2>&1)
 echo "$out" | sed 's/^/# /'
 check "a probe on a module not loaded yet is added" \
-  grep -q '^p:kpvm/init dummy:init_module+[0-9]* name=+[0-9]*(%[a-z0-9]*):string err=%[a-z0-9]*:s32$' $tracefs/kprobe_events
+  grep -Eq '^p:kpvm/init dummy:init_module\+[0-9]* name=\+[0-9]*\(%[a-z0-9]*\):string( err=%[a-z0-9]*:s32)?$' $tracefs/kprobe_events
 check "... and kprobectl says it waits for the module" grep -q 'module dummy is not loaded: its probes wait for it' <<<"$out"
 listed=$(kp list 'kpvm:init' 2>&1)
 echo "$listed" | sed 's/^/# /'
-check "list shows it waiting for its module" grep -q 'kpvm:init	(on init_module+[0-9]* in dummy with name err).*\[waiting for module dummy to load\]' <<<"$listed"
+check "list shows it waiting for its module" grep -q "kpvm:init	(on init_module+[0-9]* in dummy with ${init[1]}).*\[waiting for module dummy to load\]" <<<"$listed"
 kp trace -q -o /tmp/kpvm-init 'kpvm:init' -- busybox insmod "$dummy" numdummies=2
 sed 's/^/# /' /tmp/kpvm-init
 # Where it fired is printed from kallsyms once the module's init code is
 # gone (6.12 names it after whatever now precedes it): the values tell.
-[ "$(grep -c 'kpvm:init: (.*) name="dummy[01]" err=0$' /tmp/kpvm-init)" -eq 2 ] &&
+[ "$(grep -c "kpvm:init: (.*) ${init[2]}\$" /tmp/kpvm-init)" -eq 2 ] &&
   ok "it fired in the module's init function, once per device, with its name" ||
   not_ok "it fired in the module's init function, once per device, with its name" "$(cat /tmp/kpvm-init)"
 check "list no longer says it waits" eval '! kp list "kpvm:init" | grep -q waiting'
@@ -165,8 +172,9 @@ grep -q "kpvm:m: (dummy_dev_init+$at_entry) name=\"kpvm0\"" /tmp/kpvm-m && ok "t
   not_ok "the module probe fired with the device's name" "$(cat /tmp/kpvm-m)"
 ip link del kpvm0 2>/dev/null
 defs=$(kp -m veth -D 'veth_open' 2>&1)
+echo "# $defs"
 check "a module that is not loaded (veth) gets a definition that waits for it" \
-  grep -q '^p:probe/veth_open veth:veth_open+0$' <<<"$defs"
+  grep -q "^p:probe/veth_open veth:veth_open+$entry\$" <<<"$defs"
 refuse "... but not an fprobe, which cannot wait" "only a kprobe waits for a module to load" --fprobe -m veth 'kpvm:x=veth_open'
 check "nothing left after the module probes" nothing_left
 
@@ -374,7 +382,8 @@ check "event probes added" [ "$(grep -c '^e:kpvm/' $tracefs/dynamic_events)" -eq
 grep '^e:kpvm/' $tracefs/dynamic_events | sed 's/^/# /'
 listed=$(kp list 'kpvm:*' 2>&1)
 check "list shows an event probe with its event" grep -q 'kpvm:open	(on syscalls:sys_enter_openat with filename dfd)' <<<"$listed"
-kp trace -q -o /tmp/kpvm-e -a 'kpvm:*' -- sh -c 'cat /tmp/kpvm-file; sleep 1.25; ping -c 1 127.0.0.1' >/dev/null 2>&1
+# busybox's ping: in the arm64 guest, /usr/bin/ping is the host's (x86-64).
+kp trace -q -o /tmp/kpvm-e -a 'kpvm:*' -- sh -c 'cat /tmp/kpvm-file; sleep 1.25; busybox ping -c 1 127.0.0.1' >/dev/null 2>&1
 grep -E 'kpvm:(open|raw)' /tmp/kpvm-e | grep -- "$(grep 'filename="/tmp/kpvm-file"' /tmp/kpvm-e | head -1 | awk '{print $1}')" |
   head -2 | sed 's/^/# /'
 if grep -q 'kpvm:raw: .* p=0x[0-9a-f]\{3,\}$' /tmp/kpvm-e; then
