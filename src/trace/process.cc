@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <string_view>
 
@@ -135,17 +136,27 @@ TracedCommand::TracedCommand(TracedCommand&& other) noexcept
 TracedCommand::~TracedCommand() {
   if (go_ >= 0) close(go_);  // a command never released exits (127) without running
   if (report_ >= 0) close(report_);
+  // Released but still held at its exec: let go first (a stopped tracee
+  // takes no SIGTERM).
+  if (pid_ > 0 && go_ < 0 && stops_at_exec_) AtExec([](pid_t) {});
   if (pid_ > 0 && !status_) Stop(SIGTERM);
 }
 
 void TracedCommand::AtExec(const std::function<void(pid_t)>& look) {
-  if (stops_at_exec_) {
+  while (stops_at_exec_) {
     int wstatus = 0;
     while (waitpid(pid_, &wstatus, 0) < 0 && errno == EINTR) {
     }
     if (!WIFSTOPPED(wstatus)) {  // killed before it stopped
       status_ = StatusOf(wstatus);
+      stops_at_exec_ = false;
       return;
+    }
+    if (WSTOPSIG(wstatus) != SIGTRAP) {
+      // A signal that came before its exec (a traced task stops for each):
+      // passed on, and the exec's stop still to come.
+      ptrace(PTRACE_CONT, pid_, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(WSTOPSIG(wstatus))));
+      continue;
     }
     look(pid_);
     ptrace(PTRACE_DETACH, pid_, nullptr, nullptr);  // and its SIGTRAP is dropped
@@ -190,7 +201,8 @@ Result<void> TracedCommand::Release() {
 std::optional<int> TracedCommand::Poll() {
   if (status_ || pid_ <= 0) return status_;
   int wstatus = 0;
-  if (waitpid(pid_, &wstatus, WNOHANG) == pid_) status_ = StatusOf(wstatus);
+  // A stop is no end (ptrace reports them to us while it is held at exec).
+  if (waitpid(pid_, &wstatus, WNOHANG) == pid_ && !WIFSTOPPED(wstatus)) status_ = StatusOf(wstatus);
   return status_;
 }
 
