@@ -98,7 +98,7 @@ TEST_CASE("boot forms: --cmdline and --bootconfig print what -D resolves, and re
   CHECK(both.status == 2);
 }
 
-TEST_CASE("funcs: a name that is no function is said, with the nearest names; a glob that matches none is not") {
+TEST_CASE("funcs: a name that is no function is said, with the nearest names, but a glob that matches none is not") {
   auto wrong = RunKprobectl({"--no-cache", "-x", FixturePath("target_O2"), "funcs", "compte"});
   CHECK(wrong.status == 1);
   CHECK(wrong.err == "kprobectl: error: no function 'compte' in " + FixturePath("target_O2") +

@@ -266,7 +266,7 @@ TEST_CASE("the kprobe blacklist: probes refused with the reason, vars lists what
   CHECK(RunKprobectl({"--no-cache", "-k", image, "vars", "die_caller"}).err.empty());
 }
 
-TEST_CASE("modules: a module not loaded yet is probed, its probes wait for it; fprobes cannot") {
+TEST_CASE("modules: a module not loaded yet is probed, its probes wait for it, but fprobes cannot") {
   TargetRequest request;
   request.module = FixturePath("kpmod.ko");
   auto target = OpenTarget(request, KernelEnv{}, SearchPaths{});
