@@ -154,8 +154,10 @@ void TracedCommand::AtExec(const std::function<void(pid_t)>& look) {
     }
     if (WSTOPSIG(wstatus) != SIGTRAP) {
       // A signal that came before its exec (a traced task stops for each):
-      // passed on, and the exec's stop still to come.
-      ptrace(PTRACE_CONT, pid_, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(WSTOPSIG(wstatus))));
+      // passed on, and the exec's stop still to come. ptrace takes the
+      // signal's number in its pointer argument.
+      auto passed = static_cast<intptr_t>(WSTOPSIG(wstatus));
+      ptrace(PTRACE_CONT, pid_, nullptr, reinterpret_cast<void*>(passed));  // NOLINT(performance-no-int-to-ptr)
       continue;
     }
     look(pid_);
