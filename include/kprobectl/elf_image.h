@@ -71,6 +71,12 @@ class ElfImage {
   uint16_t machine() const { return machine_; }              // e_machine
   bool shared_object() const { return shared_object_; }      // ET_DYN (PIE or library)
   const std::string& build_id() const { return build_id_; }  // hex, empty if none
+  // The Go version that built a Go binary ("go1.19.8", from .go.buildinfo),
+  // empty for any other: its names are Go's, and so is its calling convention.
+  const std::string& go_version() const { return go_version_; }
+  // Whether that Go passes arguments in registers (its internal ABI): since
+  // 1.17 on x86-64, 1.18 on arm64.
+  bool go_register_abi() const;
   // Every symbol, made on first use (a vmlinux has 100,000+ of them; the
   // look-ups below do not need them all).
   const std::vector<ElfSymbol>& symbols() const;
@@ -168,6 +174,7 @@ class ElfImage {
   std::string module_;
   bool shared_object_ = false;
   std::string build_id_;
+  std::string go_version_;
   std::vector<LoadSegment> segments_;
   std::vector<SdtNote> sdt_notes_;
   uint64_t rela_dyn_offset_ = 0, rela_dyn_size_ = 0;  // the file's .rela.dyn (SHT_RELA), if it has one

@@ -32,8 +32,10 @@ struct WantedName {
   bool glob = false;
   bool cxx = false;
   CxxName parts;
+  std::string go_glob;  // a Go binary's: the name as a glob (lang_names.h)
 };
-WantedName Wanted(const ProbePoint& p);
+// `go`: the image is a Go binary, whose names are Go's (lang_names.h).
+WantedName Wanted(const ProbePoint& p, bool go = false);
 // Whether symbol `s` is the function `w` names: by its name, or a C++
 // symbol by its demangled name (overloads by their parameters); `shown`
 // gets the name messages and events use.

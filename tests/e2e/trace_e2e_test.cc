@@ -328,3 +328,49 @@ TEST_CASE("trace: --stack, a call stack after each event, unwound through CFI an
                           "'both'\n"));
   CheckNothingLeft(tracefs, group);
 }
+
+// Go's and Rust's programs (tests/fixtures/lang), each printing what its
+// functions were given: the records equal it, by DWARF names, members
+// (a Go string's .len, a Rust &str's .length) and, for Go, $argN in Go's
+// register ABI (Serve's receiver, path's pointer and length, then n).
+TEST_CASE("trace: Go and Rust functions' arguments equal what the programs printed") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("lang");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  for (std::string name : {"gofx", "gofx_noopt"}) {
+    INFO(name);
+    std::string bin = FixturePath(name);
+    int status = Wait(Spawn({kKprobectl, "trace", "-o", dir / "trace.txt", "-x", bin, "--probe",
+                             group + ":serve=main.(*Server).Serve n plen=path.len", "--probe",
+                             group + ":raw=main.(*Server).Serve argn=$arg4 alen=$arg3", "--probe",
+                             group + ":handle=main.handle count price=it.Price nlen=it.Name.len", "--", bin},
+                            dir / "out", dir / "err"));
+    INFO(ReadFile(dir / "err"));
+    CHECK(status == 0);
+    std::string trace = ReadFile(dir / "trace.txt");
+    CHECK(Values(trace, "n") == std::vector<std::string>{"3", "3", "3"});
+    CHECK(Values(trace, "argn") == std::vector<std::string>{"0x3", "0x3", "0x3"});
+    CHECK(Values(trace, "plen") == std::vector<std::string>{"6", "0", "300"});
+    CHECK(Values(trace, "alen") == std::vector<std::string>{"0x6", "0x0", "0x12c"});
+    CHECK(Values(trace, "count") == std::vector<std::string>{"2"});
+    CHECK(Values(trace, "price") == std::vector<std::string>{"7"});
+    CHECK(Values(trace, "nlen") == std::vector<std::string>{"5"});
+    CHECK(ReadFile(dir / "out").find("handle name=\"apple\" price=7 tags=\"ab\" count=2\n") != std::string::npos);
+    CheckNothingLeft(tracefs, group);
+  }
+  for (std::string name : {"rsfx_O0", "rsfx_O2", "rsfx_v0"}) {
+    INFO(name);
+    std::string bin = FixturePath(name);
+    int status = Wait(Spawn({kKprobectl, "trace", "-o", dir / "trace.txt", "-x", bin, "--probe",
+                             group + ":add=rsfx::shop::Cart::add price nlen=name.length", "--", bin},
+                            dir / "out", dir / "err"));
+    INFO(ReadFile(dir / "err"));
+    CHECK(status == 0);
+    std::string trace = ReadFile(dir / "trace.txt");
+    CHECK(Values(trace, "price") == std::vector<std::string>{"5", "5", "5"});
+    CHECK(Values(trace, "nlen") == std::vector<std::string>{"4", "0", "300"});
+    CHECK(ReadFile(dir / "out").find("add name=\"pear\" price=5\n") != std::string::npos);
+    CheckNothingLeft(tracefs, group);
+  }
+}
