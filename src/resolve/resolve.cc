@@ -101,6 +101,17 @@ Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& t
   if (!written.point.event_name.empty()) return resolve::LocateEventProbe(written, target, system);
   if (!written.point.sdt_name.empty()) return resolve::LocateSdt(written, target, system, &out.left_out);
   ProbeSpec spec = AsWritten(written, target);
+  // Never a uretprobe on Go code: it replaces the return address on the
+  // goroutine's stack with its trampoline's, and Go moves (copies) that
+  // stack when it grows, and unwinds it itself (tracebacks, panics, the
+  // GC's stack scan), which then meets an address that is no Go code and
+  // aborts the program. Return probes there need probes on the function's
+  // return instructions, which kprobectl does not place yet.
+  if (spec.point.retprobe && target.image && !target.image->go_version().empty())
+    return Fail("'" + DescribePoint(spec.point) + "': a return probe on a Go function (" + target.image->go_version() +
+                    ") would replace a return address on a goroutine's stack, which Go moves and unwinds itself: "
+                    "the program could crash",
+                "probe the function's entry, or its last lines (kprobectl line FUNC), with the results' variables");
   // A kernel without DWARF: its BTF knows parameters and types.
   if (!target.debuginfo && target.btf && spec.point.version.empty())
     return resolve::LocateWithBtf(spec, target, system, notes);

@@ -76,6 +76,11 @@ TEST_CASE("Go: probe points by Go's names, events named from them") {
     CHECK(stack.err.find("$arg10 of a Go function: Go's register ABI has 9 integer argument registers on x86-64") !=
           std::string::npos);
 
+    // Never a uretprobe on Go code.
+    auto ret = Run(bin, {"-D", "main.handle%return $retval"});
+    CHECK(ret.status != 0);
+    CHECK(ret.err.find("'main.handle%return': a return probe on a Go function (go1.") != std::string::npos);
+
     auto typo = Run(bin, {"-D", "main.handel"});
     CHECK(typo.status != 0);
     CHECK(typo.err.find("no function 'main.handel'") != std::string::npos);
