@@ -200,6 +200,7 @@ class DwarfInfo : public Debuginfo {
   Result<VariableFetch> Fetch(const DwarfAddress& at, const ArgExpr& expr, bool want_string) override;
   Result<std::vector<VariableFetch>> FetchAll(const DwarfAddress& at, bool params_only,
                                               std::vector<std::string>* skipped) override;
+  Result<std::string> TypeNameOf(const DwarfAddress& at, const ArgExpr& expr) override;
   std::optional<FetchType> ReturnType(const DwarfAddress& at) override;
   Result<std::vector<VariableInfo>> Variables(const DwarfAddress& at, bool externs) override;
   Result<SourceListing> Listing(const LineRange& range, const FindOptions& options) override;

@@ -4,11 +4,13 @@
 // resolves the same way, and the sources themselves.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "kprobectl/cxx_names.h"
+#include "kprobectl/debuginfo.h"
 #include "kprobectl/event_fields.h"
 #include "kprobectl/resolve.h"
 
@@ -45,6 +47,13 @@ bool NameMatches(const WantedName& w, const ElfSymbol& s, std::string* shown);
 std::unexpected<Error> ArgError(const ProbeSpec& spec, size_t pos, std::string what, std::string hint = {});
 // The :TYPE of an argument, checked against what this kernel takes.
 Result<FetchType> CheckArgType(const ProbeSpec& spec, const ProbeArg& arg, const ArgContext& context);
+// A Go string or []byte, a Rust &str, &[u8], String or Vec<u8> named
+// whole (counted_strings.cc): its bytes (u8[bound]) and its length, each
+// fetched through `fetch` as a member path; none when `arg` is another type.
+using MemberFetcher = std::function<Result<TypedFetch>(const ProbeArg&)>;
+Result<std::optional<std::vector<TypedFetch>>> CountedStringArg(const ProbeSpec& spec, const ProbeArg& arg,
+                                                                Debuginfo& debuginfo, const DwarfAddress& at, bool go,
+                                                                const MemberFetcher& fetch);
 // An argument that needs no debuginfo ($argN, %REG, @SYM, +OFF(...)...).
 Result<TypedFetch> RawArg(const ProbeSpec& spec, size_t index, const ArgContext& context);
 // Every argument of a spec without debuginfo.

@@ -289,6 +289,14 @@ Result<std::vector<TypedFetch>> ArgsAt(const ProbeSpec& spec, Debuginfo& debugin
       from.push_back(&arg);
       continue;
     }
+    auto counted =
+        KP_TRY(CountedStringArg(spec, arg, debuginfo, at, !ctx.image->go_version().empty(),
+                                [&](const ProbeArg& member) { return VariableArg(spec, member, debuginfo, at, ctx); }));
+    for (TypedFetch& part : counted.value_or(std::vector<TypedFetch>{})) {
+      args.push_back(std::move(part));
+      from.push_back(&arg);
+    }
+    if (counted) continue;
     args.push_back(KP_TRY(VariableArg(spec, arg, debuginfo, at, ctx)));
     from.push_back(&arg);
   }

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "counted_string.h"
 #include "kprobectl/trace_event_def.h"
 #include "kprobectl/trace_printer.h"
 
@@ -211,6 +212,16 @@ void Printer::AppendValue(const ArgPlan& arg, const Record& record, std::string&
       AppendCString(out, text);
     return;
   }
+  if (arg.kind == ValueKind::kCountedString) {
+    auto counted = ReadCountedString(arg, record);
+    if (!counted) {
+      out += json ? "null" : "(fault)";
+    } else {
+      json ? AppendJsonString(out, counted->bytes) : AppendCString(out, counted->bytes);
+      if (counted->cut && !json) out += "...";  // NAME__len says how long it is
+    }
+    return;
+  }
   unsigned count = arg.count ? arg.count : 1;
   if (arg.offset + arg.size * count > record.size) {
     out += json ? "null" : "(fault)";
@@ -258,7 +269,8 @@ void Printer::AppendValue(const ArgPlan& arg, const Record& record, std::string&
         break;
       }
       case ValueKind::kString:
-        break;  // only dynamic fields hold strings
+      case ValueKind::kCountedString:
+        break;  // only dynamic fields hold strings; counted ones are read above
     }
   }
   if (arg.count) out += json ? ']' : '}';

@@ -48,6 +48,20 @@ std::vector<std::string> Values(const std::string& text, const std::string& name
   return out;
 }
 
+// What a program printed as NAME="..." (Go's %q, Rust's {:?}; the
+// fixtures' strings need no escapes), as trace prints a counted string
+// fetched with `bound`: cut there, "..." after a cut.
+std::vector<std::string> PrintedCut(const std::string& out, const std::string& prefix, size_t bound) {
+  std::vector<std::string> cut;
+  for (const std::string& line : SplitLines(out)) {
+    if (!line.starts_with(prefix)) continue;
+    size_t open = prefix.size(), close = line.find('"', open + 1);
+    std::string text = line.substr(open + 1, close - open - 1);
+    cut.push_back("\"" + text.substr(0, bound) + "\"" + (text.size() > bound ? "..." : ""));
+  }
+  return cut;
+}
+
 }  // namespace
 
 TEST_CASE("trace: a command's events in order, its exit status, nothing left") {
@@ -371,6 +385,53 @@ TEST_CASE("trace: Go and Rust functions' arguments equal what the programs print
     CHECK(Values(trace, "price") == std::vector<std::string>{"5", "5", "5"});
     CHECK(Values(trace, "nlen") == std::vector<std::string>{"4", "0", "300"});
     CHECK(ReadFile(dir / "out").find("add name=\"pear\" price=5\n") != std::string::npos);
+    CheckNothingLeft(tracefs, group);
+  }
+}
+
+TEST_CASE("trace: Go and Rust strings and slices cut at their length equal what the programs printed") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("lstr");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  for (std::string name : {"gofx", "gofx_noopt"}) {
+    INFO(name);
+    std::string bin = FixturePath(name);
+    int status = Wait(Spawn({kKprobectl, "trace", "-o", dir / "trace.txt", "-x", bin, "--probe",
+                             group + ":serve=main.(*Server).Serve path short=path:u8[3]", "--probe",
+                             group + ":handle=main.handle nm=it.Name tags=it.Tags", "--", bin},
+                            dir / "out", dir / "err"));
+    INFO(ReadFile(dir / "err"));
+    CHECK(status == 0);
+    std::string trace = ReadFile(dir / "trace.txt"), out = ReadFile(dir / "out");
+    CHECK(Values(trace, "path") == PrintedCut(out, "Serve path=", 64));
+    CHECK(PrintedCut(out, "Serve path=", 64).size() == 3);
+    CHECK(Values(trace, "path__len") == std::vector<std::string>{"6", "0", "300"});
+    CHECK(Values(trace, "short") == PrintedCut(out, "Serve path=", 3));
+    CHECK(Values(trace, "nm") == PrintedCut(out, "handle name=", 64));
+    CHECK(Values(trace, "tags") == std::vector<std::string>{"\"ab\""});
+    CheckNothingLeft(tracefs, group);
+  }
+  for (std::string name : {"rsfx_O0", "rsfx_O2", "rsfx_v0"}) {
+    INFO(name);
+    std::string bin = FixturePath(name);
+    int status = Wait(Spawn({kKprobectl, "trace", "-o", dir / "trace.txt", "-x", bin, "--probe",
+                             group + ":add=rsfx::shop::Cart::add name short=name:u8[2]", "--probe",
+                             group + ":greet=rsfx::greet name bytes owned", "--", bin},
+                            dir / "out", dir / "err"));
+    INFO(ReadFile(dir / "err"));
+    CHECK(status == 0);
+    std::string trace = ReadFile(dir / "trace.txt"), out = ReadFile(dir / "out");
+    std::vector<std::string> names = PrintedCut(out, "add name=", 64);
+    CHECK(names.size() == 3);
+    std::vector<std::string> recorded;
+    for (const std::string& v : Values(trace, "name"))
+      if (v != "\"bob\"") recorded.push_back(v);
+    CHECK(recorded == names);
+    CHECK(Values(trace, "short") == PrintedCut(out, "add name=", 2));
+    CHECK(trace.find(" name=\"bob\" name__len=3 bytes=\"xyz\" bytes__len=3 owned=\"owned string\" owned__len=12\n") !=
+          std::string::npos);
+    CHECK(out.find("greet name=\"bob\" bytes=[120, 121, 122] owned=\"owned string\"\n") != std::string::npos);
     CheckNothingLeft(tracefs, group);
   }
 }

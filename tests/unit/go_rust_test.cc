@@ -68,6 +68,18 @@ TEST_CASE("Go: probe points by Go's names, events named from them") {
           "p:" + group + "/main__Sum BIN:" + first + "\np:" + group + "/main__Sum_1 BIN:" + second + "\n");
     CHECK(Define(bin, "main.Sum[go.shape.int_0]") == "p:" + group + "/main__Sum BIN:" + sum_int + "\n");
 
+    // A string named whole: its bytes up to a bound, and its length.
+    CHECK_THAT(Define(bin, "main.(*Server).Serve path short=path:u8[3]"),
+               Catch::EndsWith(" path=+0(%bx):u8[64] path__len=%cx:s64 short=+0(%bx):u8[3] short__len=%cx:s64\n"));
+    CHECK_THAT(Define(bin, "main.handle tags=it.Tags"), Catch::EndsWith(" tags=+0(%di):u8[64] tags__len=%si:s64\n"));
+    auto typed = Run(bin, {"-D", "main.(*Server).Serve path:string"});
+    CHECK(typed.status != 0);
+    CHECK(typed.err ==
+          "kprobectl: error: invalid argument: 'path' is a Go string, a pointer and a length: its bytes are fetched "
+          "as u8[N], N the bound (1 to 64), and cut at its length\n"
+          "    main.(*Server).Serve path:string\n"
+          "                              ^\n"
+          "  hint: write :u8[N] to set the bound (64 without a type), or fetch its members\n");
     // $argN in Go's register ABI (Go 1.17+ on x86-64), not System V's.
     CHECK(Define(bin, "main.handle $arg1 $arg2 $arg9") ==
           "p:" + group + "/main__handle BIN:" + handle + " arg1=%ax arg2=%bx arg9=%r11\n");
