@@ -44,8 +44,9 @@ std::string FunctionName(Dwarf_Die* die);
 // one defined inside another's scope but placed outside its code (a C++
 // lambda's operator() inside main, a function inside a namespace).
 std::optional<Dwarf_Die> NestedFunctionAt(Dwarf_Die* cu, uint64_t address);
-// Whether a CU is C++ (DW_AT_language).
-bool IsCxxUnit(Dwarf_Die* cu);
+// Whether a CU names its functions in scopes, C++'s or Rust's (DW_AT_language):
+// they are found by qualified and linkage names, their scopes bound lines.
+bool HasScopedNames(Dwarf_Die* cu);
 bool TypeOf(Dwarf_Die* die, Dwarf_Die* type);  // DW_AT_type, integrated
 // C spelling of a type: "int", "struct req*", "const char*", "void*".
 std::string TypeName(Dwarf_Die* type);

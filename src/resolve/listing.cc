@@ -37,7 +37,12 @@ Result<SourceListing> ListSource(const LineRange& range, Target& target, const F
   LineRange base = range;
   // A Go function's '.' is a scope ("main.handle"), never a clone's suffix.
   base.function = symbol.go ? name : EventBaseFromSymbol(name);
-  if (range.function.empty()) base.file.clear();
+  if (range.function.empty()) {
+    base.file.clear();
+    // Read as a file, it was listed from line 1 (the parser's default for
+    // a file); a function's listing starts at its declaration, line 0.
+    if (base.start == 1 && !base.end) base.start = 0;
+  }
   return debuginfo->Listing(base, find);
 }
 

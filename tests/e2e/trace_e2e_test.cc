@@ -48,6 +48,20 @@ std::vector<std::string> Values(const std::string& text, const std::string& name
   return out;
 }
 
+// `trace -o` on a fixture run as the command, with these --probe specs:
+// the trace and the command's output, once it exited 0.
+std::pair<std::string, std::string> TraceFixture(const std::string& name, TempDir& dir,
+                                                 const std::vector<std::string>& probes) {
+  std::string bin = FixturePath(name);
+  std::vector<std::string> args = {kKprobectl, "trace", "-o", dir / "trace.txt", "-x", bin};
+  for (const std::string& probe : probes) args.insert(args.end(), {"--probe", probe});
+  args.insert(args.end(), {"--", bin});
+  int status = Wait(Spawn(args, dir / "out", dir / "err"));
+  INFO(ReadFile(dir / "err"));
+  CHECK(status == 0);
+  return {ReadFile(dir / "trace.txt"), ReadFile(dir / "out")};
+}
+
 // What a program printed as NAME="..." (Go's %q, Rust's {:?}; the
 // fixtures' strings need no escapes), as trace prints a counted string
 // fetched with `bound`: cut there, "..." after a cut.
@@ -354,15 +368,10 @@ TEST_CASE("trace: Go and Rust functions' arguments equal what the programs print
   TempDir dir;
   for (std::string name : {"gofx", "gofx_noopt"}) {
     INFO(name);
-    std::string bin = FixturePath(name);
-    int status = Wait(Spawn({kKprobectl, "trace", "-o", dir / "trace.txt", "-x", bin, "--probe",
-                             group + ":serve=main.(*Server).Serve n plen=path.len", "--probe",
-                             group + ":raw=main.(*Server).Serve argn=$arg4 alen=$arg3", "--probe",
-                             group + ":handle=main.handle count price=it.Price nlen=it.Name.len", "--", bin},
-                            dir / "out", dir / "err"));
-    INFO(ReadFile(dir / "err"));
-    CHECK(status == 0);
-    std::string trace = ReadFile(dir / "trace.txt");
+    auto [trace, out] = TraceFixture(name, dir,
+                                     {group + ":serve=main.(*Server).Serve n plen=path.len",
+                                      group + ":raw=main.(*Server).Serve argn=$arg4 alen=$arg3",
+                                      group + ":handle=main.handle count price=it.Price nlen=it.Name.len"});
     CHECK(Values(trace, "n") == std::vector<std::string>{"3", "3", "3"});
     CHECK(Values(trace, "argn") == std::vector<std::string>{"0x3", "0x3", "0x3"});
     CHECK(Values(trace, "plen") == std::vector<std::string>{"6", "0", "300"});
@@ -370,21 +379,15 @@ TEST_CASE("trace: Go and Rust functions' arguments equal what the programs print
     CHECK(Values(trace, "count") == std::vector<std::string>{"2"});
     CHECK(Values(trace, "price") == std::vector<std::string>{"7"});
     CHECK(Values(trace, "nlen") == std::vector<std::string>{"5"});
-    CHECK(ReadFile(dir / "out").find("handle name=\"apple\" price=7 tags=\"ab\" count=2\n") != std::string::npos);
+    CHECK(out.find("handle name=\"apple\" price=7 tags=\"ab\" count=2\n") != std::string::npos);
     CheckNothingLeft(tracefs, group);
   }
   for (std::string name : {"rsfx_O0", "rsfx_O2", "rsfx_v0"}) {
     INFO(name);
-    std::string bin = FixturePath(name);
-    int status = Wait(Spawn({kKprobectl, "trace", "-o", dir / "trace.txt", "-x", bin, "--probe",
-                             group + ":add=rsfx::shop::Cart::add price nlen=name.length", "--", bin},
-                            dir / "out", dir / "err"));
-    INFO(ReadFile(dir / "err"));
-    CHECK(status == 0);
-    std::string trace = ReadFile(dir / "trace.txt");
+    auto [trace, out] = TraceFixture(name, dir, {group + ":add=rsfx::shop::Cart::add price nlen=name.length"});
     CHECK(Values(trace, "price") == std::vector<std::string>{"5", "5", "5"});
     CHECK(Values(trace, "nlen") == std::vector<std::string>{"4", "0", "300"});
-    CHECK(ReadFile(dir / "out").find("add name=\"pear\" price=5\n") != std::string::npos);
+    CHECK(out.find("add name=\"pear\" price=5\n") != std::string::npos);
     CheckNothingLeft(tracefs, group);
   }
 }
@@ -396,14 +399,9 @@ TEST_CASE("trace: Go and Rust strings and slices cut at their length equal what 
   TempDir dir;
   for (std::string name : {"gofx", "gofx_noopt"}) {
     INFO(name);
-    std::string bin = FixturePath(name);
-    int status = Wait(Spawn({kKprobectl, "trace", "-o", dir / "trace.txt", "-x", bin, "--probe",
-                             group + ":serve=main.(*Server).Serve path short=path:u8[3]", "--probe",
-                             group + ":handle=main.handle nm=it.Name tags=it.Tags", "--", bin},
-                            dir / "out", dir / "err"));
-    INFO(ReadFile(dir / "err"));
-    CHECK(status == 0);
-    std::string trace = ReadFile(dir / "trace.txt"), out = ReadFile(dir / "out");
+    auto [trace, out] = TraceFixture(name, dir,
+                                     {group + ":serve=main.(*Server).Serve path short=path:u8[3]",
+                                      group + ":handle=main.handle nm=it.Name tags=it.Tags"});
     CHECK(Values(trace, "path") == PrintedCut(out, "Serve path=", 64));
     CHECK(PrintedCut(out, "Serve path=", 64).size() == 3);
     CHECK(Values(trace, "path__len") == std::vector<std::string>{"6", "0", "300"});
@@ -414,14 +412,9 @@ TEST_CASE("trace: Go and Rust strings and slices cut at their length equal what 
   }
   for (std::string name : {"rsfx_O0", "rsfx_O2", "rsfx_v0"}) {
     INFO(name);
-    std::string bin = FixturePath(name);
-    int status = Wait(Spawn({kKprobectl, "trace", "-o", dir / "trace.txt", "-x", bin, "--probe",
-                             group + ":add=rsfx::shop::Cart::add name short=name:u8[2]", "--probe",
-                             group + ":greet=rsfx::greet name bytes owned", "--", bin},
-                            dir / "out", dir / "err"));
-    INFO(ReadFile(dir / "err"));
-    CHECK(status == 0);
-    std::string trace = ReadFile(dir / "trace.txt"), out = ReadFile(dir / "out");
+    auto [trace, out] = TraceFixture(
+        name, dir,
+        {group + ":add=rsfx::shop::Cart::add name short=name:u8[2]", group + ":greet=rsfx::greet name bytes owned"});
     std::vector<std::string> names = PrintedCut(out, "add name=", 64);
     CHECK(names.size() == 3);
     std::vector<std::string> recorded;

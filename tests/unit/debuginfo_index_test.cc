@@ -105,10 +105,10 @@ TEST_CASE("index file: every truncation and every flipped byte is refused") {
 TEST_CASE("index file: another version, build-id, size or mtime is refused, saying which") {
   std::string bytes = dwarf::SerializeIndex(Key(), Contents());
   std::string other_version = bytes;
-  other_version[8] = 9;
+  other_version[8] = 10;
   auto v = IndexView::FromBytes(other_version, Key());
   REQUIRE_FALSE(v);
-  CHECK(v.error().message == "index format 9, not 8");
+  CHECK(v.error().message == "index format 10, not 9");
   IndexKey key = Key();
   key.build_id[0] = 'x';
   CHECK(IndexView::FromBytes(bytes, key).error().message == "the index is of another build-id");
@@ -190,7 +190,7 @@ TEST_CASE("debuginfo index: a corrupt, truncated or stale cache file is rebuilt,
   bad = good;
   bad[8] = 99;
   WriteFile(file, bad);
-  reopen("index format 99, not 8");
+  reopen("index format 99, not 9");
   // The same build-id, but the file was touched: a guard, not trusted.
   struct timespec times[2] = {{0, UTIME_OMIT}, {1000000, 0}};
   REQUIRE(utimensat(AT_FDCWD, bin.c_str(), times, 0) == 0);

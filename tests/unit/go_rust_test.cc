@@ -98,6 +98,13 @@ TEST_CASE("Go: probe points by Go's names, events named from them") {
     CHECK(typo.err.find("no function 'main.handel'") != std::string::npos);
     CHECK(typo.err.find("similar names: main.handle") != std::string::npos);
 
+    // Go writes no DW_AT_decl_line: a function begins at its entry's row.
+    auto line = Run(bin, {"line", "main.handle"});
+    REQUIRE(line.status == 0);
+    CHECK(line.out.find("\n      1  \tfmt.Printf(\"handle name=") != std::string::npos);
+    CHECK(Run(bin, {"line", "main.handle:0-0"}).out.find("      0  func handle(it Item, count int)") !=
+          std::string::npos);
+
     auto funcs = Run(bin, {"funcs", "main.*"});
     REQUIRE(funcs.status == 0);
     for (std::string f : {"main.(*Server).Serve\n", "main.Sum[go.shape.int_0]\n", "main.handle\n", "main.main\n"})
