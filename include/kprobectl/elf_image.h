@@ -101,6 +101,9 @@ class ElfImage {
   // relative relocation in .rela.dyn, of type `relative_type` (the
   // architecture's R_*_RELATIVE; 0: none applied).
   Result<std::vector<uint64_t>> ReadWords(uint64_t start, uint64_t end, uint32_t relative_type = 0) const;
+  // The bytes the file holds at [start, start + size) (virtual addresses in
+  // a PT_LOAD segment): a function's code.
+  Result<std::string> ReadBytes(uint64_t start, uint64_t size) const;
   // How many symbols of this type carry `name` (several static ones may).
   size_t CountNamed(std::string_view name, ElfSymbol::Type type) const;
   const ElfSymbol* Find(std::string_view name) const;

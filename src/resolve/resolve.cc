@@ -101,17 +101,11 @@ Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& t
   if (!written.point.event_name.empty()) return resolve::LocateEventProbe(written, target, system);
   if (!written.point.sdt_name.empty()) return resolve::LocateSdt(written, target, system, &out.left_out);
   ProbeSpec spec = AsWritten(written, target);
-  // Never a uretprobe on Go code: it replaces the return address on the
-  // goroutine's stack with its trampoline's, and Go moves (copies) that
-  // stack when it grows, and unwinds it itself (tracebacks, panics, the
-  // GC's stack scan), which then meets an address that is no Go code and
-  // aborts the program. Return probes there need probes on the function's
-  // return instructions, which kprobectl does not place yet.
+  // Never a uretprobe on Go code (go_returns.cc says why): a probe on
+  // each of the function's return instructions instead.
   if (spec.point.retprobe && target.image && !target.image->go_version().empty())
-    return Fail("'" + DescribePoint(spec.point) + "': a return probe on a Go function (" + target.image->go_version() +
-                    ") would replace a return address on a goroutine's stack, which Go moves and unwinds itself: "
-                    "the program could crash",
-                "probe the function's entry, or its last lines (kprobectl line FUNC), with the results' variables");
+    return resolve::LocateGoReturns(spec, target, target.image->go_register_abi(),
+                                    [&](const ProbeSpec& at) { return Locate(at, target, system, options, out); });
   // A kernel without DWARF: its BTF knows parameters and types.
   if (!target.debuginfo && target.btf && spec.point.version.empty())
     return resolve::LocateWithBtf(spec, target, system, notes);
@@ -165,7 +159,8 @@ Result<Resolution> Resolve(const std::vector<ProbeSpec>& specs, Target& target, 
     ResolvedProbe probe;
     probe.spec = spec;
     probe.kind = target.probe_kind();
-    probe.retprobe = spec.point.retprobe;
+    // Go's returns are probed at their instructions, as plain probes.
+    probe.retprobe = spec.point.retprobe && !(target.image && !target.image->go_version().empty());
     probe.maxactive = spec.point.retprobe && target.kernel() ? options.maxactive : 0;
     bool event_probe = !spec.point.event_name.empty();
     // An event probe's group is the kernel's own default for them.

@@ -54,6 +54,11 @@ using MemberFetcher = std::function<Result<TypedFetch>(const ProbeArg&)>;
 Result<std::optional<std::vector<TypedFetch>>> CountedStringArg(const ProbeSpec& spec, const ProbeArg& arg,
                                                                 Debuginfo& debuginfo, const DwarfAddress& at, bool go,
                                                                 const MemberFetcher& fetch);
+// FUNC%return on Go code (go_returns.cc): a probe on each return
+// instruction, never a uretprobe; `locate` resolves a point as Resolve does.
+using Locator = std::function<Result<std::vector<ResolvedLocation>>(const ProbeSpec&)>;
+Result<std::vector<ResolvedLocation>> LocateGoReturns(const ProbeSpec& spec, Target& target, bool register_abi,
+                                                      const Locator& locate);
 // An argument that needs no debuginfo ($argN, %REG, @SYM, +OFF(...)...).
 Result<TypedFetch> RawArg(const ProbeSpec& spec, size_t index, const ArgContext& context);
 // Every argument of a spec without debuginfo.

@@ -428,3 +428,34 @@ TEST_CASE("trace: Go and Rust strings and slices cut at their length equal what 
     CheckNothingLeft(tracefs, group);
   }
 }
+
+// FUNC%return on Go: a probe on each return instruction, never a
+// uretprobe (whose return address on a goroutine's stack Go would copy
+// and unwind). 40 goroutines recurse 100 to 139 deep with 256-byte frames,
+// so Go grows (copies) their stacks while the probes fire: the program
+// must exit 0, and work's results equal what it printed.
+TEST_CASE("trace: Go FUNC%return at return instructions while goroutines' stacks grow") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("gret");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  for (std::string name : {"gostack", "gostack_noopt"}) {
+    INFO(name);
+    auto [trace, out] = TraceFixture(
+        name, dir, {group + ":work=main.work%return $retval:s64", group + ":depth=main.depth%return $retval:s64"});
+    std::vector<std::string> printed, recorded;
+    for (const std::string& line : SplitLines(out))
+      if (line.starts_with("work(")) printed.push_back(line.substr(line.find('=') + 1));
+    size_t depth_returns = 0;
+    for (const std::string& line : SplitLines(trace)) {
+      if (line.find(" " + group + ":work: ") != std::string::npos) recorded.push_back(Values(line, "retval").at(0));
+      depth_returns += line.find(" " + group + ":depth") != std::string::npos;
+    }
+    std::sort(printed.begin(), printed.end());
+    std::sort(recorded.begin(), recorded.end());
+    CHECK(printed.size() == 40);
+    CHECK(recorded == printed);
+    CHECK(depth_returns == 4820);  // 101 + 102 + ... + 140 returns of depth
+    CheckNothingLeft(tracefs, group);
+  }
+}
