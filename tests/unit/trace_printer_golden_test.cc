@@ -309,6 +309,16 @@ std::string UserFrame(int pid, uint64_t address) {
   return "";
 }
 
+Record RecordOf(const Event& e) {
+  Record r;
+  r.ts = e.ts;
+  r.cpu = e.cpu;
+  r.pid = e.pid;
+  r.data = e.bytes.data();
+  r.size = static_cast<unsigned>(e.bytes.size());
+  return r;
+}
+
 std::string PrintAll(bool json, bool latency) {
   Printer printer({json, latency, {}}, Comm, KernelSymbol, UserFrame);
   std::string out;
@@ -317,13 +327,7 @@ std::string PrintAll(bool json, bool latency) {
   for (auto* group : {EveryByte, Utf8Cases, Headers})
     for (Event& e : group()) events.push_back(std::move(e));
   for (const Event& e : events) {
-    Record r;
-    r.ts = e.ts;
-    r.cpu = e.cpu;
-    r.pid = e.pid;
-    r.data = e.bytes.data();
-    r.size = static_cast<unsigned>(e.bytes.size());
-    bool printed = printer.Print(e.plan, r, out);
+    bool printed = printer.Print(e.plan, RecordOf(e), out);
     CHECK(printed == !e.plan.hidden);
   }
   return out;
@@ -340,16 +344,10 @@ std::string PrintStacks(bool json) {
   auto print = [&](StackPlan stack_plan, const Event& event, const StackRecords& records, bool kernel, bool user,
                    UnwindFrames unwind = {}) {
     Printer printer({json, false, stack_plan}, Comm, KernelSymbol, UserFrame, std::move(unwind));
-    Record r;
-    r.ts = event.ts;
-    r.cpu = event.cpu;
-    r.pid = event.pid;
-    r.data = event.bytes.data();
-    r.size = static_cast<unsigned>(event.bytes.size());
     EventStacks stacks;
     if (kernel) stacks.kernel = records.kernel.data(), stacks.kernel_size = unsigned(records.kernel.size());
     if (user) stacks.user = records.user.data(), stacks.user_size = unsigned(records.user.size());
-    printer.Print(event.plan, r, out, kernel || user ? &stacks : nullptr);
+    printer.Print(event.plan, RecordOf(event), out, kernel || user ? &stacks : nullptr);
   };
   Event user_event = OneString("stacked", "stacked");
   Event kernel_event = Headers()[6];  // kfunc, named by the kernel's symbols
@@ -432,12 +430,9 @@ TEST_CASE("printer golden: latency, as text and JSON") {
     std::string out;
     for (auto [event, ts] : {std::pair{&entry, uint64_t{1000}}, std::pair{&ret, uint64_t{1999}},
                              std::pair{&entry, uint64_t{5000}}, std::pair{&ret, uint64_t{4000}}}) {
-      Record r;
-      r.ts = ts;
-      r.pid = 4242;
-      r.data = event->bytes.data();
-      r.size = static_cast<unsigned>(event->bytes.size());
-      printer.Print(event->plan, r, out);
+      event->ts = ts;
+      event->cpu = 0;
+      printer.Print(event->plan, RecordOf(*event), out);
     }
     CheckGolden(out, json ? "printer_latency.json" : "printer_latency.txt");
   }
