@@ -5,10 +5,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "kprobectl/aggregation.h"
 #include "kprobectl/debuginfo.h"
 #include "kprobectl/elf_image.h"
 #include "kprobectl/event_names.h"
@@ -76,6 +78,11 @@ struct TraceOptions {
   unsigned buffer_kb = 0;            // per CPU; 0 = the kernel's default
   std::string stack;                 // --stack[=kernel|user|both]: "auto" for each event's own side; empty: none
   std::vector<std::string> command;  // after --
+  // hist: what to count (--key, --sum, --max, --sort, --top); none for trace.
+  std::optional<AggregationWords> aggregate;
+  double interval = 0;      // hist -i SECONDS: print every interval; 0 = at the end
+  bool cumulative = false;  // hist --cumulative: intervals do not clear the counts
+  bool user_space = false;  // hist --in-user-space: kprobectl counts, even where the kernel could
 };
 // The exit status: the command's, or 0.
 Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams io);

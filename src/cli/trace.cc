@@ -21,6 +21,7 @@
 #include <fstream>
 
 #include "commands.h"
+#include "hist_run.h"
 #include "kprobectl/kernel_image.h"
 #include "kprobectl/leftovers.h"
 #include "kprobectl/probe_events.h"
@@ -177,7 +178,8 @@ void PrintPlan(const TracePlan& plan, std::ostream& out) {
 // Prints until the command ends, the time is up, a stop signal comes, or
 // the output fails. A stop signal is passed on to the command.
 Result<void> TraceLoop(const TraceOptions& trace, StopSignals& signals, TracedCommand* command, Tracer& tracer,
-                       RingReader& reader, CommCache& comms, EventLocations& locations) {
+                       RingReader& reader, CommCache& comms, EventLocations& locations,
+                       const std::function<Result<void>()>& every = {}) {
   using Clock = std::chrono::steady_clock;
   auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(trace.duration * 1000));
   // User stacks are named from the processes' maps: the command's are
@@ -201,13 +203,14 @@ Result<void> TraceLoop(const TraceOptions& trace, StopSignals& signals, TracedCo
     if (command && command->Poll()) stop = true;
     comms.Refresh();
     KP_TRY_VOID(tracer.Drain(reader));
+    if (every && !stop) KP_TRY_VOID(every());
   }
   return {};
 }
 
 // The summary line: events printed, lost (the kernel's per-CPU counts, or
 // what the pages said if more), and kernel return probes' misses.
-std::string Summary(const Printer& printer, const Tracer& tracer, const TraceSession& session,
+std::string Summary(uint64_t printed, std::string_view what, const Tracer& tracer, const TraceSession& session,
                     const ProbeEvents& events, const std::vector<TraceEventDef>& traced) {
   auto stats = session.Stats();
   uint64_t counted = 0;
@@ -217,7 +220,7 @@ std::string Summary(const Printer& printer, const Tracer& tracer, const TraceSes
     counted += n;
     if (n) per_cpu.push_back("cpu" + std::to_string(cpu) + ": " + std::to_string(n));
   }
-  std::string summary = "kprobectl: " + std::to_string(printer.printed()) + " events printed, " +
+  std::string summary = "kprobectl: " + std::to_string(printed) + " events " + std::string(what) + ", " +
                         std::to_string(std::max(counted, tracer.missed())) + " lost to ring-buffer overruns";
   if (!per_cpu.empty()) summary += " (" + Join(per_cpu, ", ") + ")";
   std::vector<std::string> misses;
@@ -321,10 +324,14 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   KernelEnv env = KernelEnv::Running();
   KP_TRY_VOID(CheckStackOption(trace));
   TracePlan plan = KP_TRY(PlanFor(options, trace, *dir, events, io));  // 1-2
+  std::optional<HistRun> hist;
+  if (trace.aggregate) hist.emplace(KP_TRY(HistRun::Plan(trace, plan, *dir)));
   if (options.dry_run) {
     PrintPlan(plan, io.out);
+    if (hist) hist->PrintTriggers(io.out);
     return 0;
   }
+  if (hist) io.err << hist->Note();
 
   // 3. Recorded, then added, all or none.
   TemporaryProbes probes(events, KP_TRY(TemporaryRecord::Create(options.runtime_dir, dir->root(), Self(env))), signals,
@@ -349,7 +356,12 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   if (!trace.command.empty())
     command.emplace(KP_TRY(TracedCommand::Start(trace.command, signals.saved(), command_stdout, !trace.stack.empty())));
   if (command && !trace.pid && !trace.all) KP_TRY_VOID(session->FollowPid(command->pid()));
-  KP_TRY_VOID(EnableAll(*session, plan, trace));
+  // Counted in the kernel, the events are not enabled: their triggers see
+  // them, the ring buffer does not.
+  if (hist && hist->in_kernel())
+    KP_TRY_VOID(hist->Start(*session));
+  else
+    KP_TRY_VOID(EnableAll(*session, plan, trace));
   // After the session, so that it closes first: an instance with open
   // pipes cannot be removed.
   auto reader = KP_TRY(RingReader::Open(dir->root(), session->name()));
@@ -369,19 +381,40 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   Output output;
   KP_TRY_VOID(OpenOutput(trace, io, output));
   Tracer tracer(*decoding.decoder, std::move(decoding.plans), printer, *output.stream, output.name, decoding.stacks);
+  std::function<Result<void>()> every;
+  if (hist) {
+    if (!hist->in_kernel()) {
+      KP_TRY_VOID(hist->Bind(decoding.decoder->formats(), [&](int pid) { return comms.Lookup(pid); }));
+      tracer.SetSink([&](const EventPlan& p, const Record& r) { hist->Add(p, r); });
+    }
+    every = [&]() -> Result<void> {
+      if (!hist->Due()) return {};
+      *output.stream << KP_TRY(hist->Report(*dir, *session, !trace.cumulative)) << std::flush;
+      return {};
+    };
+  }
   if (command) KP_TRY_VOID(command->Release());
   // Its mappings read at its exec, where the kernel stops it for us: a
   // command too short for the loop's reads still has its program's frames
   // named (the libraries ld.so maps later need the loop's reads).
   if (command && !trace.stack.empty()) command->AtExec([&](pid_t pid) { locations.RememberTree(pid); });
-  Result<void> failure = TraceLoop(trace, signals, command ? &*command : nullptr, tracer, *reader, comms, locations);
+  Result<void> failure =
+      TraceLoop(trace, signals, command ? &*command : nullptr, tracer, *reader, comms, locations, every);
   // A command that was passed a signal gets a moment to end on its own.
   int exit_status = command ? command->Stop(SIGTERM, 2000) : 0;
   if (failure) (void)tracer.Drain(*reader);  // what arrived while we stopped
 
   // 6. The summary; the destructors then take everything down.
   if (trace.latency) io.err << printer.Histograms();
-  if (!options.quiet) io.err << Summary(printer, tracer, *session, events, plan.events) << "\n";
+  if (hist) {
+    auto report = hist->Report(*dir, *session, false);
+    if (report) *output.stream << *report << std::flush;
+    if (!report && failure) failure = std::unexpected(report.error());
+  }
+  if (!options.quiet && (!hist || !hist->in_kernel()))
+    io.err << Summary(hist ? hist->hits() : printer.printed(), hist ? "counted" : "printed", tracer, *session, events,
+                      plan.events)
+           << "\n";
   reader.reset();  // its open pipes keep the instance busy
   auto closed = session->Close();
   if (!failure && !tracer.reader_gone()) return std::unexpected(failure.error());
