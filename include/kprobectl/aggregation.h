@@ -43,7 +43,7 @@ struct AggValue {
 struct AggregationSpec {
   std::vector<AggKey> keys;      // at least one
   std::vector<AggValue> values;  // the count is always there
-  std::string sort = "count";    // a column: "count", a key's text, a value's Column()
+  std::string sort = "hits";     // a column: "hits", a key's text, a value's Column()
   bool descending = true;
   unsigned top = 0;  // 0: every row
 };

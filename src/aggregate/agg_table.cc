@@ -117,7 +117,7 @@ std::string FormatTable(const AggTable& table, const AggregationSpec& spec) {
   std::vector<std::vector<std::string>> cells;
   std::vector<std::string> header;
   for (const AggKey& k : spec.keys) header.push_back(k.text);
-  header.push_back("count");
+  header.push_back("hits");
   for (const AggValue& v : spec.values) header.push_back(v.Column());
   std::vector<bool> right(header.size(), true);
   for (size_t i = 0; i < spec.keys.size(); ++i) right[i] = rows.empty() || rows.front().keys[i].numeric;

@@ -57,7 +57,7 @@ std::vector<std::string> SplitCommas(const std::vector<std::string>& words) {
 }
 
 std::vector<std::string> Columns(const AggregationSpec& spec) {
-  std::vector<std::string> out{"count"};
+  std::vector<std::string> out{"hits"};
   for (const AggKey& k : spec.keys) out.push_back(k.text);
   for (const AggValue& v : spec.values) out.push_back(v.Column());
   return out;

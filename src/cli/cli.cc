@@ -171,7 +171,7 @@ void DeclareHist(CLI::App& app, CommandLine& c) {
   hist->add_option("--sum", a.sums, "Also sum this argument per key (repeatable)");
   hist->add_option("--max", a.maxes, "Also keep this argument's maximum per key (repeatable; kprobectl counts)");
   hist->add_option("--sort", a.sort,
-                   "Sort by a column: count, a key, sum(NAME), max(NAME); .ascending or .descending (default: count, "
+                   "Sort by a column: hits, a key, sum(NAME), max(NAME); .ascending or .descending (default: hits, "
                    "descending)");
   hist->add_option("--top", a.top, "Print only the first N rows");
   hist->add_option("-i,--interval", t.interval,

@@ -70,8 +70,8 @@ TEST_CASE("hist: counts and sums by bucket equal what the program did") {
     INFO(out);
     // Four buckets of 50 calls; i = 50k..50k+49 sums to 2500k + 1225.
     std::vector<std::vector<std::string>> expected = {
-        {"comm", "i.buckets=50", "count", "sum(i)", "max(i)"}, {"types", "[0,", "50)", "50", "1225", "49"},
-        {"types", "[50,", "100)", "50", "3725", "99"},         {"types", "[100,", "150)", "50", "6225", "149"},
+        {"comm", "i.buckets=50", "hits", "sum(i)", "max(i)"}, {"types", "[0,", "50)", "50", "1225", "49"},
+        {"types", "[50,", "100)", "50", "3725", "99"},        {"types", "[100,", "150)", "50", "6225", "149"},
         {"types", "[150,", "200)", "50", "8725", "199"},
     };
     if (!with_max)
@@ -112,7 +112,7 @@ TEST_CASE("hist: a string key, log2 buckets, --top") {
   // u8 was 255 and 0, once each: the first by count, then by key.
   std::string out = ReadFile(dir / "out");
   CHECK(out.starts_with(group + ":all: 2 hits, top 1 of 2 rows\n"));
-  CHECK(Rows(out) == std::vector<std::vector<std::string>>{{"u8", "count"}, {"0", "1"}});
+  CHECK(Rows(out) == std::vector<std::vector<std::string>>{{"u8", "hits"}, {"0", "1"}});
   CheckNothingLeft(tracefs, group);
 
   group = UniqueGroup("hb");
@@ -124,10 +124,10 @@ TEST_CASE("hist: a string key, log2 buckets, --top") {
 
   // u8 is 255 then 0: (128, 256] and [0, 1]; bad a fault then "ok", quoted.
   std::vector<std::vector<std::string>> expected = {
-      {"bad", "u8.log2", "count"}, {"\"ok\"", "[0,", "1]", "1"}, {"(fault)", "(128,", "256]", "1"}};
+      {"bad", "u8.log2", "hits"}, {"\"ok\"", "[0,", "1]", "1"}, {"(fault)", "(128,", "256]", "1"}};
   // The kernel keeps a string it could not read as the empty string.
   if (KernelCounts(tracefs))
-    expected = {{"bad", "u8.log2", "count"}, {"\"\"", "(128,", "256]", "1"}, {"\"ok\"", "[0,", "1]", "1"}};
+    expected = {{"bad", "u8.log2", "hits"}, {"\"\"", "(128,", "256]", "1"}, {"\"ok\"", "[0,", "1]", "1"}};
   CHECK(Rows(ReadFile(dir / "out")) == expected);
   CheckNothingLeft(tracefs, group);
 }

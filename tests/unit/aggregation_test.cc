@@ -52,7 +52,7 @@ TEST_CASE("aggregation: bad words are refused, naming them") {
        "--key 'n.hex': unknown modifier '.hex' | a key is comm, pid or an argument's name, which may end in .log2 or "
        ".buckets=N"},
       {{{"comm,comm"}, {}, {}, "", 0}, "--key 'comm' is given twice"},
-      {{{"n"}, {}, {}, "size", 0}, "--sort 'size': no column 'size' | the columns: count, n"},
+      {{{"n"}, {}, {}, "size", 0}, "--sort 'size': no column 'size' | the columns: hits, n"},
   };
   for (const Case& c : cases) {
     INFO(c.error);
@@ -112,47 +112,47 @@ TEST_CASE("aggregation: the kernel's hist file read back (Linux 6.1)") {
   CHECK(t.hits == 30);
   CHECK(FormatTable(t, by_comm) ==
         "samp:work: 30 hits\n"
-        "  comm  n  count\n"
-        "  loop  0      5\n"
-        "  loop  1      5\n"
-        "  loop  2      4\n"
-        "  loop  3      4\n"
-        "  loop  4      4\n"
-        "  loop  5      4\n"
-        "  loop  6      4\n");
+        "  comm  n  hits\n"
+        "  loop  0     5\n"
+        "  loop  1     5\n"
+        "  loop  2     4\n"
+        "  loop  3     4\n"
+        "  loop  4     4\n"
+        "  loop  5     4\n"
+        "  loop  6     4\n");
   auto by_string = Bound({{"s"}, {"n"}, {}, "s", 0});
   t = *ParseKernelHist(Section(text, "hist:keys=s:"), by_string, "samp:work");
   CHECK(FormatTable(t, by_string) ==
         "samp:work: 30 hits\n"
-        "  s        count  sum(n)\n"
-        "  \"alpha\"     10      30\n"
-        "  \"beta\"      10      26\n"
-        "  \"gamma\"     10      29\n");
+        "  s        hits  sum(n)\n"
+        "  \"alpha\"    10      30\n"
+        "  \"beta\"     10      26\n"
+        "  \"gamma\"    10      29\n");
   auto log2 = Bound({{"n.log2"}, {}, {}, "n.log2", 0});
   t = *ParseKernelHist(Section(text, "hist:keys=n.log2"), log2, "samp:work");
   CHECK(FormatTable(t, log2) ==
         "samp:work: 30 hits\n"
-        "  n.log2  count\n"
-        "  [0, 1]     10\n"
-        "  (1, 2]      4\n"
-        "  (2, 4]      8\n"
-        "  (4, 8]      8\n");
+        "  n.log2  hits\n"
+        "  [0, 1]    10\n"
+        "  (1, 2]     4\n"
+        "  (2, 4]     8\n"
+        "  (4, 8]     8\n");
   auto linear = Bound({{"n.buckets=3"}, {"n"}, {}, "", 2});
   t = *ParseKernelHist(Section(text, "hist:keys=n.buckets=3"), linear, "samp:work");
   CHECK(FormatTable(t, linear) ==
         "samp:work: 30 hits, top 2 of 3 rows\n"
-        "  n.buckets=3  count  sum(n)\n"
-        "       [0, 3)     14      13\n"
-        "       [3, 6)     12      48\n");
+        "  n.buckets=3  hits  sum(n)\n"
+        "       [0, 3)    14      13\n"
+        "       [3, 6)    12      48\n");
   auto kernel =
       *BindAggregation(*ParseAggregation({{"fd"}, {"count"}, {}, "", 0}),
                        *ParseDefinition("p:samp/ksys ksys_read fd=%di:s32 count=%dx:u64", ProbeKind::kKernel));
   t = *ParseKernelHist(ReadFile(DataPath("hist/kprobe-fd-count-linux-6.1.txt")), kernel, "samp:ksys");
   CHECK(FormatTable(t, kernel) ==
         "samp:ksys: 8 hits\n"
-        "   fd  count  sum(count)\n"
-        "    3      7      395812\n"
-        "  255      1        2909\n");
+        "   fd  hits  sum(count)\n"
+        "    3     7      395812\n"
+        "  255     1        2909\n");
   auto broken = ParseKernelHist("{ fd: x } hitcount: 1\n", kernel, "samp:ksys");
   REQUIRE(!broken);
   CHECK(broken.error().message == "cannot read samp:ksys's hist line: { fd: x } hitcount: 1");
@@ -204,10 +204,10 @@ TEST_CASE("aggregation: counted in kprobectl, as the kernel would") {
   add(10, 0, "beta", 4);
   CHECK(FormatTable(agg.Table("samp:work"), spec) ==
         "samp:work: 5 hits\n"
-        "  comm   s        n.log2  count  sum(size)  max(n)\n"
-        "  loop   \"alpha\"  (4, 8]      2        110       7\n"
-        "  loop   \"beta\"   [0, 1]      2          7       1\n"
-        "  other  \"alpha\"  (4, 8]      1          1       6\n");
+        "  comm   s        n.log2  hits  sum(size)  max(n)\n"
+        "  loop   \"alpha\"  (4, 8]     2        110       7\n"
+        "  loop   \"beta\"   [0, 1]     2          7       1\n"
+        "  other  \"alpha\"  (4, 8]     1          1       6\n");
   agg.Clear();
   CHECK(agg.Table("samp:work").rows.empty());
 }

@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# kprobectl hist where the kernel has hist triggers (Debian's 6.1 and 6.12):
+# runs inside the VM (tests/vm/run BUILD KERNEL hist_probes). The e2e hist
+# tests on uprobes (the kernel counting, as this README says it can); a
+# kprobe counted by the kernel equal to what dd did, only the command's
+# (another process makes the same calls), and the same table from
+# kprobectl's own counting (--in-user-space); nothing left.
+# Usage: hist_probes.sh BUILD_DIR VMLINUX
+set -u
+build=$1
+vmlinux=$2
+# shellcheck source=tests/vm/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+echo "# kernel $release on $(uname -m)"
+check "the README says hist triggers" grep -q 'hist trigger' $tracefs/README
+
+out=$("$build/tests/e2e_tests" 'hist*' 2>&1)
+check "the e2e hist tests on uprobes, the kernel counting" [ $? -eq 0 ]
+echo "$out" | tail -3 | sed 's/^/# /'
+
+# dd reads its standard input 300 times, 1000 bytes each; a neighbour
+# reads its own at the same time, which the command's filter leaves out.
+(while :; do head -c 1000 /dev/zero >/dev/null; done) </dev/zero &
+noise=$!
+probe='kph:read=ksys_read fd=%di:s32 count=%dx:u64'
+for side in kernel user; do
+  extra=()
+  [ $side = user ] && extra=(--in-user-space)
+  kp hist "${extra[@]}" --probe "$probe" -k comm,count --sum count --filter 'fd == 0' -o /tmp/kph-$side \
+    -- dd bs=1000 count=300 of=/dev/null </dev/zero 2>/tmp/kph-$side.err
+  check "hist ($side) runs" [ $? -eq 0 ]
+  sed 's/^/# /' /tmp/kph-$side /tmp/kph-$side.err
+  printf 'kph:read: 300 hits\n  comm  count  hits  sum(count)\n  dd     1000   300      300000\n' >/tmp/kph-expected
+  check "hist ($side): dd's 300 reads of 1000 bytes, summed, and nothing else" diff /tmp/kph-expected /tmp/kph-$side
+  check "nothing left after hist ($side)" nothing_left
+done
+check "the kernel counted: no word of kprobectl counting" [ -z "$(grep 'aggregating in kprobectl' /tmp/kph-kernel.err)" ]
+check "--in-user-space says so" grep -q '^kprobectl: --in-user-space: aggregating in kprobectl, which copies every event' \
+  /tmp/kph-user.err
+kill $noise
+wait $noise 2>/dev/null
+
+# A log2 key on the kernel's side and ours, on the same workload: equal.
+for side in kernel user; do
+  extra=()
+  [ $side = user ] && extra=(--in-user-space)
+  kp hist -q "${extra[@]}" --probe "$probe" -k count.log2 --filter 'fd == 0' -o /tmp/kph-log2-$side \
+    -- sh -c 'for n in 1 7 100 1000 4096; do head -c $n /dev/zero | dd bs=$n count=1 of=/dev/null status=none; done' \
+    2>/dev/null
+done
+sed 's/^/# /' /tmp/kph-log2-kernel
+check "log2 buckets: the kernel's and kprobectl's agree" diff /tmp/kph-log2-kernel /tmp/kph-log2-user
+check "nothing left" nothing_left
+finish
