@@ -55,6 +55,8 @@ struct CommandLine {
   CLI::App *add = nullptr, *del = nullptr, *list = nullptr, *funcs = nullptr, *line = nullptr, *vars = nullptr,
            *trace_command = nullptr, *clean = nullptr, *hist_command = nullptr;
   AggregationWords aggregate;  // hist's
+  cli::ServeOptions serve;
+  CLI::App* serve_command = nullptr;
 };
 
 // The options before any command, and perf's one-letter commands.
@@ -188,6 +190,13 @@ void DeclareHist(CLI::App& app, CommandLine& c) {
   hist->add_option("--buffer-size", t.buffer_kb, "Ring buffer per CPU, in KB (when kprobectl counts)");
   hist->fallthrough();
   c.hist_command = hist;
+  CLI::App* serve = app.add_subcommand(
+      "serve", "Keep a file's probes and aggregations in place and serve their counts to Prometheus at /metrics");
+  serve->add_option("-c,--config", c.serve.config, "The configuration: probe and hist lines (see the manual)")
+      ->required();
+  serve->add_option("--listen", c.serve.listen, "ADDRESS:PORT to listen on (default 127.0.0.1:9464, or the file's)");
+  serve->fallthrough();
+  c.serve_command = serve;
 }
 
 // --version: the version, and what this build can do.
@@ -232,7 +241,8 @@ std::vector<std::string> Actions(const CommandLine& c, const CLI::App& app) {
   for (const CLI::Option* flag : {c.list_flag, c.funcs_flag})
     if (flag->count() && std::find(seen.begin(), seen.end(), flag) == seen.end()) seen.push_back(flag);
   for (const CLI::Option* option : seen) out.push_back(SwitchName(option));
-  for (CLI::App* sub : {c.add, c.del, c.list, c.funcs, c.line, c.vars, c.clean, c.trace_command, c.hist_command})
+  for (CLI::App* sub :
+       {c.add, c.del, c.list, c.funcs, c.line, c.vars, c.clean, c.trace_command, c.hist_command, c.serve_command})
     if (*sub) out.push_back("the command '" + sub->get_name() + "'");
   if (!c.words.empty()) out.push_back("a probe ('" + Join(c.words, " ") + "')");
   return out;
@@ -380,6 +390,12 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
       return 2;
     }
   cli::Streams io{out, err};
+  if (*c.serve_command) {
+    auto served = cli::RunServe(c.options, c.serve, io);
+    if (served) return 0;
+    PrintError(served.error(), err);
+    return 1;
+  }
   if (*c.hist_command) c.trace.aggregate = c.aggregate;
   if (*c.trace_command || *c.hist_command) return DispatchTrace(c, io);
   if (!c.trace.command.empty()) {

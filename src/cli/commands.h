@@ -87,6 +87,14 @@ struct TraceOptions {
 // The exit status: the command's, or 0.
 Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams io);
 
+struct ServeOptions {
+  std::string config;  // --config FILE
+  std::string listen;  // --listen ADDRESS:PORT, over the file's
+};
+// Until a stop signal: the configuration's probes and aggregations kept in
+// place, served at /metrics.
+Result<void> RunServe(const Options& options, const ServeOptions& serve, Streams io);
+
 Result<void> RunLine(const Options& options, const std::string& range, Streams io);
 // Removes what a killed kprobectl trace left in tracefs (its instance and
 // temporary probes), saying so; every command that writes to tracefs

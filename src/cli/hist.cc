@@ -74,6 +74,12 @@ void HistRun::Add(const EventPlan& plan, const Record& record) {
     if (e.id == plan.id && e.user) e.user->Add(record);
 }
 
+std::vector<std::string> HistRun::paths() const {
+  std::vector<std::string> out;
+  for (const Event& e : events_) out.push_back(e.path);
+  return out;
+}
+
 bool HistRun::Due() {
   if (interval_ <= 0) return false;
   auto now = std::chrono::steady_clock::now();
@@ -82,26 +88,44 @@ bool HistRun::Due() {
   return true;
 }
 
-Result<std::string> HistRun::Report(const TracefsDir& dir, TraceSession& session, bool clear) {
-  std::string out;
+namespace {
+
+// The section of an event's hist file that `trigger` made: the kernel
+// prints every hist trigger's table after "# trigger info: " and the
+// trigger as it reads it, which adds ":sort=hitcount" before ":size=".
+std::string_view SectionOf(std::string_view text, const std::string& trigger) {
+  std::string head = "# trigger info: " + trigger.substr(0, trigger.find(":size="));
+  size_t at = text.find(head);
+  return at == std::string_view::npos ? text : text.substr(at);
+}
+
+}  // namespace
+
+Result<std::vector<AggTable>> HistRun::Tables(const TracefsDir& dir, TraceSession& session, bool clear) {
+  std::vector<AggTable> out;
   for (Event& e : events_) {
-    AggTable table;
     if (e.user) {
-      table = e.user->Table(e.full);
+      out.push_back(e.user->Table(e.full));
       if (clear) e.user->Clear();
-    } else {
-      std::string text = KP_TRY(dir.Read(session.Path("events/" + e.path + "/hist")));
-      table = KP_TRY(ParseKernelHist(text, e.spec, e.full));
-      if (clear) {
-        // The same trigger with :clear (before any filter) empties its table.
-        std::string command = e.trigger;
-        size_t filter = command.find(" if ");
-        command.insert(filter == std::string::npos ? command.size() : filter, ":clear");
-        KP_TRY_VOID(session.TriggerCommand(e.path, command));
-      }
+      continue;
     }
-    out += FormatTable(table, e.spec);
+    std::string text = KP_TRY(dir.Read(session.Path("events/" + e.path + "/hist")));
+    out.push_back(KP_TRY(ParseKernelHist(SectionOf(text, e.trigger), e.spec, e.full)));
+    if (clear) {
+      // The same trigger with :clear (before any filter) empties its table.
+      std::string command = e.trigger;
+      size_t filter = command.find(" if ");
+      command.insert(filter == std::string::npos ? command.size() : filter, ":clear");
+      KP_TRY_VOID(session.TriggerCommand(e.path, command));
+    }
   }
+  return out;
+}
+
+Result<std::string> HistRun::Report(const TracefsDir& dir, TraceSession& session, bool clear) {
+  std::vector<AggTable> tables = KP_TRY(Tables(dir, session, clear));
+  std::string out;
+  for (size_t i = 0; i < tables.size(); ++i) out += FormatTable(tables[i], events_[i].spec);
   return out;
 }
 

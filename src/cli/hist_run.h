@@ -39,8 +39,14 @@ class HistRun {
   void Add(const EventPlan& plan, const Record& record);
   // Whether -i's interval has passed since the last report.
   bool Due();
-  // The tables now; with `clear`, counting starts again.
+  // The tables now, one an event; with `clear`, counting starts again.
+  Result<std::vector<AggTable>> Tables(const TracefsDir& dir, TraceSession& session, bool clear);
+  // The tables printed.
   Result<std::string> Report(const TracefsDir& dir, TraceSession& session, bool clear);
+  // Each event's spec, bound to its arguments, in the tables' order.
+  const AggregationSpec& spec(size_t event) const { return events_[event].spec; }
+  // The events' "group/event" paths (to enable where kprobectl counts).
+  std::vector<std::string> paths() const;
 
  private:
   struct Event {

@@ -33,49 +33,11 @@
 #include "kprobectl/trace_symbols.h"
 #include "kprobectl/tracer.h"
 #include "kprobectl/unwind.h"
+#include "temporary_probes.h"
 
 namespace kprobectl::cli {
 
 namespace {
-
-// The temporary probes: recorded before they are written, removed (and the
-// record with them) when tracing ends, however it ends.
-class TemporaryProbes {
- public:
-  TemporaryProbes(const ProbeEvents& events, TemporaryRecord record, const StopSignals& signals, Streams io)
-      : events_(events), record_(std::move(record)), signals_(signals), io_(io) {}
-  ~TemporaryProbes() {
-    bool said = false;
-    for (auto it = defs_.rbegin(); it != defs_.rend(); ++it) {
-      if (!said && signals_.StopPending()) {
-        io_.err << "kprobectl: still cleaning up: removing " << defs_.size() << " temporary probes\n";
-        said = true;
-      }
-      auto removed = events_.Remove(*it);
-      if (!removed) {
-        io_.err << "kprobectl: error: " << removed.error().message << "\n";
-        keep_record_ = true;
-      }
-    }
-    if (keep_record_) record_.Keep();
-  }
-  TemporaryProbes(const TemporaryProbes&) = delete;
-  TemporaryProbes& operator=(const TemporaryProbes&) = delete;
-  Result<void> Add(const std::vector<TraceEventDef>& defs) {
-    KP_TRY_VOID(record_.Add(defs));
-    auto added = events_.Add(defs);
-    if (added) defs_.insert(defs_.end(), defs.begin(), defs.end());
-    return added;
-  }
-
- private:
-  const ProbeEvents& events_;
-  TemporaryRecord record_;
-  const StopSignals& signals_;
-  Streams io_;
-  std::vector<TraceEventDef> defs_;
-  bool keep_record_ = false;
-};
 
 // Which stacks --stack records: the kernel's after kernel events, user
 // space's after uprobes (auto), or as asked for every event. A user stack
@@ -115,6 +77,8 @@ Stacks StacksFor(const TraceOptions& trace, const TracePlan& plan) {
   return out;
 }
 
+}  // namespace
+
 Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, const TraceOptions& trace,
                                                     const TracefsDir& dir, EventNamer& namer, Streams io) {
   if (trace.probes.empty()) return std::vector<TraceEventDef>{};
@@ -133,6 +97,8 @@ Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, cons
 
 // This run, as the records of temporary probes name it.
 TraceRun Self(const KernelEnv& env) { return ProcessRun(env.proc, getpid()).value_or(TraceRun{getpid(), {}}); }
+
+namespace {
 
 // A captured user stack's frames, through each file's CFI, named.
 UnwindFrames UnwindWith(Unwinder& unwinder, EventLocations& locations, const Arch& arch) {
