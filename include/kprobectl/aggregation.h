@@ -78,6 +78,18 @@ HistSupport ParseHistSupport(std::string_view readme);
 Result<std::string> HistTrigger(const AggregationSpec& spec, const HistSupport& support, const std::string& filter,
                                 unsigned size);
 
+// hist --latency in the kernel: entry and return paired per thread
+// (common_pid) by hist variables, the return's onmatch() generating the
+// synthetic event `synthetic` ("u64 ns", the time between them), which
+// the aggregation's trigger counts. `entry` is "group.event"; `tag` makes
+// the variables' names unique.
+struct LatencyTriggers {
+  std::string fields = "u64 ns";  // the synthetic event's
+  std::string entry;              // on the entry event
+  std::string ret;                // on the return event
+};
+LatencyTriggers MakeLatencyTriggers(const std::string& synthetic, const std::string& entry, const std::string& tag);
+
 // One row: its key cells, its count, its values (in spec order).
 struct AggCell {
   std::string text;   // as printed
@@ -113,16 +125,17 @@ std::string FormatTable(const AggTable& table, const AggregationSpec& spec);
 class UserAggregator {
  public:
   // `format` is the event's, as decoded; `comm` names a process.
+  // With `latency`, the argument "ns" is the time Add() is given.
   static Result<UserAggregator> Create(const AggregationSpec& spec, const EventFormat& format,
-                                       std::function<std::string(int pid)> comm);
-  void Add(const Record& record);
+                                       std::function<std::string(int pid)> comm, bool latency = false);
+  void Add(const Record& record, uint64_t latency_ns = 0);
   AggTable Table(const std::string& event) const;
   void Clear();
 
  private:
   struct Field {
     unsigned offset = 0, size = 0;
-    bool is_signed = false, dynamic = false;
+    bool is_signed = false, dynamic = false, latency = false;
   };
   UserAggregator(AggregationSpec spec, std::vector<Field> keys, std::vector<Field> values,
                  std::function<std::string(int)> comm)

@@ -55,6 +55,17 @@ Result<std::string> HistTrigger(const AggregationSpec& spec, const HistSupport& 
   return trigger;
 }
 
+LatencyTriggers MakeLatencyTriggers(const std::string& synthetic, const std::string& entry, const std::string& tag) {
+  LatencyTriggers t;
+  std::string start = "kpts" + tag, ns = "kpns" + tag;
+  // common_timestamp: nanoseconds of the trace clock; the kernel keys the
+  // entry's time by thread, and the return, matching it, emits the time.
+  t.entry = "hist:keys=common_pid:" + start + "=common_timestamp";
+  t.ret = "hist:keys=common_pid:" + ns + "=common_timestamp-$" + start + ":onmatch(" + entry + ").trace(" + synthetic +
+          ",$" + ns + ")";
+  return t;
+}
+
 namespace {
 
 struct Cursor {

@@ -37,10 +37,11 @@ std::string ReadString(const Record& record, unsigned offset) {
 }  // namespace
 
 Result<UserAggregator> UserAggregator::Create(const AggregationSpec& spec, const EventFormat& format,
-                                              std::function<std::string(int)> comm) {
+                                              std::function<std::string(int)> comm, bool latency) {
   auto field = [&](const std::string& name) -> Result<Field> {
+    if (latency && name == "ns") return Field{0, 8, false, false, true};
     for (const FieldFormat& f : format.fields)
-      if (f.name == name) return Field{f.offset, f.size, f.is_signed, f.dynamic};
+      if (f.name == name) return Field{f.offset, f.size, f.is_signed, f.dynamic, false};
     return Fail(format.system + ":" + format.name + "'s format has no field '" + name + "'");
   };
   std::vector<Field> keys, values;
@@ -49,7 +50,7 @@ Result<UserAggregator> UserAggregator::Create(const AggregationSpec& spec, const
   return UserAggregator(spec, std::move(keys), std::move(values), std::move(comm));
 }
 
-void UserAggregator::Add(const Record& record) {
+void UserAggregator::Add(const Record& record, uint64_t latency_ns) {
   ++hits_;
   AggRow row;
   row.count = 1;
@@ -60,13 +61,16 @@ void UserAggregator::Add(const Record& record) {
       row.keys.push_back(AggCell{comm_(record.pid), 0, false});
     else if (key.kind == AggKey::kPid)
       row.keys.push_back(NumberCell(key, static_cast<uint64_t>(record.pid)));
+    else if (f.latency)
+      row.keys.push_back(NumberCell(key, latency_ns));
     else if (f.dynamic)
       row.keys.push_back(AggCell{ReadString(record, f.offset), 0, false});
     else
       row.keys.push_back(NumberCell(key, ReadInteger(record, f.offset, f.size, f.is_signed)));
   }
   for (const Field& f : value_fields_)
-    row.values.push_back(static_cast<int64_t>(ReadInteger(record, f.offset, f.size, f.is_signed)));
+    row.values.push_back(
+        static_cast<int64_t>(f.latency ? latency_ns : ReadInteger(record, f.offset, f.size, f.is_signed)));
   MergeRow(rows_, spec_, std::move(row));
 }
 

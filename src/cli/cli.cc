@@ -179,6 +179,8 @@ void DeclareHist(CLI::App& app, CommandLine& c) {
   hist->add_option("-i,--interval", t.interval,
                    "Print the counts every SECONDS (and start again, unless --cumulative)");
   hist->add_flag("--cumulative", t.cumulative, "With -i: keep counting across intervals");
+  hist->add_flag("--latency", t.latency,
+                 "Count return probes by the time since their entry (key ns.log2), paired per thread in the kernel");
   hist->add_flag("--in-user-space", t.user_space,
                  "Count in kprobectl, copying every event, even where the kernel's hist triggers could");
   hist->add_option("-d,--duration", t.duration, "Stop after this many seconds");

@@ -30,12 +30,22 @@ Result<HistRun> HistRun::Plan(const TraceOptions& trace, const TracePlan& plan, 
     run.why_user_space_ = "this kernel has no hist triggers (CONFIG_HIST_TRIGGERS)";
   else if (max != spec.values.end())
     run.why_user_space_ = "--max " + max->arg + ": a hist trigger sums its values and keeps no maximum";
+  else if (trace.latency && !support.synthetic)
+    run.why_user_space_ = "this kernel has no synthetic events (CONFIG_SYNTH_EVENTS) to pair entries and returns";
   else if (trace.user_space)
     run.why_user_space_ = "--in-user-space";
   run.in_kernel_ = run.why_user_space_.empty();
   if (plan.events.empty()) return Fail("no events to count", "name events, or add one with --probe");
+  if (trace.latency) {
+    if (!trace.filter.empty()) return Fail("--filter with --latency: the filter would apply to the returns only");
+    KP_TRY_VOID(PlanLatency(run, spec, plan, support, trace));
+    return run;
+  }
   for (const TraceEventDef& def : plan.events) {
-    Event event{def.group + "/" + def.event, def.FullName(), KP_TRY(BindAggregation(spec, def)), {}, {}, -1};
+    Event event;
+    event.path = def.group + "/" + def.event;
+    event.full = def.FullName();
+    event.spec = KP_TRY(BindAggregation(spec, def));
     if (run.in_kernel_) event.trigger = KP_TRY(HistTrigger(event.spec, support, trace.filter, kTableSize));
     run.events_.push_back(std::move(event));
   }
@@ -48,12 +58,27 @@ std::string HistRun::Note() const {
 }
 
 void HistRun::PrintTriggers(std::ostream& out) const {
-  for (const Event& e : events_)
-    out << (in_kernel_ ? "# trigger on " + e.full + ": " + e.trigger : "# counted in kprobectl: " + e.full) << "\n";
+  for (const Event& e : events_) {
+    if (!in_kernel_) {
+      out << "# counted in kprobectl: " + e.full << "\n";
+      continue;
+    }
+    if (!e.synthetic.empty())
+      out << "# synthetic event: " << e.synthetic << " " << e.pairing.fields << "\n# trigger on " << e.entry_path
+          << ": " << e.pairing.entry << "\n# trigger on " << e.return_path << ": " << e.pairing.ret << "\n";
+    out << "# trigger on " << e.path << ": " << e.trigger << "\n";
+  }
 }
 
 Result<void> HistRun::Start(TraceSession& session) const {
-  for (const Event& e : events_) KP_TRY_VOID(session.AddTrigger(e.path, e.trigger));
+  for (const Event& e : events_) {
+    if (!e.synthetic.empty()) {
+      KP_TRY_VOID(session.AddSyntheticEvent(e.synthetic, e.pairing.fields));
+      KP_TRY_VOID(session.AddTrigger(e.entry_path, e.pairing.entry));
+      KP_TRY_VOID(session.AddTrigger(e.return_path, e.pairing.ret));
+    }
+    KP_TRY_VOID(session.AddTrigger(e.path, e.trigger));
+  }
   return {};
 }
 
@@ -63,15 +88,23 @@ Result<void> HistRun::Bind(const std::vector<EventFormat>& formats, const std::f
                                [&](const EventFormat& f) { return f.system + "/" + f.name == e.path; });
     if (format == formats.end()) return Fail("no format for " + e.full);
     e.id = format->id;
-    e.user.emplace(KP_TRY(UserAggregator::Create(e.spec, *format, comm)));
+    e.user.emplace(KP_TRY(UserAggregator::Create(e.spec, *format, comm, !e.entry_path.empty())));
+    for (const EventFormat& f : formats)
+      if (f.system + "/" + f.name == e.entry_path) e.entry_id = f.id;
   }
   return {};
 }
 
 void HistRun::Add(const EventPlan& plan, const Record& record) {
-  ++hits_;
-  for (Event& e : events_)
-    if (e.id == plan.id && e.user) e.user->Add(record);
+  for (Event& e : events_) {
+    if (!e.user) continue;
+    if (!e.entry_path.empty()) {
+      AddLatency(e, plan, record);
+    } else if (e.id == plan.id) {
+      ++hits_;
+      e.user->Add(record);
+    }
+  }
 }
 
 std::vector<std::string> HistRun::paths() const {

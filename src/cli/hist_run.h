@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -50,13 +51,22 @@ class HistRun {
 
  private:
   struct Event {
-    std::string path;  // "group/event"
+    std::string path;  // "group/event"; with --latency in the kernel, the synthetic event's
     std::string full;  // "group:event"
     AggregationSpec spec;
     std::string trigger;
     std::optional<UserAggregator> user;
     int id = -1;
+    // --latency: the entry paired with this return, the kernel's pairing.
+    std::string entry_path, return_path, synthetic;
+    LatencyTriggers pairing;
+    int entry_id = -1;
+    std::map<int, std::vector<uint64_t>> open;  // kprobectl's pairing: tid -> entry times
   };
+  // --latency: each return probe with its entry, counted by the time between.
+  static Result<void> PlanLatency(HistRun& run, const AggregationSpec& spec, const TracePlan& plan,
+                                  const HistSupport& support, const TraceOptions& trace);
+  void AddLatency(Event& e, const EventPlan& plan, const Record& record);
   std::vector<Event> events_;
   bool in_kernel_ = false;
   std::string why_user_space_;  // empty when the kernel counts

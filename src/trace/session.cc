@@ -74,6 +74,15 @@ Result<void> TraceSession::AddTrigger(const std::string& event, const std::strin
   return {};
 }
 
+Result<void> TraceSession::AddSyntheticEvent(const std::string& name, const std::string& fields) {
+  if (log_) log_("append " + root_.PathOf("synthetic_events") + ": " + name + " " + fields);
+  auto added = root_.Append("synthetic_events", name + " " + fields);
+  if (!added)
+    return Fail("the kernel rejected the synthetic event '" + name + " " + fields + "': " + added.error().message);
+  synthetic_.push_back(name);
+  return {};
+}
+
 Result<void> TraceSession::TriggerCommand(const std::string& event, const std::string& command) {
   // Appended: opened with O_TRUNC, a trigger file drops every trigger
   // (event_trigger_regex_open).
@@ -125,6 +134,11 @@ Result<void> TraceSession::Close() {
   Result<void> result;
   for (auto it = triggers_.rbegin(); it != triggers_.rend(); ++it) {
     auto removed = TriggerCommand(it->first, "!" + it->second);
+    if (!removed && result) result = removed;
+  }
+  for (const std::string& name : synthetic_) {
+    if (log_) log_("append " + root_.PathOf("synthetic_events") + ": !" + name);
+    auto removed = root_.Append("synthetic_events", "!" + name);
     if (!removed && result) result = removed;
   }
   for (const std::string& event : enabled_) {

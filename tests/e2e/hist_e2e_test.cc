@@ -182,3 +182,56 @@ TEST_CASE("hist: bad keys and values are refused, nothing written") {
     CheckNothingLeft(tracefs, group);
   }
 }
+
+// How many of a --latency table's calls took at least `ns` (by the buckets'
+// lower bounds: a row "(A, B]" holds calls that took more than A).
+uint64_t AtLeast(const std::vector<std::vector<std::string>>& rows, uint64_t ns) {
+  uint64_t n = 0;
+  for (const auto& row : rows)
+    if (row.size() == 4 && row[1].starts_with("(") && std::stoull(row[1].substr(1)) + 1 >= ns) n += std::stoull(row[3]);
+  return n;
+}
+
+TEST_CASE("hist --latency: each nap in a bucket of its length or more, as trace --latency has it") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("hl");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  std::string bin = FixturePath("sleeper");
+  // 3, 12 and 48 ms: each in (2^21, 2^22] ns, (2^23, 2^24], (2^25, 2^26]
+  // unless it overshoots by a quarter or more (which a VM's timers do):
+  // each call is counted once, in its nap's bucket or one above it.
+  std::vector<std::string> naps = {"3000x4", "12000x3", "48000x2"};
+  std::vector<std::string> args = {kKprobectl, "hist", "--latency", "-x", bin, "--probe", group + ":nap=nap%return",
+                                   "--",       bin};
+  args.insert(args.end(), naps.begin(), naps.end());
+  int status = Wait(Spawn(args, dir / "out", dir / "err"));
+  INFO(ReadFile(dir / "err"));
+  REQUIRE(status == 0);
+  std::string out = ReadFile(dir / "out");
+  INFO(out);
+  auto rows = Rows(out);
+  REQUIRE(!rows.empty());
+  CHECK(rows[0] == std::vector<std::string>{"comm", "ns.log2", "hits"});
+  rows.erase(rows.begin());
+  for (const auto& row : rows) CHECK(row[0] == "sleeper");
+  CHECK(out.starts_with(group + ":nap__return: 9 hits\n"));
+  CHECK(AtLeast(rows, 2097152) == 9);
+  CHECK(AtLeast(rows, 8388608) >= 5);
+  CHECK(AtLeast(rows, 33554432) >= 2);
+  CHECK(AtLeast(rows, 134217728) == 0);
+  CheckNothingLeft(tracefs, group);
+
+  // trace --latency, paired in kprobectl from every event: 9 calls, none
+  // shorter than 2 ms.
+  args[1] = "trace";
+  args.insert(args.begin() + 3, {"-o", dir / "trace"});
+  REQUIRE(Wait(Spawn(args, dir / "out", dir / "err")) == 0);
+  std::string histogram = ReadFile(dir / "err");
+  INFO(histogram);
+  CHECK(histogram.find("nap: 9 calls, min ") != std::string::npos);
+  size_t min = histogram.find("min ");
+  REQUIRE(min != std::string::npos);
+  CHECK(std::stoull(histogram.substr(min + 4)) >= 3000000);
+  CheckNothingLeft(tracefs, group);
+}

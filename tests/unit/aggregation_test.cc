@@ -9,8 +9,11 @@
 
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <filesystem>
 
+#include "kprobectl/leftovers.h"
 #include "kprobectl/strings.h"
+#include "kprobectl/tracefs_dir.h"
 #include "test_support.h"
 
 using namespace kprobectl;
@@ -210,4 +213,38 @@ TEST_CASE("aggregation: counted in kprobectl, as the kernel would") {
         "  other  \"alpha\"  (4, 8]     1          1       6\n");
   agg.Clear();
   CHECK(agg.Table("samp:work").rows.empty());
+}
+
+TEST_CASE("aggregation: latency paired in the kernel by a synthetic event") {
+  LatencyTriggers t = MakeLatencyTriggers("kplat0_42", "probe.nap__entry", "0_42");
+  CHECK(t.fields == "u64 ns");
+  CHECK(t.entry == "hist:keys=common_pid:kpts0_42=common_timestamp");
+  CHECK(
+      t.ret ==
+      "hist:keys=common_pid:kpns0_42=common_timestamp-$kpts0_42:onmatch(probe.nap__entry).trace(kplat0_42,$kpns0_42)");
+}
+
+TEST_CASE("leftovers: a dead run's synthetic events are found and removed after its instance") {
+  TempDir tracefs_dir, registry;
+  TracefsDir tracefs(tracefs_dir.path());
+  std::filesystem::create_directories(tracefs_dir / "instances/kprobectl-4242");
+  WriteFile(tracefs_dir / "uprobe_events", "");
+  // Another tool's synthetic event, a live run's, a dead run's.
+  WriteFile(tracefs_dir / "synthetic_events",
+            "wakeup_latency u64 lat; pid_t pid\nkplat0_77 u64 ns\nkplat0_4242 u64 ns\n");
+  auto alive = [](const TraceRun& run) { return run.pid == 77; };
+  auto found = FindLeftovers(tracefs, registry.path(), alive);
+  REQUIRE(found);
+  REQUIRE(found->size() == 1);
+  CHECK((*found)[0].run.pid == 4242);
+  CHECK((*found)[0].instance == "instances/kprobectl-4242");
+  CHECK((*found)[0].synthetic == std::vector<std::string>{"kplat0_4242"});
+  std::vector<std::string> written;
+  auto account = RemoveLeftover(tracefs, (*found)[0], [&](std::string_view line) { written.emplace_back(line); });
+  REQUIRE(account);
+  CHECK(*account ==
+        "removed what kprobectl trace (pid 4242) left behind when it was stopped without cleaning up: "
+        "kprobectl-4242, synthetic/kplat0_4242");
+  CHECK(written == std::vector<std::string>{"rmdir " + tracefs.PathOf("instances/kprobectl-4242"),
+                                            "append " + tracefs.PathOf("synthetic_events") + ": !kplat0_4242"});
 }

@@ -6,7 +6,9 @@
 # tests on uprobes (the kernel counting, as this README says it can); a
 # kprobe counted by the kernel equal to what dd did, only the command's
 # (another process makes the same calls), and the same table from
-# kprobectl's own counting (--in-user-space); nothing left.
+# kprobectl's own counting (--in-user-space); latency in the kernel
+# (synthetic events) equal to kprobectl's pairing and trace --latency;
+# nothing left, after a SIGKILL either once clean ran.
 # Usage: hist_probes.sh BUILD_DIR VMLINUX
 set -u
 build=$1
@@ -54,4 +56,46 @@ done
 sed 's/^/# /' /tmp/kph-log2-kernel
 check "log2 buckets: the kernel's and kprobectl's agree" diff /tmp/kph-log2-kernel /tmp/kph-log2-user
 check "nothing left" nothing_left
+
+# Latency in the kernel: hrtimer_nanosleep's entry and return paired per
+# thread by a synthetic event; 3, 12 and 48 ms naps in their buckets, as
+# kprobectl's own pairing and trace --latency have them.
+naps=(3000x4 12000x3 48000x2)
+sleeper=$build/tests/fixtures/sleeper
+# Calls that took more than NS by a table's rows "(A, B]" (A >= NS).
+at_least() { awk -v ns="$2" '$2 ~ /^\(/ { a = substr($2, 2) + 0; if (a + 1 >= ns) n += $4 } END { print n + 0 }' "$1"; }
+# A VM's sleeps overshoot: each nap in its bucket or above, none below.
+naps_in_buckets() {
+  grep -q '^kph:nap__return: 9 hits$' "$1" && [ "$(at_least "$1" 2097152)" = 9 ] &&
+    [ "$(at_least "$1" 8388608)" -ge 5 ] && [ "$(at_least "$1" 33554432)" -ge 2 ] &&
+    [ -z "$(grep -v '^kph:\|  comm \|  sleeper ' "$1")" ]
+}
+for side in kernel user; do
+  extra=()
+  [ $side = user ] && extra=(--in-user-space)
+  kp hist --latency "${extra[@]}" --probe 'kph:nap=hrtimer_nanosleep%return' -o /tmp/kph-lat-$side \
+    -- "$sleeper" "${naps[@]}" 2>/tmp/kph-lat-$side.err
+  sed 's/^/# /' /tmp/kph-lat-$side /tmp/kph-lat-$side.err
+  check "hist --latency ($side) on a kretprobe: 9 naps, each in its bucket or above" naps_in_buckets /tmp/kph-lat-$side
+  check "nothing left after hist --latency ($side), no synthetic event" \
+    eval 'nothing_left && [ -z "$(cat $tracefs/synthetic_events)" ]'
+done
+kp -q trace --latency -o /dev/null --probe 'kph:nap=hrtimer_nanosleep%return' -- "$sleeper" "${naps[@]}" \
+  2>/tmp/kph-lat-trace.err
+sed 's/^/# /' /tmp/kph-lat-trace.err
+check "trace --latency agrees: 9 calls, none under 3 ms" \
+  eval 'grep -q "hrtimer_nanosleep: 9 calls, min [3-9][0-9]\{6\} ns" /tmp/kph-lat-trace.err'
+kp hist -n --latency --probe 'kph:nap=hrtimer_nanosleep%return' | sed 's/^/# /'
+
+# Killed in the middle: clean removes the instance, its triggers and the
+# synthetic event.
+"$build/kprobectl" hist --latency --probe 'kph:nap=hrtimer_nanosleep%return' -a >/dev/null 2>&1 &
+hist=$!
+for _ in $(seq 100); do grep -q kplat $tracefs/synthetic_events && break; sleep 0.1; done
+sleep 0.5
+kill -9 $hist
+wait $hist 2>/dev/null
+check "SIGKILL leaves the synthetic event" grep -q kplat $tracefs/synthetic_events
+kp clean 2>&1 | sed 's/^/# /'
+check "clean removes it, the instance and the probes" eval 'nothing_left && [ -z "$(cat $tracefs/synthetic_events)" ]'
 finish
