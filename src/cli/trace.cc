@@ -335,7 +335,8 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   // 5. The command runs; print until it stops.
   bool kernel_addresses = stacks.kernel || std::any_of(decoding.plans.begin(), decoding.plans.end(),
                                                        [](const EventPlan& p) { return p.kernel; });
-  KernelSymbols kallsyms = KernelSymbols::FromFile(kernel_addresses ? env.kallsyms : std::string());
+  // Counting prints no address: kallsyms (seconds of CPU in a slow VM) unread.
+  KernelSymbols kallsyms = KernelSymbols::FromFile(kernel_addresses && !hist ? env.kallsyms : std::string());
   CommCache comms(*dir, env.proc);
   Unwinder unwinder;
   const Arch* arch = ArchOfUname(env.machine).value_or(nullptr);
