@@ -132,7 +132,7 @@ TEST_CASE("hist: a string key, log2 buckets, --top") {
   CheckNothingLeft(tracefs, group);
 }
 
-TEST_CASE("hist: -i reports each interval; a signal stops it, leaving nothing") {
+TEST_CASE("hist: -i reports each interval, a signal stops it, leaving nothing") {
   std::string tracefs = RealTracefsOrSkip();
   std::string group = UniqueGroup("hi");
   GroupCleaner cleaner(tracefs, group);

@@ -148,7 +148,7 @@ TEST_CASE("serve: the exposition, histograms and counters, series bounded") {
         "kprobectl_series_dropped{hist=\"names\"} 1\n");
 }
 
-TEST_CASE("serve: only GET and HEAD of /metrics render; nothing else changes anything") {
+TEST_CASE("serve: only GET and HEAD of /metrics render, nothing else changes anything") {
   int rendered = 0;
   auto metrics = [&]() -> Result<std::string> {
     ++rendered;
@@ -188,7 +188,7 @@ TEST_CASE("serve: only GET and HEAD of /metrics render; nothing else changes any
   CHECK(failed.body == "kprobectl: error: no hist file\n");
 }
 
-TEST_CASE("serve: a slow or broken client holds up no other; a port in use is an error") {
+TEST_CASE("serve: a slow or broken client holds up no other, a port in use is an error") {
   auto server = *HttpServer::Start("127.0.0.1", 0, [](std::string_view method, std::string_view url) {
     return AnswerRequest(
         method, url, []() -> Result<std::string> { return std::string("m 1\n"); }, 1 << 20);

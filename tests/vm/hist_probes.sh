@@ -8,7 +8,8 @@
 # (another process makes the same calls), and the same table from
 # kprobectl's own counting (--in-user-space); latency in the kernel
 # (synthetic events) equal to kprobectl's pairing and trace --latency;
-# nothing left, after a SIGKILL either once clean ran.
+# nothing left, after a SIGKILL either once clean ran; serve scraped by
+# Prometheus with the kernel counting.
 # Usage: hist_probes.sh BUILD_DIR VMLINUX
 set -u
 build=$1
@@ -22,6 +23,14 @@ check "the README says hist triggers" grep -q 'hist trigger' $tracefs/README
 out=$("$build/tests/e2e_tests" 'hist*' 2>&1)
 check "the e2e hist tests on uprobes, the kernel counting" [ $? -eq 0 ]
 echo "$out" | tail -3 | sed 's/^/# /'
+
+# serve with the kernel counting, scraped by a real Prometheus (over the
+# guest's loopback, which is down at boot).
+ip link set lo up 2>/dev/null || busybox ip link set lo up
+out=$("$(dirname "$0")/../e2e/serve_prometheus.sh" "$build" 2>&1)
+check "serve scraped by Prometheus, the kernel counting" [ $? -eq 0 ]
+echo "$out" | grep -v Killed | sed 's/^/# /'
+check "nothing left after serve" nothing_left
 
 # dd reads its standard input 300 times, 1000 bytes each; a neighbour
 # reads its own at the same time, which the command's filter leaves out.
