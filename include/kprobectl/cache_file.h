@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
-// What the persistent caches (the debuginfo index, the symbol index) share:
-// a fast hash to check a file's every byte, a read-only mapping of a file,
-// and a write that readers never see half done (a temporary file beside the
-// target, renamed into place). In: paths and bytes. Out: bytes or errors.
+// What the persistent caches (the debuginfo index, the symbol index, the BTF
+// index) share: a fast hash, a read-only mapping of a file, its blocks
+// checked as they are read, and a write that readers never see half done (a
+// temporary file beside the target, renamed into place). In: paths and
+// bytes. Out: bytes or errors.
 #pragma once
 
 #include <cstdint>
@@ -16,13 +17,9 @@
 
 namespace kprobectl {
 
-// 64 bits of hash (four interleaved multiply-rotate lanes: fast enough to
-// check a whole cache file on every run).
+// 64 bits of hash (four interleaved multiply-rotate lanes: fast on a block
+// of a cache file, and on a name).
 uint64_t Hash64(const void* data, size_t size, uint64_t seed = 0);
-
-// The hash a cache file holds of itself: its first `header_size` bytes,
-// with the 8 at `hash_at` (where the hash is kept) read as zero, then the rest.
-uint64_t FileHash64(const unsigned char* data, size_t size, size_t header_size, size_t hash_at);
 
 // Lower-case hex of raw bytes (a build-id, for file names).
 std::string HexOf(std::string_view bytes);

@@ -34,8 +34,8 @@ uint64_t Word(const unsigned char* p) {
 uint64_t Hash64(const void* data, size_t size, uint64_t seed) {
   const auto* p = static_cast<const unsigned char*>(data);
   const unsigned char* end = p + size;
-  // One multiply and a rotate per word and lane: a cache file is hashed
-  // whole on every run, so this loop is on the path of every command.
+  // One multiply and a rotate per word and lane: each block of a cache
+  // file a command reads is hashed, and the whole file when it is written.
   uint64_t lanes[4] = {seed + kPrime1 + kPrime2, seed + kPrime2, seed, seed - kPrime1};
   for (; end - p >= 32; p += 32)
     for (size_t i = 0; i < 4; ++i) {
@@ -50,12 +50,6 @@ uint64_t Hash64(const void* data, size_t size, uint64_t seed) {
   h *= kPrime2;
   h ^= h >> 29;
   return h;
-}
-
-uint64_t FileHash64(const unsigned char* data, size_t size, size_t header_size, size_t hash_at) {
-  std::string header(reinterpret_cast<const char*>(data), header_size);
-  std::memset(header.data() + hash_at, 0, 8);
-  return Hash64(header.data(), header_size, Hash64(data + header_size, size - header_size));
 }
 
 std::string HexOf(std::string_view bytes) {

@@ -39,7 +39,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   auto view = dwarf::IndexView::FromBytes(std::move(bytes), key);
   if (!view) return 0;
-  for (const std::string& name : (*view)->FunctionNames()) {
+  auto names = (*view)->FunctionNames();
+  if (!names) return 0;
+  for (const std::string& name : *names) {
     (void)(*view)->Functions(name);
     (void)(*view)->Globals(name);
     (void)(*view)->Files(name);
