@@ -70,6 +70,10 @@ class RingReader {
   // Reads the next full or partial page of `cpu` into `page`; returns its
   // size, 0 when nothing is there now.
   virtual Result<size_t> ReadPage(int cpu, std::vector<uint8_t>& page) = 0;
+  // Descriptors to poll(): readable once a CPU's buffer is filling (the
+  // instance's buffer_percent full, half by default). None for captured
+  // pages.
+  virtual std::vector<int> PollFds() const { return {}; }
 };
 
 }  // namespace kprobectl

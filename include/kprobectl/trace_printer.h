@@ -144,15 +144,17 @@ class Printer {
     const std::string& comm;
     std::optional<uint64_t> latency;
   };
-  void AppendJson(const Line& line, std::string& out);
-  void AppendText(const Line& line, std::string& out);
+  // The event's line, text or JSON (printer_line.cc: the hot path).
+  void AppendLine(const Line& line, std::string& out);
+  size_t LineBound(const Line& line);  // and looks up symbols_
+  char* WriteJson(const Line& line, char* p) const;
+  char* WriteText(const Line& line, char* p) const;
   // The frames of the stacks: kernel first, then user space, as the text's
   // " => FRAME" lines or JSON's "kernel_stack" and "user_stack" arrays.
   void AppendStacks(const EventPlan& plan, const Record& record, EventStacks stacks, std::string& out);
   std::vector<std::string> KernelFrames(const EventStacks& stacks) const;
   std::vector<std::string> UserFrames(const Record& record, const EventStacks& stacks) const;
   std::vector<std::string> UnwoundFrames(const EventPlan& plan, const Record& record) const;
-  void AppendValue(const ArgPlan& arg, const Record& record, std::string& out, bool json);
   std::optional<uint64_t> TrackLatency(const EventPlan& plan, const Record& record);
 
   Options options_;
@@ -164,6 +166,7 @@ class Printer {
   std::map<std::string, std::vector<uint64_t>> durations_;                   // key -> durations (ns)
   std::map<std::string, std::string> latency_names_;
   uint64_t printed_ = 0;
+  std::vector<std::string> symbols_;  // the names of the line's %pS values, looked up before it is written
 };
 
 // Text and JSON escaping of bytes from the kernel, which need not be UTF-8.

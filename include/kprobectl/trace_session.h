@@ -29,6 +29,8 @@ class TraceSession {
   std::string Path(std::string_view file) const { return "instances/" + name_ + "/" + std::string(file); }
 
   Result<void> SetBufferSizeKb(unsigned kb);
+  // The ring buffer's size per CPU, in KB, as the kernel has it now.
+  Result<uint64_t> BufferSizeKb() const;
   Result<void> SetPid(int pid);
   // Only `pid` and the processes it forks from now on (set_event_pid with
   // the event-fork option).

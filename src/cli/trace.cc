@@ -177,21 +177,26 @@ void PrintPlan(const TracePlan& plan, std::ostream& out) {
 // Prints until the command ends, the time is up, a stop signal comes, or
 // the output fails. A stop signal is passed on to the command.
 Result<void> TraceLoop(const TraceOptions& trace, StopSignals& signals, TracedCommand* command, Tracer& tracer,
-                       RingReader& reader, CommCache& comms, EventLocations& locations) {
+                       RingReader& reader, CommCache& comms, EventLocations& locations, uint64_t buffer_bytes) {
   using Clock = std::chrono::steady_clock;
   auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(trace.duration * 1000));
   // User stacks are named from the processes' maps: the command's are
   // read often, before a short-lived one is gone.
   bool keep_maps = command && !trace.stack.empty();
+  auto last_drain = Clock::now();
+  int interval = 100;
+  // The stop signals, then the ring buffers: a flood wakes the loop when a
+  // buffer is half full, whatever the interval.
+  std::vector<pollfd> fds{{signals.fd(), POLLIN, 0}};
+  for (int fd : reader.PollFds()) fds.push_back({fd, POLLIN, 0});
   for (bool stop = false; !stop;) {
-    int timeout = keep_maps ? 10 : 100;
+    int timeout = std::min(interval, keep_maps ? 10 : 100);
     if (trace.duration > 0) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       stop = left <= 0;
-      timeout = static_cast<int>(std::clamp<int64_t>(left, 0, 100));
+      timeout = static_cast<int>(std::clamp<int64_t>(left, 0, timeout));
     }
-    pollfd pfd{signals.fd(), POLLIN, 0};
-    if (!stop && poll(&pfd, 1, timeout) > 0)
+    if (!stop && poll(fds.data(), fds.size(), timeout) > 0 && fds[0].revents)
       for (int sig = signals.Next(); sig; sig = signals.Next()) {
         if (sig == SIGCHLD) continue;
         stop = true;
@@ -201,6 +206,10 @@ Result<void> TraceLoop(const TraceOptions& trace, StopSignals& signals, TracedCo
     if (command && command->Poll()) stop = true;
     comms.Refresh();
     KP_TRY_VOID(tracer.Drain(reader));
+    auto now = Clock::now();
+    interval =
+        DrainIntervalMs(tracer.busiest_bytes(), std::chrono::duration<double>(now - last_drain).count(), buffer_bytes);
+    last_drain = now;
   }
   return {};
 }
@@ -374,7 +383,10 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   // command too short for the loop's reads still has its program's frames
   // named (the libraries ld.so maps later need the loop's reads).
   if (command && !trace.stack.empty()) command->AtExec([&](pid_t pid) { locations.RememberTree(pid); });
-  Result<void> failure = TraceLoop(trace, signals, command ? &*command : nullptr, tracer, *reader, comms, locations);
+  // The kernel's default when it cannot say (1.4 MB per CPU on x86-64).
+  uint64_t buffer_bytes = session->BufferSizeKb().value_or(1408) * 1024;
+  Result<void> failure =
+      TraceLoop(trace, signals, command ? &*command : nullptr, tracer, *reader, comms, locations, buffer_bytes);
   // A command that was passed a signal gets a moment to end on its own.
   int exit_status = command ? command->Stop(SIGTERM, 2000) : 0;
   if (failure) (void)tracer.Drain(*reader);  // what arrived while we stopped

@@ -127,6 +127,12 @@ class TracefsRingReader : public RingReader {
   TracefsRingReader& operator=(const TracefsRingReader&) = delete;
 
   int cpus() const override { return kp_ring_cpus(ring_); }
+  std::vector<int> PollFds() const override {
+    std::vector<int> fds;
+    for (int cpu = 0; cpu < cpus(); ++cpu)
+      if (int fd = kp_ring_poll_fd(ring_, cpu); fd >= 0) fds.push_back(fd);
+    return fds;
+  }
   Result<size_t> ReadPage(int cpu, std::vector<uint8_t>& page) override {
     page.resize(static_cast<size_t>(kp_ring_page_size(ring_)));
     int n = kp_ring_read(ring_, cpu, page.data());

@@ -1,98 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
-// The hot path: one call per event. It appends to a caller-owned buffer,
-// formats integers with std::to_chars, and looks nothing up by name.
+// One call per event: what the line says is worked out here (the probe's
+// name, the caller, the command's name, latency), the line itself written
+// by printer_line.cc; then the stacks recorded after the event, if any.
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 
 #include "kprobectl/trace_event_def.h"
 #include "kprobectl/trace_printer.h"
+#include "line_writer.h"
 
 namespace kprobectl {
 
 namespace {
 
-void AppendUnsigned(std::string& out, uint64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
-}
-
-void AppendSigned(std::string& out, int64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
-}
-
+// Off the hot path (stacks, symbols' fallbacks): the writers into a string.
 void AppendHex(std::string& out, uint64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v, 16);
-  out += "0x";
-  out.append(buf, r.ptr);
-}
-
-uint64_t ReadUnsigned(const uint8_t* p, unsigned size) {
-  switch (size) {
-    case 1:
-      return *p;
-    case 2: {
-      uint16_t v;
-      std::memcpy(&v, p, 2);
-      return v;
-    }
-    case 4: {
-      uint32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    default: {
-      uint64_t v;
-      std::memcpy(&v, p, 8);
-      return v;
-    }
-  }
-}
-
-int64_t ReadSigned(const uint8_t* p, unsigned size) {
-  switch (size) {
-    case 1:
-      return static_cast<int8_t>(*p);
-    case 2: {
-      int16_t v;
-      std::memcpy(&v, p, 2);
-      return v;
-    }
-    case 4: {
-      int32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    default: {
-      int64_t v;
-      std::memcpy(&v, p, 8);
-      return v;
-    }
-  }
-}
-
-// Length of the valid UTF-8 sequence at s[i], or 0.
-size_t Utf8Length(std::string_view s, size_t i) {
-  auto c = static_cast<unsigned char>(s[i]);
-  size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
-  return n;
-}
-
-void AppendTimestamp(std::string& out, uint64_t ns) {
-  AppendUnsigned(out, ns / 1000000000);
-  out += '.';
-  char buf[8];
-  uint64_t micros = (ns / 1000) % 1000000;
-  for (int i = 5; i >= 0; --i, micros /= 10) buf[i] = static_cast<char>('0' + micros % 10);
-  out.append(buf, 6);
+  char buf[line::kMaxHex];
+  out.append(buf, line::WriteHex(buf, v));
 }
 
 const FieldFormat* FieldNamed(const EventFormat& format, std::string_view name) {
@@ -122,146 +47,17 @@ StackPlan PlanStacks(const EventFormat* kernel_stack, const EventFormat* user_st
 }
 
 void AppendCString(std::string& out, std::string_view bytes) {
-  out += '"';
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    auto c = static_cast<unsigned char>(bytes[i]);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        continue;
-      case '\\':
-        out += "\\\\";
-        continue;
-      case '\n':
-        out += "\\n";
-        continue;
-      case '\t':
-        out += "\\t";
-        continue;
-      case '\r':
-        out += "\\r";
-        continue;
-      default:
-        break;
-    }
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else if (size_t n = c >= 0x80 ? Utf8Length(bytes, i) : 0) {
-      out.append(bytes.substr(i, n));
-      i += n - 1;
-    } else {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  out += '"';
+  size_t at = out.size();
+  out.resize_and_overwrite(at + line::EscapedBound(bytes.size(), false), [&](char* p, size_t) {
+    return static_cast<size_t>(line::WriteQuoted<false>(p + at, bytes) - p);
+  });
 }
 
 void AppendJsonString(std::string& out, std::string_view bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    auto c = static_cast<unsigned char>(bytes[i]);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c < 0x20 || c == 0x7f) {
-      out += "\\u00";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else if (c < 0x80) {
-      out += static_cast<char>(c);
-    } else if (size_t n = Utf8Length(bytes, i)) {
-      out.append(bytes.substr(i, n));
-      i += n - 1;
-    } else {
-      // Not UTF-8: the byte as the code point of the same value (\u00XX),
-      // so the JSON stays valid and the byte recoverable.
-      out += "\\u00";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  out += '"';
-}
-
-void Printer::AppendValue(const ArgPlan& arg, const Record& record, std::string& out, bool json) {
-  const uint8_t* base = record.data;
-  if (arg.dynamic) {
-    uint32_t loc = 0;
-    if (arg.offset + 4 <= record.size) std::memcpy(&loc, base + arg.offset, 4);
-    uint32_t offset = loc & 0xffff, length = loc >> 16;
-    if (length == 0 || offset + length > record.size) {
-      out += json ? "null" : "(fault)";
-      return;
-    }
-    std::string_view text(reinterpret_cast<const char*>(base + offset), length);
-    if (!text.empty() && text.back() == '\0') text.remove_suffix(1);
-    if (json)
-      AppendJsonString(out, text);
-    else
-      AppendCString(out, text);
-    return;
-  }
-  unsigned count = arg.count ? arg.count : 1;
-  if (arg.offset + arg.size * count > record.size) {
-    out += json ? "null" : "(fault)";
-    return;
-  }
-  if (arg.count) out += json ? '[' : '{';
-  for (unsigned i = 0; i < count; ++i) {
-    if (i) out += ',';
-    const uint8_t* p = base + arg.offset + size_t{i} * arg.size;
-    switch (arg.kind) {
-      case ValueKind::kSigned:
-        AppendSigned(out, ReadSigned(p, arg.size));
-        break;
-      case ValueKind::kUnsigned:
-        AppendUnsigned(out, ReadUnsigned(p, arg.size));
-        break;
-      case ValueKind::kHex:
-        if (json) out += '"';
-        AppendHex(out, ReadUnsigned(p, arg.size));
-        if (json) out += '"';
-        break;
-      case ValueKind::kChar: {
-        char c = static_cast<char>(*p);
-        if (json) {
-          AppendJsonString(out, std::string_view(&c, 1));
-        } else {
-          std::string quoted;
-          AppendCString(quoted, std::string_view(&c, 1));
-          out += '\'';
-          out.append(quoted, 1, quoted.size() - 2);
-          out += '\'';
-        }
-        break;
-      }
-      case ValueKind::kSymbol: {
-        std::string symbol = kernel_symbol_ ? kernel_symbol_(ReadUnsigned(p, arg.size)) : std::string();
-        if (symbol.empty()) {
-          symbol.clear();
-          AppendHex(symbol, ReadUnsigned(p, arg.size));
-        }
-        if (json)
-          AppendJsonString(out, symbol);
-        else
-          out += symbol;
-        break;
-      }
-      case ValueKind::kString:
-        break;  // only dynamic fields hold strings
-    }
-  }
-  if (arg.count) out += json ? ']' : '}';
+  size_t at = out.size();
+  out.resize_and_overwrite(at + line::EscapedBound(bytes.size(), true), [&](char* p, size_t) {
+    return static_cast<size_t>(line::WriteQuoted<true>(p + at, bytes) - p);
+  });
 }
 
 std::optional<uint64_t> Printer::TrackLatency(const EventPlan& plan, const Record& record) {
@@ -280,83 +76,6 @@ std::optional<uint64_t> Printer::TrackLatency(const EventPlan& plan, const Recor
   return duration;
 }
 
-void Printer::AppendJson(const Line& line, std::string& out) {
-  const Record& record = line.record;
-  out += "{\"time\":";
-  AppendTimestamp(out, record.ts);
-  out += ",\"cpu\":";
-  AppendUnsigned(out, static_cast<uint64_t>(record.cpu));
-  out += ",\"pid\":";
-  AppendSigned(out, record.pid);
-  out += ",\"comm\":";
-  AppendJsonString(out, line.comm);
-  out += ",\"event\":";
-  AppendJsonString(out, line.plan.full_name);
-  out += ",\"probe\":";
-  AppendJsonString(out, line.where);
-  if (line.plan.retprobe) {
-    out += ",\"caller\":";
-    AppendJsonString(out, line.caller);
-  }
-  out += ",\"args\":{";
-  for (size_t i = 0; i < line.plan.args.size(); ++i) {
-    if (i) out += ',';
-    AppendJsonString(out, line.plan.args[i].name);
-    out += ':';
-    AppendValue(line.plan.args[i], record, out, true);
-  }
-  out += '}';
-  if (line.latency) {
-    out += ",\"latency_ns\":";
-    AppendUnsigned(out, *line.latency);
-  }
-  out += "}\n";
-}
-
-// "            demo-6925    [001] 982.997002: probe_demo:compute: (compute+0x0) a=1 b=2"
-void Printer::AppendText(const Line& line, std::string& out) {
-  const Record& record = line.record;
-  if (line.comm.size() < 16) out.append(16 - line.comm.size(), ' ');
-  out += line.comm;
-  out += '-';
-  size_t pid_at = out.size();
-  AppendSigned(out, record.pid);
-  size_t pid_len = out.size() - pid_at;
-  if (pid_len < 7) out.append(7 - pid_len, ' ');
-  out += " [";
-  char cpu[4] = {static_cast<char>('0' + record.cpu / 100 % 10), static_cast<char>('0' + record.cpu / 10 % 10),
-                 static_cast<char>('0' + record.cpu % 10), ']'};
-  out.append(cpu, 4);
-  out += ' ';
-  AppendTimestamp(out, record.ts);
-  out += ": ";
-  out += line.plan.full_name;
-  out += ": (";
-  if (line.plan.retprobe) {
-    out += line.caller;
-    out += " <- ";
-  }
-  out += line.where;
-  out += ')';
-  for (const ArgPlan& arg : line.plan.args) {
-    out += ' ';
-    out += arg.name;
-    out += '=';
-    AppendValue(arg, record, out, false);
-  }
-  if (line.latency) {
-    out += " latency=";
-    AppendUnsigned(out, *line.latency / 1000);
-    out += '.';
-    uint64_t frac = *line.latency % 1000;
-    out += static_cast<char>('0' + frac / 100);
-    out += static_cast<char>('0' + frac / 10 % 10);
-    out += static_cast<char>('0' + frac % 10);
-    out += "us";
-  }
-  out += '\n';
-}
-
 // A kernel stack is as long as the kernel made it (its "size" counts the
 // addresses since Linux 5.x; the record's length bounds it either way).
 std::vector<std::string> Printer::KernelFrames(const EventStacks& stacks) const {
@@ -365,10 +84,10 @@ std::vector<std::string> Printer::KernelFrames(const EventStacks& stacks) const 
   if (!stacks.kernel || plan.kernel_callers_offset > stacks.kernel_size) return frames;
   uint64_t room = (stacks.kernel_size - plan.kernel_callers_offset) / 8;
   uint64_t count = plan.kernel_count_offset + 4 <= stacks.kernel_size
-                       ? ReadUnsigned(stacks.kernel + plan.kernel_count_offset, 4)
+                       ? line::ReadUnsigned(stacks.kernel + plan.kernel_count_offset, 4)
                        : room;
   for (uint64_t i = 0; i < std::min(count, room); ++i) {
-    uint64_t address = ReadUnsigned(stacks.kernel + plan.kernel_callers_offset + 8 * i, 8);
+    uint64_t address = line::ReadUnsigned(stacks.kernel + plan.kernel_callers_offset + 8 * i, 8);
     if (address == 0 || address == UINT64_MAX) break;
     std::string frame = kernel_symbol_ ? kernel_symbol_(address) : std::string();
     if (frame.empty()) AppendHex(frame, address);
@@ -384,11 +103,11 @@ std::vector<std::string> Printer::UserFrames(const Record& record, const EventSt
   if (!stacks.user) return frames;
   int tgid = record.pid;
   if (plan.user_tgid_offset + 4 <= stacks.user_size)
-    tgid = static_cast<int>(ReadUnsigned(stacks.user + plan.user_tgid_offset, 4));
+    tgid = static_cast<int>(line::ReadUnsigned(stacks.user + plan.user_tgid_offset, 4));
   for (unsigned i = 0; i < plan.user_slots; ++i) {
     size_t at = plan.user_callers_offset + size_t{8} * i;
     if (at + 8 > stacks.user_size) break;
-    uint64_t address = ReadUnsigned(stacks.user + at, 8);
+    uint64_t address = line::ReadUnsigned(stacks.user + at, 8);
     if (address == 0 || address == UINT64_MAX) break;
     std::string frame = user_frame_ ? user_frame_(tgid, address) : std::string();
     if (frame.empty()) {
@@ -404,12 +123,12 @@ std::vector<std::string> Printer::UserFrames(const Record& record, const EventSt
 std::vector<std::string> Printer::UnwoundFrames(const EventPlan& plan, const Record& record) const {
   CapturedState state;
   for (auto [dwarf, offset] : plan.captured_registers)
-    if (offset + 8 <= record.size) state.registers.emplace_back(dwarf, ReadUnsigned(record.data + offset, 8));
+    if (offset + 8 <= record.size) state.registers.emplace_back(dwarf, line::ReadUnsigned(record.data + offset, 8));
   for (unsigned offset : plan.captured_stack) {
     if (offset + kCaptureChunkBytes > record.size) break;
     state.stack.append(reinterpret_cast<const char*>(record.data + offset), kCaptureChunkBytes);
   }
-  uint64_t ip = plan.ip_offset + 8 <= record.size ? ReadUnsigned(record.data + plan.ip_offset, 8) : 0;
+  uint64_t ip = plan.ip_offset + 8 <= record.size ? line::ReadUnsigned(record.data + plan.ip_offset, 8) : 0;
   return unwind_(plan, record.pid, ip, state);
 }
 
@@ -448,13 +167,13 @@ bool Printer::Print(const EventPlan& plan, const Record& record, std::string& ou
   std::optional<uint64_t> latency;
   if (options_.latency) latency = TrackLatency(plan, record);
   if (plan.hidden) return false;
-  uint64_t ip = plan.ip_offset + 8 <= record.size ? ReadUnsigned(record.data + plan.ip_offset, 8) : 0;
+  uint64_t ip = plan.ip_offset + 8 <= record.size ? line::ReadUnsigned(record.data + plan.ip_offset, 8) : 0;
   // The plan's location, unless the kernel's symbols name the address (no copy per event).
   std::string symbol;
   if (plan.kernel && kernel_symbol_ && !plan.retprobe && !plan.event_probe) symbol = kernel_symbol_(ip);
   std::string caller;
   if (plan.retprobe) {
-    uint64_t ret_ip = plan.ret_offset + 8 <= record.size ? ReadUnsigned(record.data + plan.ret_offset, 8) : 0;
+    uint64_t ret_ip = plan.ret_offset + 8 <= record.size ? line::ReadUnsigned(record.data + plan.ret_offset, 8) : 0;
     if (plan.kernel && kernel_symbol_)
       caller = kernel_symbol_(ret_ip);
     else if (plan.caller)
@@ -464,10 +183,7 @@ bool Printer::Print(const EventPlan& plan, const Record& record, std::string& ou
   std::string comm = comm_ ? comm_(record.pid) : std::string();
   if (comm.empty()) comm = "<...>";
   Line line{plan, record, symbol.empty() ? plan.location : symbol, caller, comm, latency};
-  if (options_.json)
-    AppendJson(line, out);
-  else
-    AppendText(line, out);
+  AppendLine(line, out);
   if (stacks || (!plan.captured_registers.empty() && unwind_))
     AppendStacks(plan, record, stacks ? *stacks : EventStacks{}, out);
   ++printed_;

@@ -28,6 +28,17 @@ Result<void> TraceSession::SetBufferSizeKb(unsigned kb) {
   return {};
 }
 
+Result<uint64_t> TraceSession::BufferSizeKb() const {
+  auto text = root_.Read(Path("buffer_size_kb"));
+  if (!text) return std::unexpected(text.error());
+  // "1408", or "7 (expanded: 1408)" while the kernel has not grown it yet.
+  std::string_view value = Trim(*text);
+  if (size_t at = value.find("expanded: "); at != std::string_view::npos) value = value.substr(at + 10);
+  auto kb = ParseUnsigned(value.substr(0, value.find_first_not_of("0123456789")));
+  if (!kb) return Fail("cannot read the ring buffer's size: '" + std::string(value) + "'");
+  return *kb;
+}
+
 Result<void> TraceSession::SetPid(int pid) {
   auto result = Write("set_event_pid", std::to_string(pid));
   if (!result) return Fail("cannot filter on pid " + std::to_string(pid) + ": " + result.error().message);

@@ -40,6 +40,13 @@ std::string KernelSymbols::Lookup(uint64_t address) const {
 }
 
 const std::string& CommCache::Lookup(int pid) {
+  if (last_comm_ && pid == last_pid_) return *last_comm_;
+  last_pid_ = pid;
+  last_comm_ = &Find(pid);  // map nodes stay where they are
+  return *last_comm_;
+}
+
+const std::string& CommCache::Find(int pid) {
   auto it = comms_.find(pid);
   if (it != comms_.end()) return it->second;
   if (!loaded_cmdlines_) {

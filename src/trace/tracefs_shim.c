@@ -6,6 +6,8 @@
 #include "tracefs_shim.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <tracefs/tracefs.h>
 #include <unistd.h>
@@ -13,6 +15,7 @@
 struct kp_ring {
   struct tracefs_instance* instance;
   struct tracefs_cpu** cpus;
+  int* poll_fds;  // a second open of each pipe, polled only: tracefs_cpu keeps its own private
   int ncpus;
   int page_size;
 };
@@ -24,13 +27,21 @@ struct kp_ring* kp_ring_open(const char* root, const char* instance) {
   long n = sysconf(_SC_NPROCESSORS_CONF);
   ring->ncpus = n > 0 ? (int)n : 1;
   ring->cpus = calloc((size_t)ring->ncpus, sizeof *ring->cpus);
-  if (!ring->instance || !ring->cpus) {
+  ring->poll_fds = malloc((size_t)ring->ncpus * sizeof *ring->poll_fds);
+  if (!ring->instance || !ring->cpus || !ring->poll_fds) {
     kp_ring_close(ring);
     return NULL;
   }
   for (int cpu = 0; cpu < ring->ncpus; ++cpu) {
+    ring->poll_fds[cpu] = -1;
     ring->cpus[cpu] = tracefs_cpu_open(ring->instance, cpu, true);
-    if (ring->cpus[cpu]) ring->page_size = tracefs_cpu_read_size(ring->cpus[cpu]);
+    if (!ring->cpus[cpu]) continue;
+    ring->page_size = tracefs_cpu_read_size(ring->cpus[cpu]);
+    char file[64];
+    snprintf(file, sizeof file, "per_cpu/cpu%d/trace_pipe_raw", cpu);
+    char* path = tracefs_instance_get_file(ring->instance, file);
+    if (path) ring->poll_fds[cpu] = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    tracefs_put_tracing_file(path);
   }
   if (ring->page_size <= 0) {
     kp_ring_close(ring);
@@ -49,10 +60,17 @@ int kp_ring_read(struct kp_ring* ring, int cpu, void* page) {
   return n;
 }
 
+int kp_ring_poll_fd(const struct kp_ring* ring, int cpu) {
+  return cpu >= 0 && cpu < ring->ncpus ? ring->poll_fds[cpu] : -1;
+}
+
 void kp_ring_close(struct kp_ring* ring) {
   if (!ring) return;
   for (int cpu = 0; ring->cpus && cpu < ring->ncpus; ++cpu)
     if (ring->cpus[cpu]) tracefs_cpu_close(ring->cpus[cpu]);
+  for (int cpu = 0; ring->poll_fds && cpu < ring->ncpus; ++cpu)
+    if (ring->poll_fds[cpu] >= 0) close(ring->poll_fds[cpu]);
+  free(ring->poll_fds);
   free(ring->cpus);
   if (ring->instance) tracefs_instance_free(ring->instance);
   free(ring);

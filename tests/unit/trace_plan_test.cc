@@ -16,6 +16,7 @@
 #include "kprobectl/leftovers.h"
 #include "kprobectl/strings.h"
 #include "kprobectl/trace_locations.h"
+#include "kprobectl/trace_session.h"
 #include "kprobectl/tracer.h"
 #include "test_support.h"
 
@@ -36,21 +37,24 @@ std::vector<std::string> Names(const std::vector<TraceEventDef>& defs) {
   return out;
 }
 
-// Pages handed out once each, as a ring buffer would.
+// Pages handed out once each, as a ring buffer would: the same ones on
+// each of `cpus` CPUs.
 class CapturedPages : public RingReader {
  public:
-  explicit CapturedPages(std::vector<std::string> pages) : pages_(std::move(pages)) {}
-  int cpus() const override { return 1; }
-  Result<size_t> ReadPage(int, std::vector<uint8_t>& page) override {
-    if (next_ == pages_.size()) return size_t{0};
-    const std::string& p = pages_[next_++];
+  explicit CapturedPages(std::vector<std::string> pages, int cpus = 1)
+      : pages_(std::move(pages)), next_(static_cast<size_t>(cpus)) {}
+  int cpus() const override { return static_cast<int>(next_.size()); }
+  Result<size_t> ReadPage(int cpu, std::vector<uint8_t>& page) override {
+    size_t& next = next_[static_cast<size_t>(cpu)];
+    if (next == pages_.size()) return size_t{0};
+    const std::string& p = pages_[next++];
     page.assign(p.begin(), p.end());
     return p.size();
   }
 
  private:
   std::vector<std::string> pages_;
-  size_t next_ = 0;
+  std::vector<size_t> next_;  // per CPU
 };
 
 }  // namespace
@@ -107,8 +111,21 @@ TEST_CASE("tracer: a captured page printed to the stream it is given") {
   REQUIRE(tracer.Drain(pages));
   CHECK(out.str() == ReadFile(DataPath("trace/types.txt")));
   CHECK(tracer.missed() == 0);
+  CHECK(tracer.busiest_bytes() == 4096);
   REQUIRE(tracer.Drain(pages));  // nothing more
   CHECK(out.str() == ReadFile(DataPath("trace/types.txt")));
+  CHECK(tracer.busiest_bytes() == 0);
+
+  // Two CPUs' pages merged by time; at the same time, the lower CPU first.
+  std::ostringstream merged;
+  Tracer two(**decoder, plans, printer, merged, "the test's stream");
+  CapturedPages both({ReadFile(DataPath("trace/types.cpu0.raw"))}, 2);
+  REQUIRE(two.Drain(both));
+  std::string expected;
+  for (const std::string& line : SplitLines(ReadFile(DataPath("trace/types.txt"))))
+    expected += line + "\n" + Replace(line, "[000]", "[001]") + "\n";
+  CHECK(merged.str() == expected);
+  CHECK(two.busiest_bytes() == 4096);
 
   // A stream that fails is an error naming it.
   std::ostringstream broken;
@@ -118,6 +135,45 @@ TEST_CASE("tracer: a captured page printed to the stream it is given") {
   auto result = failing.Drain(again);
   REQUIRE_FALSE(result);
   CHECK(result.error().message.starts_with("cannot write the trace to the test's stream"));
+}
+
+TEST_CASE("drain interval: 100 ms when idle, a quarter of the busiest buffer's fill time under a flood") {
+  struct Case {
+    uint64_t bytes;
+    double seconds;
+    uint64_t buffer;
+    int ms;
+  };
+  for (Case c : {Case{0, 0.1, 1 << 20, 100},            // nothing came
+                 Case{4096, 0, 1 << 20, 100},           // no time passed
+                 Case{4096, 0.1, 1 << 20, 100},         // 40 KB/s: 25 s to fill
+                 Case{1 << 20, 1.0, 1 << 20, 100},      // fills in 1 s: 250 ms, at most 100
+                 Case{1 << 20, 0.1, 1 << 20, 25},       // fills in 100 ms
+                 Case{128 << 10, 0.05, 128 << 10, 12},  // 128 KB in 50 ms
+                 Case{1 << 30, 1.0, 64 << 10, 1}}) {    // faster than 1 ms allows
+    INFO(c.bytes << " bytes in " << c.seconds << " s, buffer " << c.buffer);
+    CHECK(DrainIntervalMs(c.bytes, c.seconds, c.buffer) == c.ms);
+  }
+}
+
+TEST_CASE("session: the buffer's size per CPU as the kernel writes it") {
+  TempDir root;
+  std::filesystem::create_directories(root / "instances");
+  TracefsDir tracefs(root.path());
+  auto session = TraceSession::Create(tracefs, "kp-test");
+  REQUIRE(session);
+  for (auto [text, kb] :
+       {std::pair{"1408\n", 1408}, std::pair{"7 (expanded: 1408)\n", 1408}, std::pair{"16384", 16384}}) {
+    WriteFile(root / "instances/kp-test/buffer_size_kb", text);
+    auto read = (*session)->BufferSizeKb();
+    REQUIRE(read);
+    CHECK(*read == uint64_t(kb));
+  }
+  WriteFile(root / "instances/kp-test/buffer_size_kb", "x\n");
+  auto bad = (*session)->BufferSizeKb();
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message == "cannot read the ring buffer's size: 'x'");
+  std::filesystem::remove(root / "instances/kp-test/buffer_size_kb");
 }
 
 TEST_CASE("leftovers: a dead run's instance and recorded probes are found and removed, a live one's are not") {
