@@ -108,6 +108,13 @@ class Arch {
   // "%di".."%r9" then "+8(%sp)"... on x86-64 (the return address is at
   // 0(%sp)); "%x0".."%x7" then "+0(%sp)"... on arm64.
   std::string ArgumentAtEntry(unsigned n) const;
+  // Go's calling conventions: with its register ABI (`register_abi`, Go
+  // 1.17+ on x86-64, 1.18+ on arm64) slot `n` is the Nth of Go's own
+  // integer argument registers (RAX RBX RCX RDI RSI R8-R11; R0-R15); past
+  // them an error, for where Go puts an argument on the stack depends on
+  // the arguments before it. Before it (ABI0) every argument is on the
+  // stack, slot 1 at 8(SP) at the entry.
+  Result<std::string> GoArgumentAtEntry(unsigned n, bool register_abi) const;
   // Which argument slot (1-based) register `name` holds at the entry.
   std::optional<unsigned> ArgumentIn(std::string_view name) const;
   // The slots of each parameter, in order.

@@ -16,7 +16,11 @@
 
 namespace kprobectl {
 
-// The demangled name of a C++ symbol (one that starts with _Z), or nullopt.
+// Whether a symbol is mangled: C++ (_Z) or Rust (legacy or v0).
+bool IsMangled(std::string_view symbol);
+
+// The demangled name of a C++ symbol (one that starts with _Z) or a Rust
+// one (lang_names.h: without its hash), or nullopt.
 std::optional<std::string> Demangle(std::string_view mangled);
 
 struct CxxName {

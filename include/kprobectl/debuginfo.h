@@ -137,6 +137,9 @@ class Debuginfo {
   // those without one go to `skipped`.
   virtual Result<std::vector<VariableFetch>> FetchAll(const DwarfAddress& at, bool params_only,
                                                       std::vector<std::string>* skipped) = 0;
+  // The type a variable expression leads to, as the debuginfo names it
+  // ("string", "&str", "[]uint8"), for the language's counted strings.
+  virtual Result<std::string> TypeNameOf(const DwarfAddress& at, const ArgExpr& expr) = 0;
   // The fetch type for $retval of the function at `at`, if it has one.
   virtual std::optional<FetchType> ReturnType(const DwarfAddress& at) = 0;
 

@@ -72,6 +72,12 @@ class ElfImage {
   uint16_t machine() const { return machine_; }              // e_machine
   bool shared_object() const { return shared_object_; }      // ET_DYN (PIE or library)
   const std::string& build_id() const { return build_id_; }  // hex, empty if none
+  // The Go version that built a Go binary ("go1.19.8", from .go.buildinfo),
+  // empty for any other: its names are Go's, and so is its calling convention.
+  const std::string& go_version() const { return go_version_; }
+  // Whether that Go passes arguments in registers (its internal ABI): since
+  // 1.17 on x86-64, 1.18 on arm64.
+  bool go_register_abi() const;
   // Every symbol, made on first use (a vmlinux has 100,000+ of them; the
   // look-ups below do not need them all).
   const std::vector<ElfSymbol>& symbols() const;
@@ -96,6 +102,9 @@ class ElfImage {
   // relative relocation in .rela.dyn, of type `relative_type` (the
   // architecture's R_*_RELATIVE; 0: none applied).
   Result<std::vector<uint64_t>> ReadWords(uint64_t start, uint64_t end, uint32_t relative_type = 0) const;
+  // The bytes the file holds at [start, start + size) (virtual addresses in
+  // a PT_LOAD segment): a function's code.
+  Result<std::string> ReadBytes(uint64_t start, uint64_t size) const;
   // How many symbols of this type carry `name` (several static ones may).
   size_t CountNamed(std::string_view name, ElfSymbol::Type type) const;
   const ElfSymbol* Find(std::string_view name) const;
@@ -200,6 +209,7 @@ class ElfImage {
   std::string module_;
   bool shared_object_ = false;
   std::string build_id_;
+  std::string go_version_;
   std::vector<LoadSegment> segments_;
   std::vector<SdtNote> sdt_notes_;
   uint64_t rela_dyn_offset_ = 0, rela_dyn_size_ = 0;  // the file's .rela.dyn (SHT_RELA), if it has one

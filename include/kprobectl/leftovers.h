@@ -57,9 +57,10 @@ class TemporaryRecord {
 
 struct Leftover {
   TraceRun run;
-  std::string instance;               // "instances/kprobectl-PID" when it exists
-  std::vector<TraceEventDef> probes;  // recorded and still defined in the kernel
-  std::string record;                 // the registry file, when there is one
+  std::string instance;                // "instances/kprobectl-PID" when it exists
+  std::vector<TraceEventDef> probes;   // recorded and still defined in the kernel
+  std::string record;                  // the registry file, when there is one
+  std::vector<std::string> synthetic;  // synthetic events kplatN_PID (hist --latency)
 };
 
 // Leftovers of runs that no longer live, for this tracefs root.

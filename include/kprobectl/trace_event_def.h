@@ -42,6 +42,12 @@ inline constexpr std::string_view kCaptureRegisterPrefix = "__kp_r";
 inline constexpr std::string_view kCaptureStackPrefix = "__kp_s";
 inline constexpr unsigned kCaptureChunkBytes = 512;  // x64[64]: the kernel's longest array
 
+// A counted string (Go's string, Rust's &str...): its bytes in NAME, a
+// u8[N] of the bound, and its length in NAME + kCountedLengthSuffix right
+// after; the trace prints NAME as a string cut at the length.
+inline constexpr std::string_view kCountedLengthSuffix = "__len";
+inline constexpr unsigned kCountedStringBound = 64;  // the kernel's longest array
+
 struct FetchArg {
   std::string name;
   std::string fetch;  // e.g. "+0(%di)", "$retval", "@+0x4010"

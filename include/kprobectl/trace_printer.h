@@ -20,7 +20,7 @@
 
 namespace kprobectl {
 
-enum class ValueKind { kSigned, kUnsigned, kHex, kChar, kString, kSymbol };
+enum class ValueKind { kSigned, kUnsigned, kHex, kChar, kString, kSymbol, kCountedString };
 
 struct ArgPlan {
   std::string name;
@@ -29,6 +29,9 @@ struct ArgPlan {
   ValueKind kind = ValueKind::kHex;
   bool dynamic = false;  // a string stored after the fixed fields
   unsigned count = 0;    // array elements; 0 = a scalar
+  // kCountedString: u8[count] cut at the length in the field NAME__len.
+  unsigned length_offset = 0;
+  unsigned length_size = 0;
 };
 
 struct EventPlan {

@@ -42,6 +42,17 @@ class TraceSession {
   // complaint when it rejects the expression.
   Result<void> SetFilter(const std::string& event, const std::string& expression);
   Result<void> Enable(const std::string& event);
+  // A trigger on one event ("hist:keys=..."), removed ("!" and the same
+  // text) in Close() before the events are disabled; the kernel's
+  // error_log explains a rejected one.
+  Result<void> AddTrigger(const std::string& event, const std::string& trigger);
+  // A synthetic event ("NAME u64 ns"; synthetic_events is global, not the
+  // instance's), removed in Close() after the triggers that use it. Named
+  // with this run's pid last (kplat0_PID), so that a killed run's are
+  // found (leftovers.h).
+  Result<void> AddSyntheticEvent(const std::string& name, const std::string& fields);
+  // Writes a trigger command that adds nothing (a hist trigger's :clear).
+  Result<void> TriggerCommand(const std::string& event, const std::string& command);
   // One of the instance's options (options/NAME: "stacktrace",
   // "userstacktrace"); the instance goes with them.
   Result<void> SetOption(const std::string& name, bool on);
@@ -64,6 +75,8 @@ class TraceSession {
   std::string name_;
   std::function<void(std::string_view)> log_;
   std::vector<std::string> enabled_;
+  std::vector<std::pair<std::string, std::string>> triggers_;  // event, trigger
+  std::vector<std::string> synthetic_;
   bool closed_ = false;
 };
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ class Tracer {
   Tracer(EventDecoder& decoder, std::vector<EventPlan> plans, Printer& printer, std::ostream& out, std::string out_name,
          StackPlan stacks = {});
 
+  // Records go to `sink` instead of the printer (hist's counting in
+  // kprobectl); the stream then gets nothing.
+  void SetSink(std::function<void(const EventPlan&, const Record&)> sink) { sink_ = std::move(sink); }
   // Everything `source` holds now, printed in time order.
   Result<void> Drain(RingReader& source);
   // Events the kernel overwrote before they were read, as the pages say.
@@ -67,6 +71,7 @@ class Tracer {
   uint64_t missed_ = 0;
   uint64_t busiest_bytes_ = 0;
   bool reader_gone_ = false;
+  std::function<void(const EventPlan&, const Record&)> sink_;
 };
 
 }  // namespace kprobectl

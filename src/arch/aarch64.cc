@@ -62,6 +62,10 @@ constexpr RegisterName kRegisters[] = {
 };
 
 constexpr std::string_view kArgumentRegisters[] = {"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7"};
+// Go's internal ABI (Go 1.18+ on arm64, src/cmd/compile/abi-internal.md,
+// "arm64 architecture"): integer arguments in R0 through R15.
+constexpr std::string_view kGoArgumentRegisters[] = {"x0", "x1", "x2",  "x3",  "x4",  "x5",  "x6",  "x7",
+                                                     "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15"};
 
 // The stack pointer, the pc, the frame pointer and the link register (x30:
 // the return address column, a register at a function's entry).
@@ -133,6 +137,7 @@ const ArchSpec kAarch64Spec = {
     .multiarch = "aarch64-linux-gnu",
     .registers = kRegisters,
     .argument_registers = kArgumentRegisters,
+    .go_argument_registers = kGoArgumentRegisters,
     .stack_pointer = "sp",
     .return_register = "x0",
     .instruction_pointer = "pc",

@@ -124,6 +124,22 @@ std::string Arch::ArgumentAtEntry(unsigned n) const {
   return "+" + std::to_string(offset) + "(%" + std::string(spec_->stack_pointer) + ")";
 }
 
+Result<std::string> Arch::GoArgumentAtEntry(unsigned n, bool register_abi) const {
+  // Go's frames put the return address (x86-64) or the caller's saved LR
+  // slot (arm64) at 0(SP); stack arguments follow.
+  constexpr int64_t kGoFirstStackArgument = 8;
+  if (!register_abi)
+    return "+" + std::to_string(kGoFirstStackArgument + 8 * static_cast<int64_t>(n - 1)) + "(%" +
+           std::string(spec_->stack_pointer) + ")";
+  const auto& registers = spec_->go_argument_registers;
+  if (n >= 1 && n <= registers.size()) return "%" + std::string(registers[n - 1]);
+  return Fail("$arg" + std::to_string(n) + " of a Go function: Go's register ABI has " +
+                  std::to_string(registers.size()) + " integer argument registers on " + std::string(name()) +
+                  ", and puts an argument on the stack when it or one before it does not fit, which only the "
+                  "function's types tell",
+              "fetch it by name through the DWARF (a Go binary has it unless built with -ldflags=-w)");
+}
+
 std::optional<unsigned> Arch::ArgumentIn(std::string_view name) const {
   for (unsigned i = 0; i < spec_->argument_registers.size(); ++i)
     if (spec_->argument_registers[i] == name) return i + 1;

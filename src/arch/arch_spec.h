@@ -28,7 +28,8 @@ struct ArchSpec {
   std::string_view uname;      // uname -m
   std::string_view multiarch;  // "x86_64-linux-gnu"
   std::span<const RegisterName> registers;
-  std::span<const std::string_view> argument_registers;  // integer arguments, in order
+  std::span<const std::string_view> argument_registers;     // integer arguments, in order
+  std::span<const std::string_view> go_argument_registers;  // Go's internal ABI's integer arguments, in order
   std::string_view stack_pointer;
   std::string_view return_register;
   std::string_view instruction_pointer;

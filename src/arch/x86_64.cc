@@ -45,6 +45,10 @@ constexpr RegisterName kRegisters[] = {
 };
 
 constexpr std::string_view kArgumentRegisters[] = {"di", "si", "dx", "cx", "r8", "r9"};
+// Go's internal ABI (Go 1.17+, src/cmd/compile/abi-internal.md, "amd64
+// architecture"): integer arguments in RAX, RBX, RCX, RDI, RSI, R8, R9,
+// R10, R11, not System V's.
+constexpr std::string_view kGoArgumentRegisters[] = {"ax", "bx", "cx", "di", "si", "r8", "r9", "r10", "r11"};
 
 // The stack pointer, the return address column (the pc), the frame pointer.
 constexpr Arch::UnwindRegister kUnwindRegisters[] = {{"sp", 7}, {"ip", 16}, {"bp", 6}};
@@ -106,6 +110,7 @@ const ArchSpec kX86_64Spec = {
     .multiarch = "x86_64-linux-gnu",
     .registers = kRegisters,
     .argument_registers = kArgumentRegisters,
+    .go_argument_registers = kGoArgumentRegisters,
     .stack_pointer = "sp",
     .return_register = "ax",
     .instruction_pointer = "ip",

@@ -53,7 +53,10 @@ struct CommandLine {
   std::vector<CLI::Option*> action_flags;
   std::vector<CLI::Option*> paths;  // -x, -k, -m: never empty when given
   CLI::App *add = nullptr, *del = nullptr, *list = nullptr, *funcs = nullptr, *line = nullptr, *vars = nullptr,
-           *trace_command = nullptr, *clean = nullptr;
+           *trace_command = nullptr, *clean = nullptr, *hist_command = nullptr;
+  AggregationWords aggregate;  // hist's
+  cli::ServeOptions serve;
+  CLI::App* serve_command = nullptr;
 };
 
 // The options before any command, and perf's one-letter commands.
@@ -154,6 +157,50 @@ void DeclareTrace(CLI::App& app, CommandLine& c) {
   c.trace_command = trace;
 }
 
+// hist: trace's way of running, counting instead of printing. Keys and
+// modifiers as the kernel's hist triggers (and trace-cmd hist) spell them,
+// comm and pid as bpftrace's.
+void DeclareHist(CLI::App& app, CommandLine& c) {
+  cli::TraceOptions& t = c.trace;
+  AggregationWords& a = c.aggregate;
+  CLI::App* hist = app.add_subcommand(
+      "hist", "Count probe events by key, in the kernel: hist [GROUP:EVENT-GLOB...] -k KEY [-- COMMAND ARGS...]");
+  hist->add_option("events", t.events, "[GROUP:]EVENT globs (default: every probe* group)");
+  hist->add_option("--probe", t.probes, "A temporary probe, 'SPEC [ARG...]', removed at the end (repeatable)");
+  hist->add_option("-k,--key", a.keys,
+                   "Count by: comm, pid, an argument's NAME, NAME.log2, NAME.buckets=N (repeatable, or KEY,KEY; "
+                   "default comm)");
+  hist->add_option("--sum", a.sums, "Also sum this argument per key (repeatable)");
+  hist->add_option("--max", a.maxes, "Also keep this argument's maximum per key (repeatable; kprobectl counts)");
+  hist->add_option("--sort", a.sort,
+                   "Sort by a column: hits, a key, sum(NAME), max(NAME); .ascending or .descending (default: hits, "
+                   "descending)");
+  hist->add_option("--top", a.top, "Print only the first N rows");
+  hist->add_option("-i,--interval", t.interval,
+                   "Print the counts every SECONDS (and start again, unless --cumulative)");
+  hist->add_flag("--cumulative", t.cumulative, "With -i: keep counting across intervals");
+  hist->add_flag("--latency", t.latency,
+                 "Count return probes by the time since their entry (key ns.log2), paired per thread in the kernel");
+  hist->add_flag("--in-user-space", t.user_space,
+                 "Count in kprobectl, copying every event, even where the kernel's hist triggers could");
+  hist->add_option("-d,--duration", t.duration, "Stop after this many seconds");
+  hist->add_option("-o,--output", t.output, "Write the counts to FILE");
+  hist->add_option("--filter", t.filter, "Count only events that pass this filter, e.g. 'a > 5'");
+  hist->add_option("--pid", t.pid, "Only events of this process");
+  hist->add_flag("-a,--all", t.all, "With -- COMMAND: events of the whole system, not only the command's");
+  hist->add_flag("-n,--dry-run", c.options.dry_run, "Print the probes it would add and the triggers it would write");
+  hist->add_option("--buffer-size", t.buffer_kb, "Ring buffer per CPU, in KB (when kprobectl counts)");
+  hist->fallthrough();
+  c.hist_command = hist;
+  CLI::App* serve = app.add_subcommand(
+      "serve", "Keep a file's probes and aggregations in place and serve their counts to Prometheus at /metrics");
+  serve->add_option("-c,--config", c.serve.config, "The configuration: probe and hist lines (see the manual)")
+      ->required();
+  serve->add_option("--listen", c.serve.listen, "ADDRESS:PORT to listen on (default 127.0.0.1:9464, or the file's)");
+  serve->fallthrough();
+  c.serve_command = serve;
+}
+
 // --version: the version, and what this build can do.
 std::string VersionText() {
   std::string architectures;
@@ -196,7 +243,8 @@ std::vector<std::string> Actions(const CommandLine& c, const CLI::App& app) {
   for (const CLI::Option* flag : {c.list_flag, c.funcs_flag})
     if (flag->count() && std::find(seen.begin(), seen.end(), flag) == seen.end()) seen.push_back(flag);
   for (const CLI::Option* option : seen) out.push_back(SwitchName(option));
-  for (CLI::App* sub : {c.add, c.del, c.list, c.funcs, c.line, c.vars, c.clean, c.trace_command})
+  for (CLI::App* sub :
+       {c.add, c.del, c.list, c.funcs, c.line, c.vars, c.clean, c.trace_command, c.hist_command, c.serve_command})
     if (*sub) out.push_back("the command '" + sub->get_name() + "'");
   if (!c.words.empty()) out.push_back("a probe ('" + Join(c.words, " ") + "')");
   return out;
@@ -288,6 +336,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   DeclareGlobalOptions(app, c);
   DeclareCommands(app, c);
   DeclareTrace(app, c);
+  DeclareHist(app, c);
   // Everything after "--" is the command trace runs.
   std::vector<std::string> own_args = args;
   if (auto dashes = std::find(own_args.begin(), own_args.end(), "--"); dashes != own_args.end()) {
@@ -343,9 +392,18 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
       return 2;
     }
   cli::Streams io{out, err};
-  if (*c.trace_command) return DispatchTrace(c, io);
+  if (*c.serve_command) {
+    auto served = cli::RunServe(c.options, c.serve, io);
+    if (served) return 0;
+    PrintError(served.error(), err);
+    return 1;
+  }
+  if (*c.hist_command) c.trace.aggregate = c.aggregate;
+  if (*c.trace_command || *c.hist_command) return DispatchTrace(c, io);
   if (!c.trace.command.empty()) {
-    PrintError({"a command after -- is for 'kprobectl trace'", "kprobectl trace [EVENTS] -- COMMAND ARGS..."}, err);
+    PrintError({"a command after -- is for 'kprobectl trace' and 'kprobectl hist'",
+                "kprobectl trace [EVENTS] -- COMMAND ARGS..."},
+               err);
     return 2;
   }
   return Dispatch(c, app, io);

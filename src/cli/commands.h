@@ -5,10 +5,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "kprobectl/aggregation.h"
 #include "kprobectl/debuginfo.h"
 #include "kprobectl/elf_image.h"
 #include "kprobectl/event_names.h"
@@ -76,9 +78,22 @@ struct TraceOptions {
   unsigned buffer_kb = 0;            // per CPU; 0 = the kernel's default
   std::string stack;                 // --stack[=kernel|user|both]: "auto" for each event's own side; empty: none
   std::vector<std::string> command;  // after --
+  // hist: what to count (--key, --sum, --max, --sort, --top); none for trace.
+  std::optional<AggregationWords> aggregate;
+  double interval = 0;      // hist -i SECONDS: print every interval; 0 = at the end
+  bool cumulative = false;  // hist --cumulative: intervals do not clear the counts
+  bool user_space = false;  // hist --in-user-space: kprobectl counts, even where the kernel could
 };
 // The exit status: the command's, or 0.
 Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams io);
+
+struct ServeOptions {
+  std::string config;  // --config FILE
+  std::string listen;  // --listen ADDRESS:PORT, over the file's
+};
+// Until a stop signal: the configuration's probes and aggregations kept in
+// place, served at /metrics.
+Result<void> RunServe(const Options& options, const ServeOptions& serve, Streams io);
 
 Result<void> RunLine(const Options& options, const std::string& range, Streams io);
 // Removes what a killed kprobectl trace left in tracefs (its instance and

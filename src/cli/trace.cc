@@ -21,6 +21,7 @@
 #include <fstream>
 
 #include "commands.h"
+#include "hist_run.h"
 #include "kprobectl/kernel_image.h"
 #include "kprobectl/leftovers.h"
 #include "kprobectl/probe_events.h"
@@ -32,49 +33,11 @@
 #include "kprobectl/trace_symbols.h"
 #include "kprobectl/tracer.h"
 #include "kprobectl/unwind.h"
+#include "temporary_probes.h"
 
 namespace kprobectl::cli {
 
 namespace {
-
-// The temporary probes: recorded before they are written, removed (and the
-// record with them) when tracing ends, however it ends.
-class TemporaryProbes {
- public:
-  TemporaryProbes(const ProbeEvents& events, TemporaryRecord record, const StopSignals& signals, Streams io)
-      : events_(events), record_(std::move(record)), signals_(signals), io_(io) {}
-  ~TemporaryProbes() {
-    bool said = false;
-    for (auto it = defs_.rbegin(); it != defs_.rend(); ++it) {
-      if (!said && signals_.StopPending()) {
-        io_.err << "kprobectl: still cleaning up: removing " << defs_.size() << " temporary probes\n";
-        said = true;
-      }
-      auto removed = events_.Remove(*it);
-      if (!removed) {
-        io_.err << "kprobectl: error: " << removed.error().message << "\n";
-        keep_record_ = true;
-      }
-    }
-    if (keep_record_) record_.Keep();
-  }
-  TemporaryProbes(const TemporaryProbes&) = delete;
-  TemporaryProbes& operator=(const TemporaryProbes&) = delete;
-  Result<void> Add(const std::vector<TraceEventDef>& defs) {
-    KP_TRY_VOID(record_.Add(defs));
-    auto added = events_.Add(defs);
-    if (added) defs_.insert(defs_.end(), defs.begin(), defs.end());
-    return added;
-  }
-
- private:
-  const ProbeEvents& events_;
-  TemporaryRecord record_;
-  const StopSignals& signals_;
-  Streams io_;
-  std::vector<TraceEventDef> defs_;
-  bool keep_record_ = false;
-};
 
 // Which stacks --stack records: the kernel's after kernel events, user
 // space's after uprobes (auto), or as asked for every event. A user stack
@@ -114,6 +77,8 @@ Stacks StacksFor(const TraceOptions& trace, const TracePlan& plan) {
   return out;
 }
 
+}  // namespace
+
 Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, const TraceOptions& trace,
                                                     const TracefsDir& dir, EventNamer& namer, Streams io) {
   if (trace.probes.empty()) return std::vector<TraceEventDef>{};
@@ -132,6 +97,8 @@ Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, cons
 
 // This run, as the records of temporary probes name it.
 TraceRun Self(const KernelEnv& env) { return ProcessRun(env.proc, getpid()).value_or(TraceRun{getpid(), {}}); }
+
+namespace {
 
 // A captured user stack's frames, through each file's CFI, named.
 UnwindFrames UnwindWith(Unwinder& unwinder, EventLocations& locations, const Arch& arch) {
@@ -177,7 +144,8 @@ void PrintPlan(const TracePlan& plan, std::ostream& out) {
 // Prints until the command ends, the time is up, a stop signal comes, or
 // the output fails. A stop signal is passed on to the command.
 Result<void> TraceLoop(const TraceOptions& trace, StopSignals& signals, TracedCommand* command, Tracer& tracer,
-                       RingReader& reader, CommCache& comms, EventLocations& locations, uint64_t buffer_bytes) {
+                       RingReader& reader, CommCache& comms, EventLocations& locations, uint64_t buffer_bytes,
+                       const std::function<Result<void>()>& every = {}) {
   using Clock = std::chrono::steady_clock;
   auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(trace.duration * 1000));
   // User stacks are named from the processes' maps: the command's are
@@ -210,13 +178,14 @@ Result<void> TraceLoop(const TraceOptions& trace, StopSignals& signals, TracedCo
     interval =
         DrainIntervalMs(tracer.busiest_bytes(), std::chrono::duration<double>(now - last_drain).count(), buffer_bytes);
     last_drain = now;
+    if (every && !stop) KP_TRY_VOID(every());
   }
   return {};
 }
 
 // The summary line: events printed, lost (the kernel's per-CPU counts, or
 // what the pages said if more), and kernel return probes' misses.
-std::string Summary(const Printer& printer, const Tracer& tracer, const TraceSession& session,
+std::string Summary(uint64_t printed, std::string_view what, const Tracer& tracer, const TraceSession& session,
                     const ProbeEvents& events, const std::vector<TraceEventDef>& traced) {
   auto stats = session.Stats();
   uint64_t counted = 0;
@@ -226,7 +195,7 @@ std::string Summary(const Printer& printer, const Tracer& tracer, const TraceSes
     counted += n;
     if (n) per_cpu.push_back("cpu" + std::to_string(cpu) + ": " + std::to_string(n));
   }
-  std::string summary = "kprobectl: " + std::to_string(printer.printed()) + " events printed, " +
+  std::string summary = "kprobectl: " + std::to_string(printed) + " events " + std::string(what) + ", " +
                         std::to_string(std::max(counted, tracer.missed())) + " lost to ring-buffer overruns";
   if (!per_cpu.empty()) summary += " (" + Join(per_cpu, ", ") + ")";
   std::vector<std::string> misses;
@@ -330,10 +299,14 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   KernelEnv env = KernelEnv::Running();
   KP_TRY_VOID(CheckStackOption(trace));
   TracePlan plan = KP_TRY(PlanFor(options, trace, *dir, events, io));  // 1-2
+  std::optional<HistRun> hist;
+  if (trace.aggregate) hist.emplace(KP_TRY(HistRun::Plan(trace, plan, *dir)));
   if (options.dry_run) {
     PrintPlan(plan, io.out);
+    if (hist) hist->PrintTriggers(io.out);
     return 0;
   }
+  if (hist) io.err << hist->Note();
 
   // 3. Recorded, then added, all or none.
   TemporaryProbes probes(events, KP_TRY(TemporaryRecord::Create(options.runtime_dir, dir->root(), Self(env))), signals,
@@ -358,7 +331,12 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   if (!trace.command.empty())
     command.emplace(KP_TRY(TracedCommand::Start(trace.command, signals.saved(), command_stdout, !trace.stack.empty())));
   if (command && !trace.pid && !trace.all) KP_TRY_VOID(session->FollowPid(command->pid()));
-  KP_TRY_VOID(EnableAll(*session, plan, trace));
+  // Counted in the kernel, the events are not enabled: their triggers see
+  // them, the ring buffer does not.
+  if (hist && hist->in_kernel())
+    KP_TRY_VOID(hist->Start(*session));
+  else
+    KP_TRY_VOID(EnableAll(*session, plan, trace));
   // After the session, so that it closes first: an instance with open
   // pipes cannot be removed.
   auto reader = KP_TRY(RingReader::Open(dir->root(), session->name()));
@@ -366,7 +344,8 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   // 5. The command runs; print until it stops.
   bool kernel_addresses = stacks.kernel || std::any_of(decoding.plans.begin(), decoding.plans.end(),
                                                        [](const EventPlan& p) { return p.kernel; });
-  KernelSymbols kallsyms = KernelSymbols::FromFile(kernel_addresses ? env.kallsyms : std::string());
+  // Counting prints no address: kallsyms (seconds of CPU in a slow VM) unread.
+  KernelSymbols kallsyms = KernelSymbols::FromFile(kernel_addresses && !hist ? env.kallsyms : std::string());
   CommCache comms(*dir, env.proc);
   Unwinder unwinder;
   const Arch* arch = ArchOfUname(env.machine).value_or(nullptr);
@@ -378,6 +357,18 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   Output output;
   KP_TRY_VOID(OpenOutput(trace, io, output));
   Tracer tracer(*decoding.decoder, std::move(decoding.plans), printer, *output.stream, output.name, decoding.stacks);
+  std::function<Result<void>()> every;
+  if (hist) {
+    if (!hist->in_kernel()) {
+      KP_TRY_VOID(hist->Bind(decoding.decoder->formats(), [&](int pid) { return comms.Lookup(pid); }));
+      tracer.SetSink([&](const EventPlan& p, const Record& r) { hist->Add(p, r); });
+    }
+    every = [&]() -> Result<void> {
+      if (!hist->Due()) return {};
+      *output.stream << KP_TRY(hist->Report(*dir, *session, !trace.cumulative)) << std::flush;
+      return {};
+    };
+  }
   if (command) KP_TRY_VOID(command->Release());
   // Its mappings read at its exec, where the kernel stops it for us: a
   // command too short for the loop's reads still has its program's frames
@@ -386,14 +377,22 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   // The kernel's default when it cannot say (1.4 MB per CPU on x86-64).
   uint64_t buffer_bytes = session->BufferSizeKb().value_or(1408) * 1024;
   Result<void> failure =
-      TraceLoop(trace, signals, command ? &*command : nullptr, tracer, *reader, comms, locations, buffer_bytes);
+      TraceLoop(trace, signals, command ? &*command : nullptr, tracer, *reader, comms, locations, buffer_bytes, every);
   // A command that was passed a signal gets a moment to end on its own.
   int exit_status = command ? command->Stop(SIGTERM, 2000) : 0;
   if (failure) (void)tracer.Drain(*reader);  // what arrived while we stopped
 
   // 6. The summary; the destructors then take everything down.
   if (trace.latency) io.err << printer.Histograms();
-  if (!options.quiet) io.err << Summary(printer, tracer, *session, events, plan.events) << "\n";
+  if (hist) {
+    auto report = hist->Report(*dir, *session, false);
+    if (report) *output.stream << *report << std::flush;
+    if (!report && failure) failure = std::unexpected(report.error());
+  }
+  if (!options.quiet && (!hist || !hist->in_kernel()))
+    io.err << Summary(hist ? hist->hits() : printer.printed(), hist ? "counted" : "printed", tracer, *session, events,
+                      plan.events)
+           << "\n";
   reader.reset();  // its open pipes keep the instance busy
   auto closed = session->Close();
   if (!failure && !tracer.reader_gone()) return std::unexpected(failure.error());

@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <memory>
 
+#include "kprobectl/lang_names.h"
+
 namespace kprobectl {
 
 namespace {
@@ -149,7 +151,12 @@ bool MadeForAnother(std::string_view demangled) {
   return false;
 }
 
+bool IsMangled(std::string_view symbol) { return symbol.starts_with("_Z") || IsRustSymbol(symbol); }
+
 std::optional<std::string> Demangle(std::string_view mangled) {
+  // Rust's legacy symbols are Itanium-shaped too: libstdc++ would read
+  // their hash as a last scope ("r::Cart::add::h0123..."), libiberty not.
+  if (IsRustSymbol(mangled)) return DemangleRust(mangled);
   if (!mangled.starts_with("_Z")) return std::nullopt;
   int status = 0;
   std::unique_ptr<char, decltype(&std::free)> out(

@@ -173,7 +173,7 @@ void WalkUnit(Dwarf* dwarf, Dwarf_Off cu_offset, const std::string* only, UnitNa
   if (!dwarf_offdie(dwarf, cu_offset, &cu)) return;
   // C++ functions are found by their qualified and linkage names too, once
   // per origin (a class's inline method has a copy in many places).
-  bool cxx = IsCxxUnit(&cu);
+  bool cxx = HasScopedNames(&cu);
   std::unordered_map<Dwarf_Off, std::vector<std::string>> cxx_names;
   // Depth-first over the CU; `stack` holds the next sibling to visit, with
   // the functions (their origins) that enclose it, as links in `enclosing`.

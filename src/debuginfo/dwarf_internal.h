@@ -44,8 +44,9 @@ std::string FunctionName(Dwarf_Die* die);
 // one defined inside another's scope but placed outside its code (a C++
 // lambda's operator() inside main, a function inside a namespace).
 std::optional<Dwarf_Die> NestedFunctionAt(Dwarf_Die* cu, uint64_t address);
-// Whether a CU is C++ (DW_AT_language).
-bool IsCxxUnit(Dwarf_Die* cu);
+// Whether a CU names its functions in scopes, C++'s or Rust's (DW_AT_language):
+// they are found by qualified and linkage names, their scopes bound lines.
+bool HasScopedNames(Dwarf_Die* cu);
 bool TypeOf(Dwarf_Die* die, Dwarf_Die* type);  // DW_AT_type, integrated
 // C spelling of a type: "int", "struct req*", "const char*", "void*".
 std::string TypeName(Dwarf_Die* type);
@@ -203,6 +204,7 @@ class DwarfInfo : public Debuginfo {
   Result<VariableFetch> Fetch(const DwarfAddress& at, const ArgExpr& expr, bool want_string) override;
   Result<std::vector<VariableFetch>> FetchAll(const DwarfAddress& at, bool params_only,
                                               std::vector<std::string>* skipped) override;
+  Result<std::string> TypeNameOf(const DwarfAddress& at, const ArgExpr& expr) override;
   std::optional<FetchType> ReturnType(const DwarfAddress& at) override;
   Result<std::vector<VariableInfo>> Variables(const DwarfAddress& at, bool externs) override;
   Result<SourceListing> Listing(const LineRange& range, const FindOptions& options) override;

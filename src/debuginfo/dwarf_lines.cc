@@ -115,7 +115,7 @@ uint64_t DwarfInfo::LastOwnLine(Dwarf_Die* cu, const std::string& file, uint64_t
   auto key = std::make_tuple(dwarf_dieoffset(cu), file, decl_line);
   if (auto it = last_own_lines_.find(key); it != last_own_lines_.end()) return it->second;
   uint64_t next = UINT64_MAX;
-  bool cxx = IsCxxUnit(cu);
+  bool cxx = HasScopedNames(cu);
   auto walk = [&](auto& self, Dwarf_Die* parent) -> void {
     Dwarf_Die child;
     if (dwarf_child(parent, &child) != 0) return;

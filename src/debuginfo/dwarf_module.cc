@@ -226,12 +226,13 @@ std::string ParamsOf(const ReadyDwarf& dwarf, const FunctionInstance& fn) {
   return demangled ? SplitCxxName(*demangled).params : std::string();
 }
 
-bool IsCxxUnit(Dwarf_Die* cu) {
+bool HasScopedNames(Dwarf_Die* cu) {
   switch (dwarf_srclang(cu)) {
     case DW_LANG_C_plus_plus:
     case DW_LANG_C_plus_plus_03:
     case DW_LANG_C_plus_plus_11:
     case DW_LANG_C_plus_plus_14:
+    case DW_LANG_Rust:
       return true;
     default:
       return false;
@@ -344,8 +345,18 @@ DwarfAddress DwarfInfo::Describe(const ReadyDwarf& dwarf, const FunctionInstance
   int decl_line = 0;
   if (dwarf_decl_line(&die, &decl_line) == 0) out.decl.line = static_cast<uint64_t>(decl_line);
   uint64_t entry = 0;
-  out.entry = EntryAddress(&die, &entry) && entry == address;
+  bool has_entry = EntryAddress(&die, &entry);
+  out.entry = has_entry && entry == address;
   Dwarf_Die cu = dwarf.CuOf(&die);
+  // Go (1.19) writes no DW_AT_decl_line for functions: the line of the
+  // entry's row, Go's "func" line, is where the function begins.
+  if (out.decl.line == 0 && has_entry && decl_file)
+    if (Dwarf_Line* first = dwarf_getsrc_die(&cu, entry)) {
+      const char* file = dwarf_linesrc(first, nullptr, nullptr);
+      int lineno = 0;
+      if (file && std::string_view(file) == decl_file && dwarf_lineno(first, &lineno) == 0)
+        out.decl.line = static_cast<uint64_t>(lineno);
+    }
   if (Dwarf_Line* line = dwarf_getsrc_die(&cu, address)) {
     const char* file = dwarf_linesrc(line, nullptr, nullptr);
     int lineno = 0;

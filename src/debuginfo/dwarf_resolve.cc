@@ -240,7 +240,10 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveFunction(const ProbePoint& p
   // after it picks those whose demangled linkage name has those types.
   CxxName written = IsCxxName(point.function) ? SplitCxxName(point.function) : CxxName{point.function, {}, {}};
   std::vector<std::string> names;
-  if (IsGlob(written.qualified) && written.qualified.find("operator") == std::string::npos) {
+  // A name that is a function's own is that function, glob characters and
+  // all: Go's "main.(*T).M" and "main.Sum[go.shape.int_0]".
+  if (IsGlob(written.qualified) && written.qualified.find("operator") == std::string::npos &&
+      Instances(written.qualified).instances.empty()) {
     for (const std::string& name : FunctionNames())
       if (GlobMatch(written.qualified, name)) names.push_back(name);
     std::sort(names.begin(), names.end());

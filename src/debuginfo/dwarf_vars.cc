@@ -190,12 +190,19 @@ Error InPieces(Walked w, const Error& error) {
   return out;
 }
 
-// `var` (found in `scopes`) at `at`, through the accessors of `expr`.
-Result<VariableFetch> FetchDie(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at,
-                               const ArgExpr& expr, bool want_string, bool explain) {
+// `var` (found in `scopes`) at `at`, walked through the accessors of `expr`.
+Result<Walked> WalkDie(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at, const ArgExpr& expr,
+                       bool explain) {
   Walked w = KP_TRY(StartWalk(info, scopes, var, at, expr.name, explain));
   for (const ArgAccessor& acc : expr.accessors)
     KP_TRY_VOID(acc.kind == ArgAccessor::kIndex ? WalkIndex(w, acc) : WalkMember(w, acc));
+  return w;
+}
+
+// `var` (found in `scopes`) at `at`, through the accessors of `expr`.
+Result<VariableFetch> FetchDie(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at,
+                               const ArgExpr& expr, bool want_string, bool explain) {
+  Walked w = KP_TRY(WalkDie(info, scopes, var, at, expr, explain));
   auto fetch = Read(w, want_string);
   if (!fetch && w.place.kind == Place::kPieces) return std::unexpected(InPieces(w, fetch.error()));
   return fetch;
@@ -254,17 +261,34 @@ void SetAvailable(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAd
   out.available = w && w->place.base.root != VariableFetch::kConstant;
 }
 
+// `use(scopes, var)` on the variable `name` as the code at `at` sees it.
+template <typename Use>
+auto OnVariable(DwarfInfo& info, ReadyDwarf& dwarf, const DwarfAddress& at, const std::string& name, Use use)
+    -> decltype(use(std::declval<Scopes&>(), std::declval<Dwarf_Die*>())) {
+  Dwarf_Die fn = dwarf.Die(at.die_offset);
+  Dwarf_Die cu = dwarf.CuOf(&fn);
+  Scopes scopes(info, &cu, &fn, at);
+  if (scopes.count <= 1) return Fail("no function contains " + Hex(at.address) + " in the debuginfo");
+  Dwarf_Die var = KP_TRY(FindVariable(info, scopes, at, name));
+  return use(scopes, &var);
+}
+
 }  // namespace
 
 Result<VariableFetch> DwarfInfo::FetchVariable(const DwarfAddress& at, const ArgExpr& expr, bool want_string,
                                                bool explain) {
   ReadyDwarf dwarf = Ready();
-  Dwarf_Die fn = dwarf.Die(at.die_offset);
-  Dwarf_Die cu = dwarf.CuOf(&fn);
-  Scopes scopes(*this, &cu, &fn, at);
-  if (scopes.count <= 1) return Fail("no function contains " + Hex(at.address) + " in the debuginfo");
-  Dwarf_Die var = KP_TRY(FindVariable(*this, scopes, at, expr.name));
-  return FetchDie(*this, scopes, &var, at, expr, want_string, explain);
+  return OnVariable(*this, dwarf, at, expr.name, [&](Scopes& scopes, Dwarf_Die* var) {
+    return FetchDie(*this, scopes, var, at, expr, want_string, explain);
+  });
+}
+
+Result<std::string> DwarfInfo::TypeNameOf(const DwarfAddress& at, const ArgExpr& expr) {
+  ReadyDwarf dwarf = Ready();
+  return OnVariable(*this, dwarf, at, expr.name, [&](Scopes& scopes, Dwarf_Die* var) -> Result<std::string> {
+    Walked w = KP_TRY(WalkDie(*this, scopes, var, at, expr, false));
+    return TypeName(&w.type);
+  });
 }
 
 Result<std::vector<VariableFetch>> DwarfInfo::FetchAll(const DwarfAddress& at, bool params_only,

@@ -16,6 +16,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "go_buildinfo.h"
 #include "kprobectl/cache_file.h"
 #include "kprobectl/strings.h"
 
@@ -358,6 +359,24 @@ struct ElfReader {
   }
 };
 
+bool ElfImage::go_register_abi() const { return GoRegisterAbi(go_version_, machine_); }
+
+// The Go version of a Go binary (go_buildinfo.cc reads the section), "" for
+// any other.
+std::string ReadGoVersion(const MappedElf& m, const ElfImage& image) {
+  GElf_Shdr shdr;
+  if (!SectionNamed(m.elf.get(), ".go.buildinfo", shdr) || shdr.sh_type == SHT_NOBITS ||
+      shdr.sh_offset + shdr.sh_size > m.size)
+    return "";
+  const char* base = static_cast<const char*>(m.mapping.get());
+  auto read = [&](uint64_t address, uint64_t size) -> std::string {
+    auto offset = image.FileOffset(address);
+    if (!offset || *offset + size > m.size) return "";
+    return std::string(base + *offset, size);
+  };
+  return GoVersionFromBuildInfo(std::string_view(base + shdr.sh_offset, shdr.sh_size), read);
+}
+
 Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cache_dir) {
   elf_version(EV_CURRENT);
   MappedElf m = KP_TRY(MapElf(path));
@@ -373,6 +392,7 @@ Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cach
     image.rela_dyn_size_ = rela.sh_size;
   }
   image.sdt_notes_ = ReadSdtNotes(m.elf.get());
+  image.go_version_ = ReadGoVersion(m, image);
   Versions versions = ReadVersions(m.elf.get());
   // Only a file with both tables has symbols twice (a vmlinux has .symtab only).
   auto [tables, total] = KP_TRY(CountSymbols(m, path));

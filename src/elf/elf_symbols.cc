@@ -261,6 +261,17 @@ Result<std::vector<uint64_t>> ElfImage::ReadWords(uint64_t start, uint64_t end, 
   return words;
 }
 
+Result<std::string> ElfImage::ReadBytes(uint64_t start, uint64_t size) const {
+  uint64_t offset = KP_TRY(FileOffset(start));
+  std::string bytes(size, '\0');
+  int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return Fail("cannot open '" + path_ + "': " + std::strerror(errno));
+  ssize_t n = pread(fd, bytes.data(), size, static_cast<off_t>(offset));
+  close(fd);
+  if (n != static_cast<ssize_t>(size)) return Fail("cannot read " + Hex(start) + " in '" + path_ + "'");
+  return bytes;
+}
+
 size_t ElfImage::CountNamed(std::string_view name, ElfSymbol::Type type) const {
   size_t n = 0;
   if (table_) table_->ForEachNamed(name, [&](uint32_t, const Entry& e) { n += e.type == type; });

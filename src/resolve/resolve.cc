@@ -101,6 +101,11 @@ Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& t
   if (!written.point.event_name.empty()) return resolve::LocateEventProbe(written, target, system);
   if (!written.point.sdt_name.empty()) return resolve::LocateSdt(written, target, system, &out.left_out);
   ProbeSpec spec = AsWritten(written, target);
+  // Never a uretprobe on Go code (go_returns.cc says why): a probe on
+  // each of the function's return instructions instead.
+  if (spec.point.retprobe && target.image && !target.image->go_version().empty())
+    return resolve::LocateGoReturns(spec, target, target.image->go_register_abi(),
+                                    [&](const ProbeSpec& at) { return Locate(at, target, system, options, out); });
   // A kernel without DWARF: its BTF knows parameters and types.
   if (!target.debuginfo && target.btf && spec.point.version.empty())
     return resolve::LocateWithBtf(spec, target, system, notes);
@@ -154,7 +159,8 @@ Result<Resolution> Resolve(const std::vector<ProbeSpec>& specs, Target& target, 
     ResolvedProbe probe;
     probe.spec = spec;
     probe.kind = target.probe_kind();
-    probe.retprobe = spec.point.retprobe;
+    // Go's returns are probed at their instructions, as plain probes.
+    probe.retprobe = spec.point.retprobe && !(target.image && !target.image->go_version().empty());
     probe.maxactive = spec.point.retprobe && target.kernel() ? options.maxactive : 0;
     bool event_probe = !spec.point.event_name.empty();
     // An event probe's group is the kernel's own default for them.

@@ -4,11 +4,13 @@
 // resolves the same way, and the sources themselves.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "kprobectl/cxx_names.h"
+#include "kprobectl/debuginfo.h"
 #include "kprobectl/event_fields.h"
 #include "kprobectl/resolve.h"
 
@@ -32,8 +34,10 @@ struct WantedName {
   bool glob = false;
   bool cxx = false;
   CxxName parts;
+  std::string go_glob;  // a Go binary's: the name as a glob (lang_names.h)
 };
-WantedName Wanted(const ProbePoint& p);
+// `go`: the image is a Go binary, whose names are Go's (lang_names.h).
+WantedName Wanted(const ProbePoint& p, bool go = false);
 // Whether symbol `s` is the function `w` names: by its name, or a C++
 // symbol by its demangled name (overloads by their parameters); `shown`
 // gets the name messages and events use.
@@ -43,6 +47,18 @@ bool NameMatches(const WantedName& w, const ElfSymbol& s, std::string* shown);
 std::unexpected<Error> ArgError(const ProbeSpec& spec, size_t pos, std::string what, std::string hint = {});
 // The :TYPE of an argument, checked against what this kernel takes.
 Result<FetchType> CheckArgType(const ProbeSpec& spec, const ProbeArg& arg, const ArgContext& context);
+// A Go string or []byte, a Rust &str, &[u8], String or Vec<u8> named
+// whole (counted_strings.cc): its bytes (u8[bound]) and its length, each
+// fetched through `fetch` as a member path; none when `arg` is another type.
+using MemberFetcher = std::function<Result<TypedFetch>(const ProbeArg&)>;
+Result<std::optional<std::vector<TypedFetch>>> CountedStringArg(const ProbeSpec& spec, const ProbeArg& arg,
+                                                                Debuginfo& debuginfo, const DwarfAddress& at, bool go,
+                                                                const MemberFetcher& fetch);
+// FUNC%return on Go code (go_returns.cc): a probe on each return
+// instruction, never a uretprobe; `locate` resolves a point as Resolve does.
+using Locator = std::function<Result<std::vector<ResolvedLocation>>(const ProbeSpec&)>;
+Result<std::vector<ResolvedLocation>> LocateGoReturns(const ProbeSpec& spec, Target& target, bool register_abi,
+                                                      const Locator& locate);
 // An argument that needs no debuginfo ($argN, %REG, @SYM, +OFF(...)...).
 Result<TypedFetch> RawArg(const ProbeSpec& spec, size_t index, const ArgContext& context);
 // Every argument of a spec without debuginfo.

@@ -10,6 +10,7 @@
 
 #include "kprobectl/cxx_names.h"
 #include "kprobectl/glob.h"
+#include "kprobectl/lang_names.h"
 #include "kprobectl/strings.h"
 #include "resolve_internal.h"
 
@@ -64,11 +65,40 @@ std::vector<DwarfAddress> BySymbols(const ProbePoint& p, Debuginfo& debuginfo, c
   return out;
 }
 
+// A Go function, by the names of the symbols the written name matches
+// (lang_names.h: "(*T)" and "[...]" are no globs there); each as the DWARF
+// knows it, which names it as its symbol.
+Result<std::vector<DwarfAddress>> GoAddresses(const ProbePoint& p, Debuginfo& debuginfo, const ElfImage& image,
+                                              const FindOptions& find) {
+  WantedName wanted = Wanted(p, true);
+  std::vector<std::string> names;
+  std::string shown;
+  for (const ElfSymbol& s : image.symbols())
+    if (s.type == ElfSymbol::kFunction && s.value != 0 && NameMatches(wanted, s, &shown)) names.push_back(s.name);
+  if (names.empty())
+    return Fail("no function '" + p.function + "' in " + image.path(), NoFunctionHint(image, p.function));
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::vector<DwarfAddress> out;
+  for (const std::string& name : names) {
+    ProbePoint one = p;
+    one.function = name;
+    auto found = debuginfo.Resolve(one, find);
+    // A glob's assembly functions (no DWARF) are left to the symbol table.
+    if (!found && wanted.glob) continue;
+    for (DwarfAddress& a : KP_TRY(std::move(found))) out.push_back(std::move(a));
+  }
+  if (out.empty()) return Fail("no function matching '" + p.function + "' is in the DWARF of " + image.path());
+  std::sort(out.begin(), out.end(), [](const DwarfAddress& a, const DwarfAddress& b) { return a.address < b.address; });
+  return out;
+}
+
 Result<std::vector<DwarfAddress>> Addresses(const ProbeSpec& spec, Debuginfo& debuginfo, const ElfImage& image,
                                             const FindOptions& find) {
   const ProbePoint& p = spec.point;
   if (!p.version.empty()) return Fail("'" + DescribePoint(p) + "': symbol versions need the ELF path, not DWARF");
   if (p.address) return std::vector<DwarfAddress>{KP_TRY(debuginfo.AtAddress(*p.address + p.offset.value_or(0)))};
+  if (!p.function.empty() && !image.go_version().empty()) return GoAddresses(p, debuginfo, image, find);
   if (!p.function.empty() && p.function.find('.') != std::string::npos && !IsGlob(p.function) &&
       !IsCxxName(p.function)) {
     auto clones = KP_TRY(ResolveClone(p, debuginfo, image, find));
@@ -93,10 +123,11 @@ Result<std::vector<DwarfAddress>> Addresses(const ProbeSpec& spec, Debuginfo& de
   return by_symbols;
 }
 
-std::string EventBaseFor(const ProbeSpec& spec, const DwarfAddress& at) {
+std::string EventBaseFor(const ProbeSpec& spec, const DwarfAddress& at, bool go) {
   if (!spec.event.empty()) return spec.event;
   const ProbePoint& p = spec.point;
-  std::string base = EventBaseFromSymbol(at.function.empty() ? p.function : at.function);
+  std::string_view function = at.function.empty() ? p.function : at.function;
+  std::string base = go ? GoEventBase(function) : EventBaseFromSymbol(function);
   if (p.address && at.function.empty()) return EventBase(p, "");
   // FUNC:0 is FUNC's entry, named as perf names it: no _L0 (event_names.cc).
   if (p.line && !p.function.empty()) return *p.line ? base + "_L" + std::to_string(*p.line) : base;
@@ -258,6 +289,14 @@ Result<std::vector<TypedFetch>> ArgsAt(const ProbeSpec& spec, Debuginfo& debugin
       from.push_back(&arg);
       continue;
     }
+    auto counted =
+        KP_TRY(CountedStringArg(spec, arg, debuginfo, at, !ctx.image->go_version().empty(),
+                                [&](const ProbeArg& member) { return VariableArg(spec, member, debuginfo, at, ctx); }));
+    for (TypedFetch& part : counted.value_or(std::vector<TypedFetch>{})) {
+      args.push_back(std::move(part));
+      from.push_back(&arg);
+    }
+    if (counted) continue;
     args.push_back(KP_TRY(VariableArg(spec, arg, debuginfo, at, ctx)));
     from.push_back(&arg);
   }
@@ -290,7 +329,7 @@ Result<std::vector<ResolvedLocation>> LocateWithDwarf(const ProbeSpec& spec, Tar
     loc.target = KP_TRY(TargetAt(kind, image, loc.address));
     loc.origin = OriginOf(at, image);
     loc.dwarf = at;
-    loc.event_base = EventBaseFor(spec, at);
+    loc.event_base = EventBaseFor(spec, at, !image.go_version().empty());
     ArgContext ctx{target.arch, kind, p.retprobe, at.entry && !at.inlined, &system.features, &image, at.address};
     loc.args = KP_TRY(ArgsAt(spec, debuginfo, at, ctx, &loc.skipped));
     out.push_back(std::move(loc));

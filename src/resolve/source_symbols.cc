@@ -9,6 +9,7 @@
 
 #include "kprobectl/cxx_names.h"
 #include "kprobectl/glob.h"
+#include "kprobectl/lang_names.h"
 #include "kprobectl/nearest_names.h"
 #include "kprobectl/strings.h"
 #include "resolve_internal.h"
@@ -17,9 +18,14 @@ namespace kprobectl::resolve {
 
 // What a point's function names: itself, and for C++ its qualified name
 // and the parameter list written, if any.
-WantedName Wanted(const ProbePoint& p) {
-  WantedName w{p.function, IsGlob(p.function), IsCxxName(p.function), {}};
-  if (w.cxx) {
+WantedName Wanted(const ProbePoint& p, bool go) {
+  WantedName w{p.function, IsGlob(p.function), IsCxxName(p.function), {}, {}};
+  if (go) {
+    // Go's names have '.', '(' and '[' of their own: no C++, no clone.
+    w.go_glob = GoGlob(p.function);
+    w.glob = IsGlob(w.go_glob);
+    w.cxx = false;
+  } else if (w.cxx) {
     w.parts = SplitCxxName(p.function);
     w.glob = IsGlob(w.parts.qualified);
   }
@@ -32,8 +38,9 @@ WantedName Wanted(const ProbePoint& p) {
 // The name in `shown` is the one messages and events use.
 bool NameMatches(const WantedName& w, const ElfSymbol& s, std::string* shown) {
   *shown = s.name;
+  if (!w.go_glob.empty()) return s.name == w.text || GlobMatch(w.go_glob, s.name);
   if (s.name == w.text || (w.glob && GlobMatch(w.text, s.name))) return true;
-  if (!w.cxx || !s.name.starts_with("_Z")) return false;
+  if (!w.cxx || !IsMangled(s.name)) return false;
   CxxName have = SymbolCxxName(s.name);
   if (have.qualifiers.find("[clone") != std::string::npos) return false;
   bool named = have.qualified == w.parts.qualified || (w.glob && GlobMatch(w.parts.qualified, have.qualified));
@@ -56,7 +63,9 @@ std::vector<std::string> SimilarFunctions(const ElfImage& image, std::string_vie
   NearestNames nearest(name);
   for (const ElfSymbol& s : image.symbols())
     if (s.type == ElfSymbol::kFunction && s.value != 0)
-      nearest.Offer(s.name.starts_with("_Z") ? SymbolCxxName(s.name).qualified : s.name);
+      nearest.Offer(IsMangled(s.name)            ? SymbolCxxName(s.name).qualified
+                    : image.go_version().empty() ? s.name
+                                                 : GoDisplayName(s.name));
   return nearest.Take();
 }
 
@@ -109,7 +118,7 @@ Result<std::vector<Place>> Places(const ProbeSpec& spec, const ElfImage& image) 
     out.push_back(place);
     return out;
   }
-  WantedName wanted = Wanted(p);
+  WantedName wanted = Wanted(p, !image.go_version().empty());
   bool glob = wanted.glob;
   std::vector<uint64_t> seen_addresses;
   std::string shown;
@@ -148,7 +157,10 @@ Result<std::vector<ResolvedLocation>> LocateWithSymbols(const ProbeSpec& spec, c
     loc.origin = place.origin;
     loc.target = KP_TRY(TargetAt(kind, image, place.address));
     bool by_address = kind == ProbeKind::kUser && spec.point.address;
-    loc.event_base = !spec.event.empty() ? spec.event : EventBase(spec.point, by_address ? "" : place.origin.function);
+    loc.event_base = !spec.event.empty() ? spec.event
+                     : image.go_version().empty() || by_address
+                         ? EventBase(spec.point, by_address ? "" : place.origin.function)
+                         : GoEventBase(place.origin.function);
     ArgContext ctx{target.arch, kind, spec.point.retprobe, place.origin.entry, &system.features, &image, place.address};
     loc.args = KP_TRY(RawArgs(spec, ctx));
     out.push_back(std::move(loc));

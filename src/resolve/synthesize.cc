@@ -112,7 +112,11 @@ Result<FetchArg> SynthesizeArg(const TypedFetch& fetch, const Arch& arch, ProbeK
       text = "%" + r.name;
       break;
     case FetchRoot::kArgument:
-      text = arch.ArgumentAtEntry(static_cast<unsigned>(r.number));
+      // A Go function's arguments are where Go's own ABI puts them, not
+      // the psABI's: decided by the Go version the binary names.
+      text = image && !image->go_version().empty()
+                 ? KP_TRY(arch.GoArgumentAtEntry(static_cast<unsigned>(r.number), image->go_register_abi()))
+                 : arch.ArgumentAtEntry(static_cast<unsigned>(r.number));
       break;
     case FetchRoot::kReturnArgument:
       text = "$arg" + std::to_string(r.number);

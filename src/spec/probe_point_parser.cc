@@ -50,6 +50,9 @@ class PointParser {
     if (text_.substr(start, end_ - start).starts_with("ev:")) return ParseEvent(start + 3, point);
     if (auto marker = ParseMarker(start, point)) return *marker;
 
+    // "NAME": a function named verbatim, whatever it holds (perf's quoted
+    // names, for Go's "net/http.(*Server).Serve" or Rust's "<T as Trait>::f").
+    if (text_[start] == '"') return ParseQuoted(start, point);
     bool file_spec = false;
     if (FindUnescaped(start, "+@%") == end_) {
       size_t sep = FindUnescaped(start, ";:");
@@ -72,6 +75,28 @@ class PointParser {
       point.function = head;
     }
 
+    return ParseAfterHead(sep, point);
+  }
+
+ private:
+  Result<ProbePoint> ParseQuoted(size_t start, ProbePoint point) {
+    std::string name;
+    size_t i = start + 1;
+    for (; i < end_ && text_[i] != '"'; ++i) {
+      if (text_[i] == '\\' && i + 1 < end_ && text_[i + 1] == '"') ++i;
+      name += text_[i];
+    }
+    if (i == end_) return SyntaxError(start, "a quoted function name needs its closing '\"'");
+    if (name.empty()) return SyntaxError(start, "expected a function name inside the quotes");
+    size_t sep = i + 1;
+    if (sep < end_ && std::string_view(";:+@%").find(text_[sep]) == std::string_view::npos)
+      return SyntaxError(sep, "expected ':', '+', '@', '%' or ';' after the quoted function name");
+    point.function = std::move(name);
+    return ParseAfterHead(sep, point);
+  }
+
+  // What follows the function or file: :LINE, +OFFSET, @SRC, %return, ;PATTERN.
+  Result<ProbePoint> ParseAfterHead(size_t sep, ProbePoint point) {
     while (sep < end_) {
       char kind = text_[sep];
       size_t part = sep + 1;
@@ -128,7 +153,6 @@ class PointParser {
     return point;
   }
 
- private:
   static bool LooksLikeVersion(std::string_view s) {
     // GLIBC_2.2.5, GLIBC_PRIVATE, CXXABI_1.3: upper case, digits, '_' and '.'.
     if (s.empty() || !std::isupper(static_cast<unsigned char>(s[0]))) return false;
@@ -314,13 +338,32 @@ std::optional<size_t> CxxPointEnd(std::string_view text) {
   return depth == 0 && blank_inside ? std::optional<size_t>(text.size()) : std::nullopt;
 }
 
+// Where a probe point that starts `text` ends when its function is quoted
+// ("\"<r::Cart as core::fmt::Debug>::fmt\"%return", EV="NAME"): at the
+// first blank after the closing quote; nullopt when it is not quoted.
+std::optional<size_t> QuotedPointEnd(std::string_view text) {
+  size_t open = 0;
+  while (open < text.size() && (IsIdentChar(text[open]) || text[open] == ':')) ++open;
+  if (open < text.size() && open > 0 && text[open] == '=') ++open;
+  if (open >= text.size() || text[open] != '"') return std::nullopt;
+  if (open > 0 && text[open - 1] != '=') return std::nullopt;
+  size_t i = open + 1;
+  for (; i < text.size() && text[i] != '"'; ++i)
+    if (text[i] == '\\' && i + 1 < text.size()) ++i;
+  while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  return i;
+}
+
 // Splits on blanks outside double quotes (for \"immediate strings"); a C++
 // point's blanks inside brackets stay in it.
 std::vector<std::pair<size_t, size_t>> Tokenize(std::string_view text) {
   std::vector<std::pair<size_t, size_t>> tokens;
   size_t i = 0;
   while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-  if (auto end = CxxPointEnd(text.substr(i))) {
+  if (auto quoted_end = QuotedPointEnd(text.substr(i))) {
+    tokens.emplace_back(i, i + *quoted_end);
+    i += *quoted_end;
+  } else if (auto end = CxxPointEnd(text.substr(i))) {
     tokens.emplace_back(i, i + *end);
     i += *end;
   }

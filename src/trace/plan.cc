@@ -36,6 +36,22 @@ ValueKind KindOfSpec(std::string_view spec, bool is_signed) {
   }
 }
 
+// A counted string's bytes (u8[N]) followed by its length, NAME__len
+// (resolve/counted_strings.cc): the bytes print as a string cut there.
+void PairCountedStrings(std::vector<ArgPlan>& args) {
+  for (size_t i = 1; i < args.size(); ++i) {
+    const ArgPlan& length = args[i];
+    ArgPlan& bytes = args[i - 1];
+    if (!length.name.ends_with(kCountedLengthSuffix) || length.dynamic || length.count || length.size > 8 ||
+        bytes.name.size() + kCountedLengthSuffix.size() != length.name.size() || !length.name.starts_with(bytes.name) ||
+        bytes.dynamic || bytes.size != 1 || bytes.count == 0)
+      continue;
+    bytes.kind = ValueKind::kCountedString;
+    bytes.length_offset = length.offset;
+    bytes.length_size = length.size;
+  }
+}
+
 }  // namespace
 
 Result<EventPlan> PlanEvent(const EventFormat& format, bool event_probe) {
@@ -97,6 +113,7 @@ Result<EventPlan> PlanEvent(const EventFormat& format, bool event_probe) {
     arg.kind = arg.dynamic ? ValueKind::kString : KindOfSpec(spec, field.is_signed);
     plan.args.push_back(std::move(arg));
   }
+  PairCountedStrings(plan.args);
   if (!have_ip && !event_probe)
     return Fail("event " + plan.full_name + " is not a kprobe or uprobe event (it has no __probe_ip field)",
                 "trace the events kprobectl adds: probe groups, or --probe");

@@ -4,6 +4,7 @@
 // length (and looks up the names of %pS values, whose length it needs);
 // the line is then written through a raw pointer into that room at once
 // (line_writer.h says why).
+#include "counted_string.h"
 #include "kprobectl/trace_printer.h"
 #include "line_writer.h"
 
@@ -63,7 +64,8 @@ char* WriteScalar(const ArgPlan& arg, const uint8_t* at, const std::string* symb
       if (kJson) *p++ = '"';
       return p;
     case ValueKind::kString:
-      break;  // only dynamic fields hold strings
+    case ValueKind::kCountedString:
+      break;  // only dynamic fields hold strings; counted ones are written whole
   }
   return p;
 }
@@ -73,6 +75,14 @@ char* WriteValue(const ArgPlan& arg, const Record& record, const std::string*& s
   if (arg.dynamic) {
     auto text = DynamicText(arg, record);
     return text ? line::WriteQuoted<kJson>(p, *text) : WriteFault<kJson>(p);
+  }
+  // A counted string's N bytes, escaped, and "...": within the bound of N
+  // values that LineBound allows an array.
+  if (arg.kind == ValueKind::kCountedString) {
+    auto counted = ReadCountedString(arg, record);
+    if (!counted) return WriteFault<kJson>(p);
+    p = line::WriteQuoted<kJson>(p, counted->bytes);
+    return counted->cut && !kJson ? line::Write(p, "...") : p;
   }
   if (!FixedFits(arg, record)) return WriteFault<kJson>(p);
   if (!arg.count)

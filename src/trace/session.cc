@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <algorithm>
+
 #include "kprobectl/strings.h"
 #include "kprobectl/trace_session.h"
 
@@ -77,6 +79,42 @@ Result<void> TraceSession::Enable(const std::string& event) {
   return {};
 }
 
+Result<void> TraceSession::AddTrigger(const std::string& event, const std::string& trigger) {
+  KP_TRY_VOID(TriggerCommand(event, trigger));
+  triggers_.emplace_back(event, trigger);
+  return {};
+}
+
+Result<void> TraceSession::AddSyntheticEvent(const std::string& name, const std::string& fields) {
+  if (log_) log_("append " + root_.PathOf("synthetic_events") + ": " + name + " " + fields);
+  auto added = root_.Append("synthetic_events", name + " " + fields);
+  if (!added)
+    return Fail("the kernel rejected the synthetic event '" + name + " " + fields + "': " + added.error().message);
+  synthetic_.push_back(name);
+  return {};
+}
+
+Result<void> TraceSession::TriggerCommand(const std::string& event, const std::string& command) {
+  // Appended: opened with O_TRUNC, a trigger file drops every trigger
+  // (event_trigger_regex_open).
+  std::string file = Path("events/" + event + "/trigger");
+  if (log_) log_("append " + root_.PathOf(file) + ": " + command);
+  auto written = root_.Append(file, command);
+  if (written) return {};
+  std::string why = written.error().message;
+  // The kernel says why in the instance's error_log (Linux 5.4), else the global one.
+  for (const std::string& log : {Path("error_log"), std::string("error_log")}) {
+    auto text = root_.Read(log);
+    if (text && !Trim(*text).empty()) {
+      auto lines = SplitLines(*text);
+      why += "; the kernel's error_log:\n    " +
+             Join({lines.end() - std::min<ptrdiff_t>(3, std::ssize(lines)), lines.end()}, "\n    ");
+      break;
+    }
+  }
+  return Fail("the kernel rejected the trigger '" + command + "' on " + event + ": " + why);
+}
+
 Result<void> TraceSession::SetOption(const std::string& name, bool on) {
   return Write("options/" + name, on ? "1" : "0");
 }
@@ -105,6 +143,15 @@ Result<void> TraceSession::Close() {
   if (closed_) return {};
   closed_ = true;
   Result<void> result;
+  for (auto it = triggers_.rbegin(); it != triggers_.rend(); ++it) {
+    auto removed = TriggerCommand(it->first, "!" + it->second);
+    if (!removed && result) result = removed;
+  }
+  for (const std::string& name : synthetic_) {
+    if (log_) log_("append " + root_.PathOf("synthetic_events") + ": !" + name);
+    auto removed = root_.Append("synthetic_events", "!" + name);
+    if (!removed && result) result = removed;
+  }
   for (const std::string& event : enabled_) {
     auto disabled = Write("events/" + event + "/enable", "0");
     if (!disabled && result) result = disabled;

@@ -21,6 +21,7 @@ namespace {
 constexpr std::string_view kMagic = "kprobectl-trace-record 1";
 constexpr std::string_view kInstancePrefix = "kprobectl-";
 constexpr std::string_view kRecordPrefix = "trace-";
+constexpr std::string_view kSyntheticPrefix = "kplat";
 
 struct Record {
   std::string root;
@@ -138,22 +139,72 @@ Result<std::vector<Leftover>> FindLeftovers(const TracefsDir& tracefs, const std
       }
       out.push_back(std::move(l));
     }
+  auto owner_of = [&](int pid) -> Leftover* {
+    for (Leftover& l : out)
+      if (l.run.pid == pid) return &l;
+    if (alive(TraceRun{pid, std::nullopt})) return nullptr;
+    out.push_back(Leftover{TraceRun{pid, std::nullopt}, "", {}, "", {}});
+    return &out.back();
+  };
+  // hist --latency's synthetic events, "kplatN_PID u64 ns".
+  if (tracefs.Exists("synthetic_events"))
+    for (const std::string& line : SplitLines(KP_TRY(tracefs.Read("synthetic_events")))) {
+      std::string name = SplitWords(line).empty() ? std::string() : SplitWords(line)[0];
+      size_t under = name.rfind('_');
+      if (!name.starts_with(kSyntheticPrefix) || under == std::string::npos) continue;
+      auto pid = PidOf(std::string_view(name).substr(under + 1), "");
+      if (!pid) continue;
+      if (Leftover* owner = owner_of(*pid)) owner->synthetic.push_back(name);
+    }
   if (!tracefs.Exists("instances")) return out;
   for (const std::string& name : KP_TRY(tracefs.List("instances"))) {
     auto pid = PidOf(name, kInstancePrefix);
     if (!pid) continue;
-    Leftover* owner = nullptr;
-    for (Leftover& l : out)
-      if (l.run.pid == *pid) owner = &l;
-    if (!owner) {
-      if (alive(TraceRun{*pid, std::nullopt})) continue;
-      out.push_back(Leftover{TraceRun{*pid, std::nullopt}, "", {}, ""});
-      owner = &out.back();
-    }
+    Leftover* owner = owner_of(*pid);
+    if (!owner) continue;
     owner->instance = "instances/" + name;
   }
   return out;
 }
+
+namespace {
+
+// A killed hist's triggers: an instance whose hist triggers pair events
+// through variables and a synthetic event cannot be removed (EBUSY, seen
+// on Linux 6.1) until they go. Each is removed as the kernel prints it, "!" before, without
+// " [active]"; a trigger whose variables another still uses is refused,
+// so the passes go on while they remove something.
+void RemoveTriggers(const TracefsDir& tracefs, const std::string& instance,
+                    const std::function<void(std::string_view)>& log) {
+  std::vector<std::string> files;
+  auto groups = tracefs.List(instance + "/events");
+  if (!groups) return;
+  for (const std::string& group : *groups) {
+    auto events = tracefs.List(instance + "/events/" + group);
+    if (!events) continue;
+    for (const std::string& event : *events) {
+      std::string file = instance + "/events/" + group + "/" + event + "/trigger";
+      auto text = tracefs.Read(file);
+      // With no trigger the file lists the kinds ("# Available triggers:").
+      if (text && !text->empty() && !text->starts_with("#")) files.push_back(file);
+    }
+  }
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (const std::string& file : files) {
+      auto text = tracefs.Read(file);
+      if (!text) continue;
+      for (const std::string& line : SplitLines(*text)) {
+        if (line.empty() || line.starts_with("#")) continue;
+        std::string trigger = line.substr(0, line.rfind(" [active]"));
+        if (log) log("append " + tracefs.PathOf(file) + ": !" + trigger);
+        progress = tracefs.Append(file, "!" + trigger).has_value() || progress;
+      }
+    }
+  }
+}
+
+}  // namespace
 
 Result<std::string> RemoveLeftover(const TracefsDir& tracefs, const Leftover& leftover,
                                    const std::function<void(std::string_view)>& log) {
@@ -161,11 +212,22 @@ Result<std::string> RemoveLeftover(const TracefsDir& tracefs, const Leftover& le
   if (!leftover.instance.empty() && tracefs.Exists(leftover.instance)) {
     if (log) log("rmdir " + tracefs.PathOf(leftover.instance));
     auto gone = tracefs.RemoveDirectory(leftover.instance);
+    if (!gone) {
+      RemoveTriggers(tracefs, leftover.instance, log);
+      if (log) log("rmdir " + tracefs.PathOf(leftover.instance));
+      gone = tracefs.RemoveDirectory(leftover.instance);
+    }
     if (!gone)
       return Fail("cannot remove " + tracefs.PathOf(leftover.instance) + ", left by kprobectl trace (pid " +
                       std::to_string(leftover.run.pid) + "): " + gone.error().message,
                   "something still reads its buffers; stop it, then run 'kprobectl clean'");
     removed.push_back(leftover.instance.substr(leftover.instance.find('/') + 1));
+  }
+  // After the instance: its triggers used them.
+  for (const std::string& name : leftover.synthetic) {
+    if (log) log("append " + tracefs.PathOf("synthetic_events") + ": !" + name);
+    KP_TRY_VOID(tracefs.Append("synthetic_events", "!" + name));
+    removed.push_back("synthetic/" + name);
   }
   ProbeEvents events(tracefs, log);
   for (const TraceEventDef& def : leftover.probes) {

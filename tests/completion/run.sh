@@ -30,6 +30,8 @@ fx=$build/tests/fixtures/target_O2
 expect "kprobectl tr" "trace"
 expect "kprobectl --fp" "--fprobe"
 expect "kprobectl trace --lat" "--latency"
+expect "kprobectl hi" "hist"
+expect "kprobectl hist --cu" "--cumulative"
 expect "kprobectl -x $fx add comp" "compute"
 expect "kprobectl -x $fx -D gre" "greet"
 expect "kprobectl -x $fx vars comp" "compute"

@@ -69,6 +69,16 @@ void CheckGolden(const std::string& fixture) {
   CHECK(ReadFile(files[0]) != bytes);  // rewritten
 }
 
+// A file without a GNU build-id (Go writes its own) has no index cache:
+// each run scans, with or without a cache directory, and leaves none.
+void CheckGoldenWithoutBuildId(const std::string& fixture) {
+  CheckGoldenOnce(fixture, {"--no-cache"});
+  TempDir cache;
+  ScopedEnv env("XDG_CACHE_HOME", cache.path());
+  CheckGoldenOnce(fixture, {});
+  CHECK(std::filesystem::recursive_directory_iterator(cache.path()) == std::filesystem::recursive_directory_iterator());
+}
+
 }  // namespace
 
 TEST_CASE("golden definitions, listings and variables: records -O0") { CheckGolden("records_O0"); }
@@ -92,3 +102,14 @@ TEST_CASE("golden kernel definitions from an image (-k): SYMBOL+OFF, _text+OFF, 
 TEST_CASE("golden arm64: records -O0") { CheckGolden("arm64/records_O0"); }
 TEST_CASE("golden arm64: records -O2") { CheckGolden("arm64/records_O2"); }
 TEST_CASE("golden arm64: a kernel image with ftrace's patchable entry") { CheckGolden("arm64/kernel_like"); }
+// Go (Debian's go 1.19) and Rust (rustc 1.63): names as each language
+// writes them, listings from Go's entry rows, variables in pieces.
+TEST_CASE("golden Go: funcs, line and vars, optimised and not") {
+  CheckGoldenWithoutBuildId("gofx");
+  CheckGoldenWithoutBuildId("gofx_noopt");
+}
+TEST_CASE("golden Rust: funcs, line and vars, O0, O2 and v0 mangling") {
+  CheckGolden("rsfx_O0");
+  CheckGolden("rsfx_O2");
+  CheckGolden("rsfx_v0");
+}

@@ -7,6 +7,7 @@
 #include "kprobectl/trace_printer.h"
 
 #include <catch2/catch.hpp>
+#include <cstring>
 
 #include "json_check.h"
 #include "kprobectl/strings.h"
@@ -92,6 +93,56 @@ TEST_CASE("plans read the print fmt: x versus u, strings, chars, arrays") {
   EventFormat not_probe = f;
   not_probe.fields.erase(not_probe.fields.begin());
   CHECK_FALSE(PlanEvent(not_probe));
+}
+
+TEST_CASE("counted strings: u8[N] and NAME__len print as a string cut at the length, text and JSON") {
+  EventFormat f;
+  f.id = 9;
+  f.system = "g";
+  f.name = "e";
+  // p: u8[4] and p__len; q: u8[2] with a length field of another name.
+  f.fields = {{"__probe_ip", 8, 8, false, false, 0},
+              {"p", 16, 4, false, false, 1},
+              {"p__len", 20, 8, true, false, 0},
+              {"q", 28, 2, false, false, 1},
+              {"qlen", 30, 8, true, false, 0}};
+  f.print_fmt = "(%lx) p={0x%x,0x%x,0x%x,0x%x} p__len=%Ld q={0x%x,0x%x} qlen=%Ld";
+  auto plan = PlanEvent(f);
+  REQUIRE(plan);
+  REQUIRE(plan->args.size() == 4);
+  CHECK(plan->args[0].kind == ValueKind::kCountedString);
+  CHECK(plan->args[2].kind == ValueKind::kHex);
+  plan->location = "f+0x0";
+  struct Case {
+    const char* bytes;  // 4 of them, NULs included
+    int64_t length;
+    std::string text, json;
+  } cases[] = {
+      {"ab\0\0", 2, "p=\"ab\" p__len=2", "\"p\":\"ab\",\"p__len\":2"},
+      {"\0\0\0\0", 0, "p=\"\" p__len=0", "\"p\":\"\",\"p__len\":0"},
+      {"a\0\"\n", 4, "p=\"a\\x00\\\"\\n\" p__len=4", "\"p\":\"a\\u0000\\\"\\n\",\"p__len\":4"},
+      {"abcd", 300, "p=\"abcd\"... p__len=300", "\"p\":\"abcd\",\"p__len\":300"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text);
+    std::string data(38, '\0');
+    data.replace(16, 4, c.bytes, 4);
+    std::memcpy(data.data() + 20, &c.length, 8);
+    data.replace(28, 2, "xy");
+    Record r;
+    r.type = 9;
+    r.data = reinterpret_cast<const uint8_t*>(data.data());
+    r.size = static_cast<unsigned>(data.size());
+    for (bool json : {false, true}) {
+      Printer printer(
+          {json, false, {}}, [](int) { return std::string("t"); }, nullptr);
+      std::string out;
+      printer.Print(*plan, r, out);
+      CHECK(out.find(json ? c.json : c.text) != std::string::npos);
+      CHECK(out.find(json ? "\"q\":[\"0x78\",\"0x79\"]" : "q={0x78,0x79}") != std::string::npos);
+      if (json) CHECK(JsonValid(out.substr(0, out.size() - 1)));
+    }
+  }
 }
 
 TEST_CASE("latency: entry and return paired per thread, log2 histogram") {

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// kprobectl serve, the parts that need no kernel: its configuration file
+// (probes to keep in place, aggregations over them, where to listen),
+// parsed with errors that name FILE:LINE; the Prometheus text exposition
+// (version 0.0.4) of probe hits and aggregation tables, label values
+// escaped, series per aggregation bounded; and the answer to an HTTP
+// request, read-only (GET and HEAD of /metrics).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kprobectl/aggregation.h"
+#include "kprobectl/result.h"
+
+namespace kprobectl {
+
+struct ServeProbe {
+  std::string exec;               // -x BINARY; empty: the kernel
+  std::vector<std::string> spec;  // SPEC [ARG...]
+  int line = 0;
+};
+
+struct ServeHist {
+  std::string event;  // GROUP:EVENT
+  AggregationWords words;
+  std::string filter;
+  std::string name;  // the metrics' name: kprobectl_NAME_...
+  int line = 0;
+};
+
+struct ServeConfig {
+  std::string address = "127.0.0.1";
+  uint16_t port = 9464;
+  unsigned max_series = 1000;  // label sets per aggregation
+  std::vector<ServeProbe> probes;
+  std::vector<ServeHist> hists;
+};
+
+// `path` names the file in errors ("kprobectl.conf:3: ...").
+Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& path);
+// "ADDRESS:PORT" or ":PORT" (127.0.0.1).
+Result<void> ParseListen(std::string_view text, ServeConfig& config);
+
+// One aggregation's table and how it was asked for.
+struct MetricsTable {
+  std::string name;  // valid in a metric name
+  const AggregationSpec* spec = nullptr;
+  const AggTable* table = nullptr;
+};
+struct ProbeHits {
+  std::string event;  // group:event
+  uint64_t hits = 0;
+  std::optional<uint64_t> misses;
+};
+// The exposition; at most `max_series` label sets an aggregation, the
+// busiest kept, the rest counted in kprobectl_series_dropped.
+std::string RenderMetrics(const std::vector<ProbeHits>& probes, const std::vector<MetricsTable>& tables,
+                          unsigned max_series);
+
+// The answer to one request. `metrics` renders the exposition (called only
+// for GET and HEAD of /metrics).
+struct HttpAnswer {
+  unsigned status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+  std::string allow;  // for 405
+  bool head = false;  // the body's length, no body
+};
+HttpAnswer AnswerRequest(std::string_view method, std::string_view url,
+                         const std::function<Result<std::string>()>& metrics, size_t max_body);
+
+}  // namespace kprobectl

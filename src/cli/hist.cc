@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <algorithm>
+
+#include "hist_run.h"
+#include "kprobectl/strings.h"
+
+namespace kprobectl::cli {
+
+namespace {
+
+// Entries of the kernel's table per event: its default, 2048, fills fast
+// with pid or string keys; 2^14 is what trace-cmd users raise it to, and
+// costs the kernel about 2 MB per trigger.
+constexpr unsigned kTableSize = 16384;
+
+}  // namespace
+
+Result<HistRun> HistRun::Plan(const TraceOptions& trace, const TracePlan& plan, const TracefsDir& dir) {
+  AggregationSpec spec = KP_TRY(ParseAggregation(*trace.aggregate));
+  if (trace.interval < 0) return Fail("-i " + std::to_string(trace.interval) + ": an interval is a positive number");
+  HistRun run;
+  run.interval_ = trace.interval;
+  run.next_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(trace.interval * 1000));
+  auto readme = dir.Read("README");
+  HistSupport support = ParseHistSupport(readme ? *readme : std::string());
+  // Where the kernel cannot count, kprobectl does, and says why.
+  auto max =
+      std::find_if(spec.values.begin(), spec.values.end(), [](const AggValue& v) { return v.op == AggValue::kMax; });
+  if (!support.hist)
+    run.why_user_space_ = "this kernel has no hist triggers (CONFIG_HIST_TRIGGERS)";
+  else if (max != spec.values.end())
+    run.why_user_space_ = "--max " + max->arg + ": a hist trigger sums its values and keeps no maximum";
+  else if (trace.latency && !support.synthetic)
+    run.why_user_space_ = "this kernel has no synthetic events (CONFIG_SYNTH_EVENTS) to pair entries and returns";
+  else if (trace.user_space)
+    run.why_user_space_ = "--in-user-space";
+  run.in_kernel_ = run.why_user_space_.empty();
+  if (plan.events.empty()) return Fail("no events to count", "name events, or add one with --probe");
+  if (trace.latency) {
+    if (!trace.filter.empty()) return Fail("--filter with --latency: the filter would apply to the returns only");
+    KP_TRY_VOID(PlanLatency(run, spec, plan, support, trace));
+    return run;
+  }
+  for (const TraceEventDef& def : plan.events) {
+    Event event;
+    event.path = def.group + "/" + def.event;
+    event.full = def.FullName();
+    event.spec = KP_TRY(BindAggregation(spec, def));
+    if (run.in_kernel_) event.trigger = KP_TRY(HistTrigger(event.spec, support, trace.filter, kTableSize));
+    run.events_.push_back(std::move(event));
+  }
+  return run;
+}
+
+std::string HistRun::Note() const {
+  if (in_kernel_) return {};
+  return "kprobectl: " + why_user_space_ + ": aggregating in kprobectl, which copies every event\n";
+}
+
+void HistRun::PrintTriggers(std::ostream& out) const {
+  for (const Event& e : events_) {
+    if (!in_kernel_) {
+      out << "# counted in kprobectl: " + e.full << "\n";
+      continue;
+    }
+    if (!e.synthetic.empty())
+      out << "# synthetic event: " << e.synthetic << " " << e.pairing.fields << "\n# trigger on " << e.entry_path
+          << ": " << e.pairing.entry << "\n# trigger on " << e.return_path << ": " << e.pairing.ret << "\n";
+    out << "# trigger on " << e.path << ": " << e.trigger << "\n";
+  }
+}
+
+Result<void> HistRun::Start(TraceSession& session) const {
+  for (const Event& e : events_) {
+    if (!e.synthetic.empty()) {
+      KP_TRY_VOID(session.AddSyntheticEvent(e.synthetic, e.pairing.fields));
+      KP_TRY_VOID(session.AddTrigger(e.entry_path, e.pairing.entry));
+      KP_TRY_VOID(session.AddTrigger(e.return_path, e.pairing.ret));
+    }
+    KP_TRY_VOID(session.AddTrigger(e.path, e.trigger));
+  }
+  return {};
+}
+
+Result<void> HistRun::Bind(const std::vector<EventFormat>& formats, const std::function<std::string(int)>& comm) {
+  for (Event& e : events_) {
+    auto format = std::find_if(formats.begin(), formats.end(),
+                               [&](const EventFormat& f) { return f.system + "/" + f.name == e.path; });
+    if (format == formats.end()) return Fail("no format for " + e.full);
+    e.id = format->id;
+    e.user.emplace(KP_TRY(UserAggregator::Create(e.spec, *format, comm, !e.entry_path.empty())));
+    for (const EventFormat& f : formats)
+      if (f.system + "/" + f.name == e.entry_path) e.entry_id = f.id;
+  }
+  return {};
+}
+
+void HistRun::Add(const EventPlan& plan, const Record& record) {
+  for (Event& e : events_) {
+    if (!e.user) continue;
+    if (!e.entry_path.empty()) {
+      AddLatency(e, plan, record);
+    } else if (e.id == plan.id) {
+      ++hits_;
+      e.user->Add(record);
+    }
+  }
+}
+
+std::vector<std::string> HistRun::paths() const {
+  std::vector<std::string> out;
+  for (const Event& e : events_) out.push_back(e.path);
+  return out;
+}
+
+bool HistRun::Due() {
+  if (interval_ <= 0) return false;
+  auto now = std::chrono::steady_clock::now();
+  if (now < next_) return false;
+  next_ = now + std::chrono::milliseconds(static_cast<int64_t>(interval_ * 1000));
+  return true;
+}
+
+namespace {
+
+// The section of an event's hist file that `trigger` made: the kernel
+// prints every hist trigger's table after "# trigger info: " and the
+// trigger as it reads it, which adds ":sort=hitcount" before ":size=".
+std::string_view SectionOf(std::string_view text, const std::string& trigger) {
+  std::string head = "# trigger info: " + trigger.substr(0, trigger.find(":size="));
+  size_t at = text.find(head);
+  return at == std::string_view::npos ? text : text.substr(at);
+}
+
+}  // namespace
+
+Result<std::vector<AggTable>> HistRun::Tables(const TracefsDir& dir, TraceSession& session, bool clear) {
+  std::vector<AggTable> out;
+  for (Event& e : events_) {
+    if (e.user) {
+      out.push_back(e.user->Table(e.full));
+      if (clear) e.user->Clear();
+      continue;
+    }
+    std::string text = KP_TRY(dir.Read(session.Path("events/" + e.path + "/hist")));
+    out.push_back(KP_TRY(ParseKernelHist(SectionOf(text, e.trigger), e.spec, e.full)));
+    if (clear) {
+      // The same trigger with :clear (before any filter) empties its table.
+      std::string command = e.trigger;
+      size_t filter = command.find(" if ");
+      command.insert(filter == std::string::npos ? command.size() : filter, ":clear");
+      KP_TRY_VOID(session.TriggerCommand(e.path, command));
+    }
+  }
+  return out;
+}
+
+Result<std::string> HistRun::Report(const TracefsDir& dir, TraceSession& session, bool clear) {
+  std::vector<AggTable> tables = KP_TRY(Tables(dir, session, clear));
+  std::string out;
+  for (size_t i = 0; i < tables.size(); ++i) out += FormatTable(tables[i], events_[i].spec);
+  return out;
+}
+
+}  // namespace kprobectl::cli

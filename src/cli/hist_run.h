@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// `kprobectl hist`: trace's passes (temporary probes, private instance,
+// the command, cleanup on every way of stopping), with the events counted
+// rather than printed. In the kernel by a hist trigger on each event in the
+// private instance, nothing copied per event; where the kernel has no hist
+// triggers, in kprobectl from the streamed records, saying so. Planned
+// (and every bad key refused) before anything is written.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "kprobectl/aggregation.h"
+#include "kprobectl/trace_plan.h"
+#include "kprobectl/trace_printer.h"
+#include "kprobectl/trace_session.h"
+
+namespace kprobectl::cli {
+
+class HistRun {
+ public:
+  static Result<HistRun> Plan(const TraceOptions& trace, const TracePlan& plan, const TracefsDir& dir);
+  bool in_kernel() const { return in_kernel_; }
+  // Events counted in kprobectl so far.
+  uint64_t hits() const { return hits_; }
+  // Why kprobectl counts (kernels without hist triggers): for standard error.
+  std::string Note() const;
+  // -n: the triggers it would write.
+  void PrintTriggers(std::ostream& out) const;
+  // In the kernel: the triggers, in the session (which removes them).
+  Result<void> Start(TraceSession& session) const;
+  // In kprobectl: an aggregator per event, from the formats decoded.
+  Result<void> Bind(const std::vector<EventFormat>& formats, const std::function<std::string(int)>& comm);
+  void Add(const EventPlan& plan, const Record& record);
+  // Whether -i's interval has passed since the last report.
+  bool Due();
+  // The tables now, one an event; with `clear`, counting starts again.
+  Result<std::vector<AggTable>> Tables(const TracefsDir& dir, TraceSession& session, bool clear);
+  // The tables printed.
+  Result<std::string> Report(const TracefsDir& dir, TraceSession& session, bool clear);
+  // Each event's spec, bound to its arguments, in the tables' order.
+  const AggregationSpec& spec(size_t event) const { return events_[event].spec; }
+  // The events' "group/event" paths (to enable where kprobectl counts).
+  std::vector<std::string> paths() const;
+
+ private:
+  struct Event {
+    std::string path;  // "group/event"; with --latency in the kernel, the synthetic event's
+    std::string full;  // "group:event"
+    AggregationSpec spec;
+    std::string trigger;
+    std::optional<UserAggregator> user;
+    int id = -1;
+    // --latency: the entry paired with this return, the kernel's pairing.
+    std::string entry_path, return_path, synthetic;
+    LatencyTriggers pairing;
+    int entry_id = -1;
+    std::map<int, std::vector<uint64_t>> open;  // kprobectl's pairing: tid -> entry times
+  };
+  // --latency: each return probe with its entry, counted by the time between.
+  static Result<void> PlanLatency(HistRun& run, const AggregationSpec& spec, const TracePlan& plan,
+                                  const HistSupport& support, const TraceOptions& trace);
+  void AddLatency(Event& e, const EventPlan& plan, const Record& record);
+  std::vector<Event> events_;
+  bool in_kernel_ = false;
+  std::string why_user_space_;  // empty when the kernel counts
+  uint64_t hits_ = 0;
+  double interval_ = 0;
+  std::chrono::steady_clock::time_point next_;
+};
+
+}  // namespace kprobectl::cli

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// Capstone decodes the function from its first byte to its last, in
+// order: Go's compiler puts no data in its functions' code (only INT3 or
+// BRK padding after the last instruction, which decodes), so a linear
+// sweep meets every instruction. A return instruction is a return site.
+// A direct jump whose target lies outside the function leaves it without
+// returning through a return instruction of its own (a tail call, Go's
+// wrappers' JMP to the method): its return would be missed, so the
+// function is refused. An indirect jump stays in: Go emits one only for a
+// switch's jump table (Go 1.19+), whose targets are the function's own.
+#include "kprobectl/return_sites.h"
+
+#include <capstone/capstone.h>
+
+#include <memory>
+
+#include "kprobectl/strings.h"
+
+namespace kprobectl {
+
+namespace {
+
+struct CapstoneMode {
+  cs_arch arch;
+  cs_mode mode;
+};
+
+Result<CapstoneMode> ModeOf(const Arch& arch) {
+  if (arch.name() == "x86-64") return CapstoneMode{CS_ARCH_X86, CS_MODE_64};
+  if (arch.name() == "arm64") return CapstoneMode{CS_ARCH_ARM64, CS_MODE_ARM};
+  return Fail("no disassembler for " + std::string(arch.name()));
+}
+
+// The target of a direct jump or branch, if its operand is an immediate.
+std::optional<uint64_t> DirectTarget(const cs_insn& insn, cs_arch arch) {
+  if (arch == CS_ARCH_X86) {
+    const cs_x86& x86 = insn.detail->x86;
+    if (x86.op_count == 1 && x86.operands[0].type == X86_OP_IMM) return static_cast<uint64_t>(x86.operands[0].imm);
+    return std::nullopt;
+  }
+  const cs_arm64& arm64 = insn.detail->arm64;
+  for (uint8_t i = 0; i < arm64.op_count; ++i)
+    if (arm64.operands[i].type == ARM64_OP_IMM) return static_cast<uint64_t>(arm64.operands[i].imm);
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<std::vector<uint64_t>> FindReturnSites(std::string_view code, uint64_t address, const Arch& arch,
+                                              const std::string& what) {
+  CapstoneMode mode = KP_TRY(ModeOf(arch));
+  csh handle = 0;
+  if (cs_open(mode.arch, mode.mode, &handle) != CS_ERR_OK) return Fail("cannot open Capstone's disassembler");
+  std::unique_ptr<csh, void (*)(csh*)> closer(&handle, [](csh* h) { cs_close(h); });
+  cs_option(handle, CS_OPT_DETAIL, CS_OPT_ON);
+  std::unique_ptr<cs_insn, void (*)(cs_insn*)> insn(cs_malloc(handle), [](cs_insn* i) { cs_free(i, 1); });
+  const auto* bytes = reinterpret_cast<const uint8_t*>(code.data());
+  size_t left = code.size();
+  uint64_t at = address, end = address + code.size();
+  std::vector<uint64_t> sites;
+  while (left > 0) {
+    if (!cs_disasm_iter(handle, &bytes, &left, &at, insn.get()))
+      return Fail("cannot find the returns of " + what + ": the instruction at " + Hex(at) + " does not decode",
+                  "probe its last lines (kprobectl line FUNC) instead");
+    if (cs_insn_group(handle, insn.get(), CS_GRP_RET)) {
+      sites.push_back(insn->address);
+      continue;
+    }
+    if (!cs_insn_group(handle, insn.get(), CS_GRP_JUMP)) continue;
+    auto target = DirectTarget(*insn, mode.arch);
+    if (target && (*target < address || *target >= end))
+      return Fail("cannot find the returns of " + what + ": it jumps out of itself at " + Hex(insn->address) + " (" +
+                      insn->mnemonic + " " + insn->op_str + "), a tail call whose return is another function's",
+                  "probe the function it jumps to, or its last lines (kprobectl line FUNC)");
+  }
+  return sites;
+}
+
+}  // namespace kprobectl

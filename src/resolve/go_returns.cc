@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// FUNC%return on Go code, without a uretprobe. A uretprobe replaces the
+// return address on the stack with its trampoline's; a goroutine's stack
+// is Go's own: Go copies it elsewhere when it grows (morestack) and walks
+// it itself (tracebacks, panics, the GC's stack scan), and meeting the
+// trampoline's address where it expects a Go return address it aborts the
+// program ("unexpected return pc", "fatal error: unknown caller pc"). So
+// each return instruction of the function gets an ordinary uprobe, found
+// by disassembling it (elf/return_sites.cc): a breakpoint there touches no
+// stack. FUNC%return becomes FUNC+OFF for each OFF, resolved as any probe
+// (DWARF's named results where their locations cover it); $retval is the
+// first result, in Go's first result register (Go's register ABI returns
+// in the registers it passes arguments in). Events are FUNC__return,
+// FUNC__return_1... one per return instruction.
+#include "kprobectl/return_sites.h"
+#include "kprobectl/strings.h"
+#include "resolve_internal.h"
+
+namespace kprobectl::resolve {
+
+namespace {
+
+// $retval at a return instruction: Go's first result register, as written.
+Result<void> RetvalInRegister(ProbeSpec& spec, const Arch& arch, bool register_abi) {
+  for (ProbeArg& arg : spec.args) {
+    if (arg.expr.kind != ArgKind::kRetval) continue;
+    if (!register_abi)
+      return ArgError(spec, arg.pos,
+                      "$retval of a Go function built before Go's register ABI (Go 1.17 on x86-64, 1.18 on "
+                      "arm64) is on the stack, where only the function's types place it",
+                      "fetch the result by name through the DWARF");
+    std::string reg = KP_TRY(arch.GoArgumentAtEntry(1, true));
+    arg.expr.kind = ArgKind::kRegister;
+    arg.expr.name = reg.substr(1);  // without the '%'
+    if (arg.name.empty()) arg.name = "retval";
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::vector<ResolvedLocation>> LocateGoReturns(const ProbeSpec& spec, Target& target, bool register_abi,
+                                                      const Locator& locate) {
+  const ElfImage& image = *target.image;
+  ProbeSpec entry = spec;
+  entry.point.retprobe = false;
+  entry.args.clear();
+  std::vector<ResolvedLocation> out;
+  for (const ResolvedLocation& place : KP_TRY(locate(entry))) {
+    const ElfSymbol* f = image.FunctionAt(place.address);
+    std::string what = "'" + (f ? f->name : DescribePoint(spec.point)) + "'";
+    if (!f || f->size == 0)
+      return Fail("cannot find the returns of " + what + ": no function symbol with a size holds " +
+                  Hex(place.address));
+    std::string code = KP_TRY(image.ReadBytes(f->value, f->size));
+    std::vector<uint64_t> sites = KP_TRY(FindReturnSites(code, f->value, *target.arch, what));
+    if (sites.empty())
+      return Fail(what + " has no return instruction: it never returns (or only panics or exits)",
+                  "probe its entry or its lines");
+    for (uint64_t site : sites) {
+      ProbeSpec at = spec;
+      at.point.retprobe = false;
+      at.point.function = f->name;
+      at.point.file.clear();
+      at.point.offset = site - f->value;
+      KP_TRY_VOID(RetvalInRegister(at, *target.arch, register_abi));
+      auto located = locate(at);
+      if (!located && !located.error().message.starts_with("cannot find"))
+        return Fail(located.error().message,
+                    "at a Go function's return its results are in registers, where Go's DWARF (1.19) gives them no "
+                    "location: $retval is the first result (Go's first result register)");
+      for (ResolvedLocation& loc : *located) {
+        loc.event_base = spec.event.empty() ? place.event_base + "__return" : spec.event;
+        out.push_back(std::move(loc));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace kprobectl::resolve

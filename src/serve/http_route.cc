@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// What kprobectl serve answers: read-only. GET (and HEAD) of /metrics is
+// the exposition; / says where it is; every other path is 404 and every
+// other method 405 with Allow, so that no request can add, change or
+// remove a probe. libmicrohttpd has parsed the request by then (the query
+// string is not part of `url`).
+#include "kprobectl/serve.h"
+
+namespace kprobectl {
+
+HttpAnswer AnswerRequest(std::string_view method, std::string_view url,
+                         const std::function<Result<std::string>()>& metrics, size_t max_body) {
+  HttpAnswer answer;
+  bool head = method == "HEAD";
+  if (method != "GET" && !head) {
+    answer.status = 405;
+    answer.allow = "GET, HEAD";
+    answer.body = "kprobectl serve is read-only: GET /metrics\n";
+    return answer;
+  }
+  answer.head = head;
+  if (url == "/") {
+    answer.body = "kprobectl serve: the metrics are at /metrics\n";
+    return answer;
+  }
+  if (url != "/metrics") {
+    answer.status = 404;
+    answer.body = "not found: the metrics are at /metrics\n";
+    return answer;
+  }
+  auto text = metrics();
+  if (!text) {
+    answer.status = 500;
+    answer.body = "kprobectl: error: " + text.error().message + "\n";
+    return answer;
+  }
+  if (text->size() > max_body) {
+    answer.status = 500;
+    answer.body = "kprobectl: the metrics (" + std::to_string(text->size()) + " bytes) pass the limit of " +
+                  std::to_string(max_body) + " bytes: lower max-series, or use fewer keys\n";
+    return answer;
+  }
+  answer.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  answer.body = std::move(*text);
+  return answer;
+}
+
+}  // namespace kprobectl

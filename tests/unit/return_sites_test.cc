@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// Return sites by disassembly (elf/return_sites.cc), table-driven on
+// hand-assembled code: returns found, jumps inside kept, a jump out refused.
+#include "kprobectl/return_sites.h"
+
+#include <catch2/catch.hpp>
+
+using namespace kprobectl;
+
+TEST_CASE("return sites: every return instruction, a jump out of the function refused") {
+  const Arch& x86 = **ArchOfUname("x86_64");
+  const Arch& arm64 = **ArchOfUname("aarch64");
+  struct Case {
+    const Arch* arch;
+    std::string code;
+    std::vector<uint64_t> sites;
+    std::string error;
+  } cases[] = {
+      // cmp; jne +1; ret; ret; int3
+      {&x86, std::string("\x48\x39\xc0\x75\x01\xc3\xc3\xcc", 8), {0x1005, 0x1006}, ""},
+      // jmp rax (a jump table's, stays in); ret
+      {&x86, std::string("\xff\xe0\xc3", 3), {0x1002}, ""},
+      // jmp back to the start (morestack's return); ret
+      {&x86, std::string("\xeb\xfe\xc3", 3), {0x1002}, ""},
+      // jmp rel32 to 0x2000: out of the function
+      {&x86,
+       std::string("\xe9\xfb\x0f\x00\x00", 5),
+       {},
+       "cannot find the returns of 'f': it jumps out of itself at 0x1000 (jmp 0x2000), a tail call whose return "
+       "is another function's"},
+      // ret; a jmp cut short (data, or the wrong length)
+      {&x86,
+       std::string("\xc3\xe9\x00", 3),
+       {},
+       "cannot find the returns of 'f': the instruction at 0x1001 does not decode"},
+      // arm64: cbz x0, +8; ret; ret
+      {&arm64, std::string("\x40\x00\x00\xb4\xc0\x03\x5f\xd6\xc0\x03\x5f\xd6", 12), {0x1004, 0x1008}, ""},
+      // arm64: b +0x1000, out
+      {&arm64,
+       std::string("\x00\x04\x00\x14", 4),
+       {},
+       "cannot find the returns of 'f': it jumps out of itself at 0x1000 (b #0x2000), a tail call whose return is "
+       "another function's"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.error);
+    auto sites = FindReturnSites(c.code, 0x1000, *c.arch, "'f'");
+    if (c.error.empty()) {
+      REQUIRE(sites);
+      CHECK(*sites == c.sites);
+    } else {
+      REQUIRE_FALSE(sites);
+      CHECK(sites.error().message == c.error);
+    }
+  }
+}
