@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
 // runstat RUNS COMMAND [ARG...]: runs the command RUNS times, its output
-// thrown away, and prints "MEDIAN_WALL_MS MEDIAN_PEAK_RSS_KB FAILURES".
-// Wall time from a monotonic clock around fork..wait4; peak RSS is the
-// child's ru_maxrss from wait4, so each run is measured alone.
+// thrown away, and prints "MEDIAN_WALL_MS MEDIAN_PEAK_RSS_KB FAILURES
+// MEDIAN_CPU_MS". Wall time from a monotonic clock around fork..wait4; peak
+// RSS and CPU time (user + system) are the child's from wait4, so each run
+// is measured alone. CPU time is what a machine shared with other work
+// does not inflate (wall time waits for a core).
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -34,6 +36,7 @@ int main(int argc, char** argv) {
   int runs = std::atoi(argv[1]);
   std::vector<double> wall;
   std::vector<long> rss;
+  std::vector<double> cpu;
   int failures = 0;
   for (int i = 0; i < runs; ++i) {
     auto start = std::chrono::steady_clock::now();
@@ -50,8 +53,12 @@ int main(int argc, char** argv) {
     wait4(pid, &status, 0, &usage);
     wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     rss.push_back(usage.ru_maxrss);
+    auto ms = [](const timeval& t) {
+      return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) / 1e3;
+    };
+    cpu.push_back(ms(usage.ru_utime) + ms(usage.ru_stime));
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failures;
   }
-  std::printf("%.1f %ld %d\n", Median(wall), Median(rss), failures);
+  std::printf("%.1f %ld %d %.2f\n", Median(wall), Median(rss), failures, Median(cpu));
   return 0;
 }

@@ -38,13 +38,20 @@ struct BtfParameter {
   std::vector<std::string> pieces_refused;
 };
 
+// Who reads a raw BTF blob: an index of it, kept in the cache directory
+// when there is one (a warm run reads a few of its pages), or libbpf, which
+// parses all of it (and reads ELF files and split BTF whichever is asked).
+enum class BtfReader { kIndex, kLibbpf };
+
 class BtfInfo {
  public:
   // A raw BTF file or an ELF file's .BTF section; with `base_path`, a
   // module's split BTF over its kernel's. Parameters are placed as `arch`'s
-  // psABI places them (BTF has no locations).
+  // psABI places them (BTF has no locations). `cache_dir` empty: nothing
+  // kept (--no-cache).
   static Result<std::unique_ptr<BtfInfo>> Open(const std::string& path, const Arch& arch,
-                                               const std::string& base_path = {});
+                                               const std::string& base_path = {}, const std::string& cache_dir = {},
+                                               BtfReader reader = BtfReader::kIndex);
   ~BtfInfo();
   BtfInfo(const BtfInfo&) = delete;
   BtfInfo& operator=(const BtfInfo&) = delete;

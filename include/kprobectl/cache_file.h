@@ -1,36 +1,35 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
-// What the persistent caches (the debuginfo index, the symbol index) share:
-// a fast hash to check a file's every byte, a read-only mapping of a file,
-// and a write that readers never see half done (a temporary file beside the
-// target, renamed into place). In: paths and bytes. Out: bytes or errors.
+// What the persistent caches (the debuginfo index, the symbol index, the BTF
+// index) share: a fast hash, a read-only mapping of a file, its blocks
+// checked as they are read, and a write that readers never see half done (a
+// temporary file beside the target, renamed into place). In: paths and
+// bytes. Out: bytes or errors.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kprobectl/result.h"
 
 namespace kprobectl {
 
-// 64 bits of hash (four interleaved multiply-rotate lanes: fast enough to
-// check a whole cache file on every run).
+// 64 bits of hash (four interleaved multiply-rotate lanes: fast on a block
+// of a cache file, and on a name).
 uint64_t Hash64(const void* data, size_t size, uint64_t seed = 0);
-
-// The hash a cache file holds of itself: its first `header_size` bytes,
-// with the 8 at `hash_at` (where the hash is kept) read as zero, then the rest.
-uint64_t FileHash64(const unsigned char* data, size_t size, size_t header_size, size_t hash_at);
 
 // Lower-case hex of raw bytes (a build-id, for file names).
 std::string HexOf(std::string_view bytes);
 
-// A whole file mapped read-only, its pages read in at once (a cache file is
-// hashed whole as soon as it is opened).
+// A whole file mapped read-only. `populate`: its pages read in at once (for
+// a file read whole); else each page is read when first touched (a cache
+// file whose blocks are checked as they are used, below).
 class MappedFile {
  public:
-  static Result<MappedFile> Open(const std::string& path);
+  static Result<MappedFile> Open(const std::string& path, bool populate = true);
   const unsigned char* data() const { return static_cast<const unsigned char*>(map_.get()); }
   size_t size() const { return size_; }
   std::shared_ptr<const void> keep() const { return map_; }
@@ -39,6 +38,46 @@ class MappedFile {
   std::shared_ptr<const void> map_;
   size_t size_ = 0;
 };
+
+// A cache file checked block by block as it is read, not whole on every run:
+// a warm command reads a few pages of a file of megabytes, and hashing all
+// of it cost more than the command (a quarter of a warm DWARF look-up).
+// The file is a payload (its header first) followed by a table of the hash
+// of each kCheckBlock bytes of it after the header; the header holds, at
+// `hash_at`, the seal: a hash of the header (that field read as zero) and
+// of the table.
+// Opening checks the length and the seal; each read checks the blocks it
+// touches that no earlier read checked. A block that fails makes the read
+// fail, and the caller treats the file as a cache miss from then on.
+constexpr size_t kCheckBlock = 4096;
+
+// Appends the block table to `bytes` (the payload) and writes the seal.
+void SealBlocks(std::string& bytes, size_t header_size, size_t hash_at);
+
+class CheckedBytes {
+ public:
+  CheckedBytes() = default;
+  // `data` (`size` bytes) as SealBlocks left it over a payload of `payload`
+  // bytes (as the header says: the seal then vouches for that too).
+  static Result<CheckedBytes> Open(const unsigned char* data, size_t size, size_t payload, size_t header_size,
+                                   size_t hash_at);
+  // Bytes built by this process: nothing to check.
+  static CheckedBytes Trusted(const unsigned char* data, size_t payload);
+  // [offset, offset + length) of the payload, once each block it touches
+  // has matched its hash; null outside the payload or on a mismatch.
+  const unsigned char* Read(uint64_t offset, uint64_t length) const;
+  size_t payload() const { return payload_; }
+
+ private:
+  const unsigned char* data_ = nullptr;
+  size_t payload_ = 0;
+  size_t header_size_ = 0;
+  const unsigned char* table_ = nullptr;   // null: trusted
+  mutable std::vector<uint64_t> checked_;  // a bit per block that matched
+};
+
+// The size of the table SealBlocks appends to a payload of `payload` bytes.
+size_t BlockTableSize(size_t payload, size_t header_size);
 
 // Creates the directory as needed, writes a temporary file beside `path`
 // and renames it into place.

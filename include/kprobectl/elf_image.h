@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kprobectl/cache_file.h"
 #include "kprobectl/result.h"
 
 namespace kprobectl {
@@ -145,7 +146,29 @@ class ElfImage {
     std::span<const uint32_t> name_slots;
     std::vector<uint64_t> owned_values[2];
     std::vector<uint32_t> owned_order[2];
-    std::shared_ptr<const void> index_mapping;     // holds the spans read from the cache
+    std::shared_ptr<const void> index_mapping;  // holds the spans read from the cache
+    // The cache file's bytes, checked block by block as the spans are read
+    // (index_base null: the spans are this run's own).
+    CheckedBytes index_bytes;
+    const unsigned char* index_base = nullptr;
+    std::string index_path;  // removed when a block fails: the next run writes it anew
+    // Whether `count` elements of a span at `p` passed their check and, for
+    // entries, are in range: a look-up that meets one that did not scans.
+    template <typename T>
+    bool Checked(const T* p, size_t count = 1) const {
+      if (!index_base || index_bytes.Read(static_cast<uint64_t>(reinterpret_cast<const unsigned char*>(p) - index_base),
+                                          count * sizeof(T)))
+        return true;
+      IndexFailed();
+      return false;
+    }
+    void IndexFailed() const;
+    bool CheckedEntry(const uint32_t* p) const {
+      if (!Checked(p)) return false;
+      if (*p < raw_count) return true;
+      IndexFailed();
+      return false;
+    }
     std::unordered_map<uint32_t, ElfSymbol> made;  // node-based: pointers stay valid
     std::vector<ElfSymbol> all;
     size_t size() const { return raw_symbols ? raw_count : entries.size(); }
@@ -166,11 +189,20 @@ class ElfImage {
     void UseSymbolIndex(const std::string& cache_dir, const std::string& build_id, uint64_t size, int64_t mtime_ns);
     template <typename F>
     void ForEachNamed(std::string_view name, F&& f) const;  // f(entry index, Entry&) for each symbol called `name`
+    // The symbols called `name` through name_slots; false when a slot
+    // failed its check (the caller scans).
+    bool Named(std::string_view name, std::vector<std::pair<uint32_t, Entry>>& out) const;
+    // The first position in values[t] at or above `value` (after it, with
+    // `upper`); nullopt when a value read failed its check.
+    std::optional<size_t> Bound(int t, uint64_t value, bool upper) const;
   };
   friend struct ElfReader;  // elf_image.cc: what Open() reads with libelf
   // The symbol of `type` that contains `vaddr`, globals preferred on ties.
   const ElfSymbol* SymbolAt(uint64_t vaddr, ElfSymbol::Type type) const;
   const ElfSymbol* Made(uint32_t entry) const;
+  // FunctionsStartingAt through the address index; nullopt without one, or
+  // when a block of its cache file failed its check.
+  std::optional<std::vector<const ElfSymbol*>> FunctionsByAddress(const std::vector<uint64_t>& starts) const;
 
   std::string path_;
   uint16_t machine_ = 0;

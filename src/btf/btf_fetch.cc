@@ -136,11 +136,14 @@ Result<Walked> Parameter(const File& file, const Prototype& proto, std::string_v
 BtfInfo::BtfInfo(std::shared_ptr<const btf::File> file, const Arch& arch) : file_(std::move(file)), arch_(&arch) {}
 BtfInfo::~BtfInfo() = default;
 
-Result<std::unique_ptr<BtfInfo>> BtfInfo::Open(const std::string& path, const Arch& arch,
-                                               const std::string& base_path) {
+Result<std::unique_ptr<BtfInfo>> BtfInfo::Open(const std::string& path, const Arch& arch, const std::string& base_path,
+                                               const std::string& cache_dir, BtfReader reader) {
   std::shared_ptr<const btf::File> base;
-  if (!base_path.empty()) base = std::make_shared<const btf::File>(KP_TRY(btf::File::Open(base_path)));
-  auto file = std::make_shared<const btf::File>(KP_TRY(btf::File::Open(path, base)));
+  // Split BTF is libbpf's to read, over a base libbpf read.
+  if (!base_path.empty())
+    base = std::make_shared<const btf::File>(KP_TRY(btf::File::Open(base_path, nullptr, {}, btf::File::kLibbpf)));
+  auto file = std::make_shared<const btf::File>(KP_TRY(
+      btf::File::Open(path, base, cache_dir, reader == BtfReader::kLibbpf ? btf::File::kLibbpf : btf::File::kIndexed)));
   return std::unique_ptr<BtfInfo>(new BtfInfo(std::move(file), arch));
 }
 

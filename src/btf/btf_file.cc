@@ -11,6 +11,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "btf_index.h"
+#include "btf_raw.h"
+
 namespace kprobectl::btf {
 
 namespace {
@@ -18,44 +21,6 @@ namespace {
 std::string Name(const struct ::btf* b, uint32_t offset) {
   const char* name = btf__name_by_offset(b, offset);
   return name ? name : "";
-}
-
-Type::Kind KindOf(const struct btf_type* t) {
-  switch (btf_kind(t)) {
-    case BTF_KIND_INT:
-      return Type::kInt;
-    case BTF_KIND_PTR:
-      return Type::kPointer;
-    case BTF_KIND_ARRAY:
-      return Type::kArray;
-    case BTF_KIND_STRUCT:
-      return Type::kStruct;
-    case BTF_KIND_UNION:
-      return Type::kUnion;
-    case BTF_KIND_ENUM:
-    case BTF_KIND_ENUM64:
-      return Type::kEnum;
-    case BTF_KIND_FWD:
-      return Type::kForward;
-    case BTF_KIND_TYPEDEF:
-      return Type::kTypedef;
-    case BTF_KIND_VOLATILE:
-      return Type::kVolatile;
-    case BTF_KIND_CONST:
-      return Type::kConst;
-    case BTF_KIND_RESTRICT:
-      return Type::kRestrict;
-    case BTF_KIND_FUNC:
-      return Type::kFunction;
-    case BTF_KIND_FUNC_PROTO:
-      return Type::kPrototype;
-    case BTF_KIND_FLOAT:
-      return Type::kFloat;
-    case BTF_KIND_TYPE_TAG:
-      return Type::kTypeTag;
-    default:
-      return Type::kOther;
-  }
 }
 
 void CopyDetails(const struct ::btf* b, const struct btf_type* t, Type& out) {
@@ -105,7 +70,32 @@ void CopyDetails(const struct ::btf* b, const struct btf_type* t, Type& out) {
 
 }  // namespace
 
-Result<File> File::Open(const std::string& path, std::shared_ptr<const File> base) {
+File::File() = default;
+
+template <typename Lookup>
+auto File::Indexed(Lookup lookup) const {
+  auto found = lookup(*index_);
+  if (!found) {
+    if (auto rebuilt = Index::Open(path_, cache_dir_, false)) {
+      index_ = std::move(rebuilt);
+      found = lookup(*index_);
+    }
+  }
+  // The blob gone since: nothing found.
+  return found ? std::move(*found) : typename decltype(found)::value_type{};
+}
+
+Result<File> File::Open(const std::string& path, std::shared_ptr<const File> base, const std::string& cache_dir,
+                        Reader reader) {
+  if (!base && reader == kIndexed) {
+    if (auto index = Index::Open(path, cache_dir)) {
+      File f;
+      f.path_ = path;
+      f.cache_dir_ = cache_dir;
+      f.index_ = std::move(index);
+      return f;
+    }
+  }
   // libbpf prints its complaints to stderr; its errors come back here as values.
   libbpf_set_print(nullptr);
   errno = 0;
@@ -128,7 +118,11 @@ Result<File> File::Open(const std::string& path, std::shared_ptr<const File> bas
 }
 
 File::File(File&& other) noexcept
-    : path_(std::move(other.path_)), btf_(std::exchange(other.btf_, nullptr)), base_(std::move(other.base_)) {}
+    : path_(std::move(other.path_)),
+      btf_(std::exchange(other.btf_, nullptr)),
+      base_(std::move(other.base_)),
+      cache_dir_(std::move(other.cache_dir_)),
+      index_(std::move(other.index_)) {}
 
 File& File::operator=(File&& other) noexcept {
   if (this != &other) {
@@ -136,6 +130,8 @@ File& File::operator=(File&& other) noexcept {
     path_ = std::move(other.path_);
     btf_ = std::exchange(other.btf_, nullptr);
     base_ = std::move(other.base_);
+    cache_dir_ = std::move(other.cache_dir_);
+    index_ = std::move(other.index_);
   }
   return *this;
 }
@@ -143,22 +139,25 @@ File& File::operator=(File&& other) noexcept {
 File::~File() { btf__free(btf_); }
 
 Type File::Get(uint32_t id) const {
+  if (index_) return Indexed([&](const Index& index) { return index.Get(id); });
   Type out;
   const struct btf_type* t = id ? btf__type_by_id(btf_, id) : nullptr;
-  if (!t) return out;  // void, or an id out of range
-  out.kind = KindOf(t);
+  if (!t) return out;                  // void, or an id out of range
+  out.kind = TypeKindOf(btf_kind(t));  // libbpf's BTF_KIND_* are the raw kinds
   out.name = Name(btf_, t->name_off);
   CopyDetails(btf_, t, out);
   return out;
 }
 
 std::optional<uint32_t> File::FindFunction(std::string_view name) const {
+  if (index_) return Indexed([&](const Index& index) { return index.Find(name, BTF_KIND_FUNC); });
   int id = btf__find_by_name_kind(btf_, std::string(name).c_str(), BTF_KIND_FUNC);
   if (id <= 0) return std::nullopt;
   return static_cast<uint32_t>(id);
 }
 
 std::vector<std::string> File::FunctionNames() const {
+  if (index_) return Indexed([](const Index& index) { return index.FunctionNames(); });
   std::vector<std::string> out;
   uint32_t count = btf__type_cnt(btf_);
   // A split blob's own types come after its base's.
@@ -190,6 +189,12 @@ std::optional<uint32_t> File::FindType(std::string_view name, Type::Kind kind) c
     default:
       return std::nullopt;
   }
+  if (index_) {
+    auto found = Indexed([&](const Index& index) { return index.Find(name, btf_kind); });
+    if (!found && kind == Type::kEnum)
+      found = Indexed([&](const Index& index) { return index.Find(name, BTF_KIND_ENUM64); });
+    return found;
+  }
   int id = btf__find_by_name_kind(btf_, std::string(name).c_str(), btf_kind);
   if (id <= 0 && kind == Type::kEnum) id = btf__find_by_name_kind(btf_, std::string(name).c_str(), BTF_KIND_ENUM64);
   if (id <= 0) return std::nullopt;
@@ -197,6 +202,7 @@ std::optional<uint32_t> File::FindType(std::string_view name, Type::Kind kind) c
 }
 
 std::optional<uint32_t> File::PointerTo(uint32_t id) const {
+  if (index_) return Indexed([&](const Index& index) { return index.PointerTo(id); });
   uint32_t count = btf__type_cnt(btf_);
   for (uint32_t i = 1; i < count; ++i) {
     const struct btf_type* t = btf__type_by_id(btf_, i);

@@ -52,15 +52,24 @@ struct Type {
     uint32_t type = 0;
     uint32_t bit_offset = 0;     // struct and union members
     uint32_t bitfield_size = 0;  // 0: not a bitfield
+    bool operator==(const Member&) const = default;
   };
   std::vector<Member> members;  // struct and union members, a prototype's parameters
+  bool operator==(const Type&) const = default;
 };
+
+class Index;
 
 class File {
  public:
+  // Who reads a raw BTF blob: its index (btf_index.h), or libbpf (which
+  // reads the rest: ELF files' .BTF sections, a module's split BTF).
+  enum Reader { kIndexed, kLibbpf };
   // A raw BTF file (/sys/kernel/btf/vmlinux) or an ELF file's .BTF section;
-  // with `base`, split BTF over it (a module's).
-  static Result<File> Open(const std::string& path, std::shared_ptr<const File> base = nullptr);
+  // with `base`, split BTF over it (a module's). With `cache_dir`, a raw
+  // blob's index is kept there.
+  static Result<File> Open(const std::string& path, std::shared_ptr<const File> base = nullptr,
+                           const std::string& cache_dir = {}, Reader reader = kIndexed);
   File(File&&) noexcept;
   File& operator=(File&&) noexcept;
   ~File();
@@ -78,10 +87,18 @@ class File {
   std::optional<uint32_t> PointerTo(uint32_t id) const;
 
  private:
-  File() = default;
+  File();
+  // A look-up through the index; when a block of its cache file fails its
+  // check, the blob is indexed again from its bytes (and the cache file
+  // rewritten), and the look-up made there.
+  template <typename Lookup>
+  auto Indexed(Lookup lookup) const;
+
   std::string path_;
   struct ::btf* btf_ = nullptr;
   std::shared_ptr<const File> base_;
+  std::string cache_dir_;
+  mutable std::unique_ptr<Index> index_;  // null: libbpf's btf_
 };
 
 }  // namespace kprobectl::btf

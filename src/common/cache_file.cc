@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -33,8 +34,8 @@ uint64_t Word(const unsigned char* p) {
 uint64_t Hash64(const void* data, size_t size, uint64_t seed) {
   const auto* p = static_cast<const unsigned char*>(data);
   const unsigned char* end = p + size;
-  // One multiply and a rotate per word and lane: a cache file is hashed
-  // whole on every run, so this loop is on the path of every command.
+  // One multiply and a rotate per word and lane: each block of a cache
+  // file a command reads is hashed, and the whole file when it is written.
   uint64_t lanes[4] = {seed + kPrime1 + kPrime2, seed + kPrime2, seed, seed - kPrime1};
   for (; end - p >= 32; p += 32)
     for (size_t i = 0; i < 4; ++i) {
@@ -51,12 +52,6 @@ uint64_t Hash64(const void* data, size_t size, uint64_t seed) {
   return h;
 }
 
-uint64_t FileHash64(const unsigned char* data, size_t size, size_t header_size, size_t hash_at) {
-  std::string header(reinterpret_cast<const char*>(data), header_size);
-  std::memset(header.data() + hash_at, 0, 8);
-  return Hash64(header.data(), header_size, Hash64(data + header_size, size - header_size));
-}
-
 std::string HexOf(std::string_view bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
@@ -68,7 +63,83 @@ std::string HexOf(std::string_view bytes) {
   return out;
 }
 
-Result<MappedFile> MappedFile::Open(const std::string& path) {
+size_t BlockTableSize(size_t payload, size_t header_size) {
+  return (payload - header_size + kCheckBlock - 1) / kCheckBlock * 8;
+}
+
+namespace {
+
+uint64_t SealOf(const unsigned char* header, size_t header_size, size_t hash_at, const unsigned char* table,
+                size_t table_size) {
+  std::string copy(reinterpret_cast<const char*>(header), header_size);
+  std::memset(copy.data() + hash_at, 0, 8);
+  return Hash64(copy.data(), copy.size(), Hash64(table, table_size));
+}
+
+// A block's hash, seeded with where it is (a block moved is a block changed).
+uint64_t BlockHash(const unsigned char* data, size_t at, size_t end) {
+  return Hash64(data + at, std::min(kCheckBlock, end - at), at);
+}
+
+}  // namespace
+
+void SealBlocks(std::string& bytes, size_t header_size, size_t hash_at) {
+  const size_t payload = bytes.size();
+  bytes.reserve(payload + BlockTableSize(payload, header_size));
+  for (size_t at = header_size; at < payload; at += kCheckBlock) {
+    uint64_t h = BlockHash(reinterpret_cast<const unsigned char*>(bytes.data()), at, payload);
+    bytes.append(reinterpret_cast<const char*>(&h), 8);
+  }
+  const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
+  uint64_t seal = SealOf(data, header_size, hash_at, data + payload, bytes.size() - payload);
+  std::memcpy(bytes.data() + hash_at, &seal, 8);
+}
+
+Result<CheckedBytes> CheckedBytes::Open(const unsigned char* data, size_t size, size_t payload, size_t header_size,
+                                        size_t hash_at) {
+  if (size < header_size || payload < header_size || payload > size ||
+      size - payload != BlockTableSize(payload, header_size))
+    return Fail("truncated or extended");
+  uint64_t seal;
+  std::memcpy(&seal, data + hash_at, 8);
+  if (SealOf(data, header_size, hash_at, data + payload, size - payload) != seal)
+    return Fail("corrupt (hash mismatch)");
+  CheckedBytes out;
+  out.data_ = data;
+  out.payload_ = payload;
+  out.header_size_ = header_size;
+  out.table_ = data + payload;
+  out.checked_.assign((payload - header_size) / kCheckBlock / 64 + 1, 0);
+  return out;
+}
+
+CheckedBytes CheckedBytes::Trusted(const unsigned char* data, size_t payload) {
+  CheckedBytes out;
+  out.data_ = data;
+  out.payload_ = payload;
+  return out;
+}
+
+const unsigned char* CheckedBytes::Read(uint64_t offset, uint64_t length) const {
+  if (offset > payload_ || length > payload_ - offset) return nullptr;
+  if (!table_ || length == 0) return data_ + offset;
+  // The header is the seal's: checked when the file was opened.
+  uint64_t begin = std::max<uint64_t>(offset, header_size_), end = offset + length;
+  if (end <= begin) return data_ + offset;
+  for (uint64_t block = (begin - header_size_) / kCheckBlock, last = (end - 1 - header_size_) / kCheckBlock;
+       block <= last; ++block) {
+    uint64_t& word = checked_[block / 64];
+    const uint64_t bit = uint64_t{1} << (block % 64);
+    if (word & bit) continue;
+    uint64_t expected;
+    std::memcpy(&expected, table_ + block * 8, 8);
+    if (BlockHash(data_, header_size_ + block * kCheckBlock, payload_) != expected) return nullptr;
+    word |= bit;
+  }
+  return data_ + offset;
+}
+
+Result<MappedFile> MappedFile::Open(const std::string& path, bool populate) {
   // O_NONBLOCK: a FIFO put in a cache file's place must not hang us.
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Fail("cannot open '" + path + "': " + std::strerror(errno));
@@ -82,7 +153,7 @@ Result<MappedFile> MappedFile::Open(const std::string& path) {
     return Fail("'" + path + "' is empty");
   }
   auto size = static_cast<size_t>(st.st_size);
-  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
   close(fd);
   if (map == MAP_FAILED) return Fail("cannot map '" + path + "': " + std::strerror(errno));
   MappedFile file;

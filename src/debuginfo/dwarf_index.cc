@@ -325,33 +325,76 @@ std::vector<FunctionInstance> ToInstances(const std::vector<uint64_t>& postings)
 
 namespace {
 
-// An index held in serialized form, read from the cache or just built.
+// An index held in serialized form, read from the cache or just built. A
+// look-up that meets a block of the cache file that fails its check is
+// answered by the index `rebuild` makes (from the DWARF), and so is every
+// later one.
 class ViewIndex : public NameIndex {
  public:
-  explicit ViewIndex(std::unique_ptr<IndexView> view) : view_(std::move(view)) {}
+  ViewIndex(std::unique_ptr<IndexView> view, std::function<std::unique_ptr<NameIndex>()> rebuild)
+      : view_(std::move(view)), rebuild_(std::move(rebuild)) {}
   std::vector<FunctionInstance> Functions(const std::string& name, size_t max_units) override {
-    auto all = WithCode(ToInstances(view_->Functions(name)));
+    if (rebuilt_) return rebuilt_->Functions(name, max_units);
+    auto postings = view_->Functions(name);
+    if (!postings) return Rebuilt().Functions(name, max_units);
+    auto all = WithCode(ToInstances(*postings));
     if (max_units == SIZE_MAX) return all;
-    if (units_.empty()) units_ = view_->Units();
+    if (units_.empty()) {
+      auto units = view_->Units();
+      if (!units) return Rebuilt().Functions(name, max_units);
+      units_ = std::move(*units);
+    }
     return InFirstUnits(std::move(all), units_, max_units);
   }
-  bool InlineOnly(const std::string& name) override { return AllAbstract(ToInstances(view_->Functions(name))); }
-  std::vector<Dwarf_Off> Globals(const std::string& name) override { return view_->Globals(name); }
-  std::vector<std::string> FunctionNames() override { return view_->FunctionNames(); }
-  std::vector<Dwarf_Off> Units() override { return view_->Units(); }
-  std::vector<Dwarf_Off> UnitsWithFile(std::string_view basename) override { return view_->Files(basename); }
-  bool KnowsFiles() const override { return true; }
-  std::optional<uint64_t> FrameFor(uint64_t address) override { return view_->FrameFor(address); }
+  bool InlineOnly(const std::string& name) override {
+    if (rebuilt_) return rebuilt_->InlineOnly(name);
+    auto postings = view_->Functions(name);
+    return postings ? AllAbstract(ToInstances(*postings)) : Rebuilt().InlineOnly(name);
+  }
+  std::vector<Dwarf_Off> Globals(const std::string& name) override {
+    return Answer([&](const IndexView& v) { return v.Globals(name); }, [&](NameIndex& i) { return i.Globals(name); });
+  }
+  std::vector<std::string> FunctionNames() override {
+    return Answer([](const IndexView& v) { return v.FunctionNames(); }, [](NameIndex& i) { return i.FunctionNames(); });
+  }
+  std::vector<Dwarf_Off> Units() override {
+    return Answer([](const IndexView& v) { return v.Units(); }, [](NameIndex& i) { return i.Units(); });
+  }
+  std::vector<Dwarf_Off> UnitsWithFile(std::string_view basename) override {
+    return Answer([&](const IndexView& v) { return v.Files(basename); },
+                  [&](NameIndex& i) { return i.UnitsWithFile(basename); });
+  }
+  bool KnowsFiles() const override { return !rebuilt_ || rebuilt_->KnowsFiles(); }
+  std::optional<uint64_t> FrameFor(uint64_t address) override {
+    return Answer([&](const IndexView& v) { return v.FrameFor(address); },
+                  [&](NameIndex& i) { return i.FrameFor(address); });
+  }
 
  private:
+  NameIndex& Rebuilt() {
+    rebuilt_ = rebuild_();
+    view_.reset();
+    return *rebuilt_;
+  }
+  template <typename FromView, typename FromIndex>
+  auto Answer(FromView from_view, FromIndex from_index) -> decltype(from_index(std::declval<NameIndex&>())) {
+    if (rebuilt_) return from_index(*rebuilt_);
+    auto answer = from_view(*view_);
+    if (!answer) return from_index(Rebuilt());
+    return std::move(*answer);
+  }
+
   std::unique_ptr<IndexView> view_;
+  std::function<std::unique_ptr<NameIndex>()> rebuild_;
+  std::unique_ptr<NameIndex> rebuilt_;
   std::vector<Dwarf_Off> units_;
 };
 
 }  // namespace
 
-std::unique_ptr<NameIndex> MakeViewIndex(std::unique_ptr<IndexView> view) {
-  return std::make_unique<ViewIndex>(std::move(view));
+std::unique_ptr<NameIndex> MakeViewIndex(std::unique_ptr<IndexView> view,
+                                         std::function<std::unique_ptr<NameIndex>()> rebuild) {
+  return std::make_unique<ViewIndex>(std::move(view), std::move(rebuild));
 }
 
 }  // namespace kprobectl::dwarf

@@ -22,7 +22,7 @@ namespace {
 // An index of what was just walked, for this run only. Serialized and read
 // back with an empty key, which always matches: the view cannot refuse it.
 std::unique_ptr<NameIndex> InMemory(const IndexContents& contents) {
-  auto view = IndexView::FromBytes(SerializeIndex({}, contents), {});
+  auto view = IndexView::Trusted(SerializeIndex({}, contents, false));
   return MakeViewIndex(std::move(*view));
 }
 
@@ -203,19 +203,24 @@ std::optional<ScanInput> DwarfInfo::ScanInputs() {
   return input;
 }
 
+std::unique_ptr<NameIndex> DwarfInfo::BuildIndex() {
+  IndexContents contents = WalkAll();
+  if (auto written = WriteFileAtomically(status_.file, SerializeIndex(key_, contents)); !written)
+    status_.problem = written.error().message;
+  status_.use = IndexStatus::kCacheBuilt;
+  return InMemory(contents);
+}
+
 std::unique_ptr<NameIndex> DwarfInfo::ChooseIndex() {
   if (cached_) {
     status_.use = IndexStatus::kCacheRead;
-    return MakeViewIndex(std::move(cached_));
+    return MakeViewIndex(std::move(cached_), [this] {
+      status_.problem = status_.file + ": corrupt (a block's hash); rebuilt";
+      return BuildIndex();
+    });
   }
   if (!status_.file.empty() && !CacheWritable()) status_.file.clear();  // no cache: as --no-cache
-  if (!status_.file.empty()) {
-    IndexContents contents = WalkAll();
-    if (auto written = WriteFileAtomically(status_.file, SerializeIndex(key_, contents)); !written)
-      status_.problem = written.error().message;
-    status_.use = IndexStatus::kCacheBuilt;
-    return InMemory(contents);
-  }
+  if (!status_.file.empty()) return BuildIndex();
   if (auto input = ScanInputs()) {
     status_.use = IndexStatus::kScan;
     return MakeScanIndex(std::move(*input));

@@ -128,7 +128,10 @@ bool AllAbstract(const std::vector<FunctionInstance>& instances);
 // `units` are the CU DIEs' offsets, sorted.
 std::vector<FunctionInstance> InFirstUnits(std::vector<FunctionInstance> instances, const std::vector<Dwarf_Off>& units,
                                            size_t max_units);
-std::unique_ptr<NameIndex> MakeViewIndex(std::unique_ptr<IndexView> view);
+// `rebuild`: the index to use when a block of the view's file fails its
+// check (a view this run serialized cannot fail: none then).
+std::unique_ptr<NameIndex> MakeViewIndex(std::unique_ptr<IndexView> view,
+                                         std::function<std::unique_ptr<NameIndex>()> rebuild = nullptr);
 
 // .debug_frame's FDEs, for the index (dwarf_frames.cc).
 std::vector<FrameEntry> ReadFrameTable(Elf* elf);
@@ -281,6 +284,8 @@ class DwarfInfo : public Debuginfo {
   void ReleaseInfo(uint64_t begin, uint64_t end);
   NameIndex& Index();
   std::unique_ptr<NameIndex> ChooseIndex();
+  // The index built from the DWARF and written to the cache.
+  std::unique_ptr<NameIndex> BuildIndex();
   IndexContents WalkAll();
   std::optional<ScanInput> ScanInputs();
   Result<std::vector<DwarfAddress>> ResolveFunction(const ProbePoint& point, const FindOptions& options);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
-// Layout (little-endian, as the supported hosts are, x86-64 and arm64):
+// Layout (little-endian, as the supported hosts are, x86-64 and arm64), a
+// payload sealed by SealBlocks (cache_file.h: each 4 KB block's hash after
+// it, checked when a look-up first reads the block):
 //   header, 128 bytes: magic "KPROBIDX", u32 version, u32 build-id size,
-//     u8 build-id[48], u64 indexed file size, i64 its mtime (ns), u64 this
-//     file's size, u64 hash (of the file, this field read as zero),
+//     u8 build-id[48], u64 indexed file size, i64 its mtime (ns), u64 the
+//     payload's size, u64 the seal (of the header and the block table),
 //     u32 functions, u32 globals, u32 units, u32 postings, u32 frames,
 //     u32 files, 8 bytes reserved;
 //   u64 units[units];
@@ -13,7 +15,8 @@
 //     size, u32 first posting, u32 posting count; names sorted bytewise in
 //     each table (files: source basenames, postings the CUs naming them);
 //   u64 postings[postings];
-//   the names' bytes.
+//   the names' bytes;
+//   the block table.
 #include "index_file.h"
 
 #include <fcntl.h>
@@ -33,9 +36,10 @@ namespace kprobectl::dwarf {
 namespace {
 
 constexpr char kMagic[8] = {'K', 'P', 'R', 'O', 'B', 'I', 'D', 'X'};
-// 9: Rust's qualified and linkage names, 8: qualified names without ABI tags, 7: C++ qualified and linkage names,
-// 6: split parts in other functions' code
-constexpr uint32_t kVersion = 9;
+// 10: checked block by block, 9: Rust's qualified and linkage names, 8:
+// qualified names without ABI tags, 7: C++ qualified and linkage names, 6:
+// split parts in other functions' code
+constexpr uint32_t kVersion = 10;
 constexpr size_t kHeaderSize = 128;
 constexpr size_t kRecordSize = 16;
 constexpr size_t kHashAt = 88;
@@ -48,20 +52,18 @@ struct Header {
   unsigned char build_id[48];
   uint64_t source_size;
   int64_t source_mtime_ns;
-  uint64_t file_size;
-  uint64_t hash;
+  uint64_t payload;
+  uint64_t seal;
   uint32_t functions, globals, units, postings, frames, files;
   unsigned char reserved[8];
 };
-static_assert(sizeof(Header) == kHeaderSize && offsetof(Header, hash) == kHashAt);
+static_assert(sizeof(Header) == kHeaderSize && offsetof(Header, seal) == kHashAt);
 
 uint32_t U32(const unsigned char* p) {
   uint32_t w;
   std::memcpy(&w, p, 4);
   return w;
 }
-
-uint64_t FileHash(const unsigned char* data, size_t size) { return FileHash64(data, size, kHeaderSize, kHashAt); }
 
 void PutRecords(std::string& out, const std::vector<std::pair<std::string, std::vector<uint64_t>>>& table,
                 uint32_t* name_at, uint32_t* posting_at) {
@@ -78,9 +80,11 @@ void PutWords(std::string& out, const std::vector<uint64_t>& words) {
   if (!words.empty()) out.append(reinterpret_cast<const char*>(words.data()), words.size() * 8);
 }
 
+Error Corrupt() { return Error{"corrupt (a block's hash)", ""}; }
+
 }  // namespace
 
-std::string SerializeIndex(const IndexKey& key, const IndexContents& contents) {
+std::string SerializeIndex(const IndexKey& key, const IndexContents& contents, bool seal) {
   Header header{};
   std::memcpy(header.magic, kMagic, sizeof kMagic);
   header.version = kVersion;
@@ -107,10 +111,9 @@ std::string SerializeIndex(const IndexKey& key, const IndexContents& contents) {
   for (const auto& [name, postings] : contents.functions) out += name;
   for (const auto& [name, postings] : contents.globals) out += name;
   for (const auto& [name, postings] : contents.files) out += name;
-  header.file_size = out.size();
+  header.payload = out.size();
   std::memcpy(out.data(), &header, kHeaderSize);
-  header.hash = FileHash(reinterpret_cast<const unsigned char*>(out.data()), out.size());
-  std::memcpy(out.data(), &header, kHeaderSize);
+  if (seal) SealBlocks(out, kHeaderSize, kHashAt);
   return out;
 }
 
@@ -119,41 +122,56 @@ Result<std::unique_ptr<IndexView>> IndexView::FromBytes(std::string bytes, const
   view->owned_ = std::move(bytes);
   view->data_ = reinterpret_cast<const unsigned char*>(view->owned_.data());
   view->size_ = view->owned_.size();
-  KP_TRY_VOID(view->Validate(key));
+  KP_TRY_VOID(view->Validate(key, false));
+  return view;
+}
+
+Result<std::unique_ptr<IndexView>> IndexView::Trusted(std::string bytes) {
+  std::unique_ptr<IndexView> view(new IndexView);
+  view->owned_ = std::move(bytes);
+  view->data_ = reinterpret_cast<const unsigned char*>(view->owned_.data());
+  view->size_ = view->owned_.size();
+  KP_TRY_VOID(view->Validate({}, true));
   return view;
 }
 
 Result<std::unique_ptr<IndexView>> IndexView::FromFile(const std::string& path, const IndexKey& key) {
-  auto file = MappedFile::Open(path);
+  // Not read in at once: a look-up reads a few of its pages.
+  auto file = MappedFile::Open(path, false);
   if (!file) return std::unexpected(file.error());
   std::unique_ptr<IndexView> view(new IndexView);
   view->data_ = file->data();
   view->size_ = file->size();
   view->mapping_ = file->keep();
-  KP_TRY_VOID(view->Validate(key));
+  KP_TRY_VOID(view->Validate(key, false));
   return view;
 }
 
 IndexView::~IndexView() = default;
 
-Result<void> IndexView::Validate(const IndexKey& key) {
+Result<void> IndexView::Validate(const IndexKey& key, bool trusted) {
   if (size_ < kHeaderSize) return Fail("truncated");
   Header header;
   std::memcpy(&header, data_, kHeaderSize);
   if (std::memcmp(header.magic, kMagic, sizeof kMagic) != 0) return Fail("not a kprobectl index");
   if (header.version != kVersion)
     return Fail("index format " + std::to_string(header.version) + ", not " + std::to_string(kVersion));
-  if (header.build_id_size != key.build_id.size() ||
-      std::memcmp(header.build_id, key.build_id.data(), key.build_id.size()) != 0)
+  if (!trusted && (header.build_id_size != key.build_id.size() ||
+                   std::memcmp(header.build_id, key.build_id.data(), key.build_id.size()) != 0))
     return Fail("the index is of another build-id");
-  if (header.source_size != key.size || header.source_mtime_ns != key.mtime_ns)
+  if (!trusted && (header.source_size != key.size || header.source_mtime_ns != key.mtime_ns))
     return Fail("the indexed file changed (size or mtime)");
-  if (header.file_size != size_) return Fail("truncated or extended");
+  if (trusted) {
+    if (header.payload > size_) return Fail("truncated");
+    checked_ = CheckedBytes::Trusted(data_, header.payload);
+  } else {
+    // The header and the block table, now; the rest as it is read.
+    checked_ = KP_TRY(CheckedBytes::Open(data_, size_, header.payload, kHeaderSize, kHashAt));
+  }
   uint64_t fixed = kHeaderSize + uint64_t{header.units} * 8 + uint64_t{header.frames} * kFrameSize +
                    (uint64_t{header.functions} + header.globals + header.files) * kRecordSize +
                    uint64_t{header.postings} * 8;
-  if (fixed > size_) return Fail("truncated");
-  if (FileHash(data_, size_) != header.hash) return Fail("corrupt (hash mismatch)");
+  if (fixed > header.payload) return Fail("truncated");
   functions_ = header.functions;
   globals_ = header.globals;
   files_ = header.files;
@@ -161,78 +179,94 @@ Result<void> IndexView::Validate(const IndexKey& key) {
   postings_ = header.postings;
   frames_ = header.frames;
   records_at_ = kHeaderSize + size_t{units_} * 8 + size_t{frames_} * kFrameSize;
+  postings_at_ = records_at_ + (size_t{functions_} + globals_ + files_) * kRecordSize;
   names_at_ = static_cast<size_t>(fixed);
-  // The hash says the bytes are as written; the records are checked against
-  // the layout once, so a lookup never reads outside the file.
-  for (size_t r = 0; r < size_t{functions_} + globals_ + files_; ++r) {
-    const unsigned char* rec = data_ + records_at_ + r * kRecordSize;
-    if (uint64_t{U32(rec)} + U32(rec + 4) > size_ - names_at_ || uint64_t{U32(rec + 8)} + U32(rec + 12) > postings_)
-      return Fail("corrupt (a record outside the file)");
-  }
   return {};
 }
 
-std::string_view IndexView::RecordName(size_t record) const {
-  const unsigned char* rec = data_ + records_at_ + record * kRecordSize;
-  return {reinterpret_cast<const char*>(data_ + names_at_ + U32(rec)), U32(rec + 4)};
+Result<const unsigned char*> IndexView::Read(uint64_t offset, uint64_t length) const {
+  const unsigned char* p = checked_.Read(offset, length);
+  if (!p) return std::unexpected(Corrupt());
+  return p;
 }
 
-std::vector<uint64_t> IndexView::Find(size_t first_record, size_t count, std::string_view name) const {
+// A record, checked against the layout as it is read: a look-up never
+// reads outside the file.
+Result<IndexView::Record> IndexView::RecordAt(size_t record) const {
+  const unsigned char* rec = KP_TRY(Read(records_at_ + record * kRecordSize, kRecordSize));
+  Record r{U32(rec), U32(rec + 4), U32(rec + 8), U32(rec + 12)};
+  if (uint64_t{r.name_at} + r.name_size > checked_.payload() - names_at_ || uint64_t{r.first} + r.count > postings_)
+    return Fail("corrupt (a record outside the file)");
+  return r;
+}
+
+Result<std::string_view> IndexView::RecordName(const Record& r) const {
+  return std::string_view(reinterpret_cast<const char*>(KP_TRY(Read(names_at_ + r.name_at, r.name_size))), r.name_size);
+}
+
+Result<std::vector<uint64_t>> IndexView::Find(size_t first_record, size_t count, std::string_view name) const {
   size_t lo = first_record, hi = first_record + count;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (RecordName(mid) < name)
+    Record r = KP_TRY(RecordAt(mid));
+    if (KP_TRY(RecordName(r)) < name)
       lo = mid + 1;
     else
       hi = mid;
   }
-  if (lo == first_record + count || RecordName(lo) != name) return {};
-  const unsigned char* rec = data_ + records_at_ + lo * kRecordSize;
-  const unsigned char* postings = data_ + records_at_ + (size_t{functions_} + globals_ + files_) * kRecordSize;
-  std::vector<uint64_t> out(U32(rec + 12));
-  if (!out.empty()) std::memcpy(out.data(), postings + size_t{U32(rec + 8)} * 8, out.size() * 8);
+  if (lo == first_record + count) return std::vector<uint64_t>{};
+  Record r = KP_TRY(RecordAt(lo));
+  if (KP_TRY(RecordName(r)) != name) return std::vector<uint64_t>{};
+  std::vector<uint64_t> out(r.count);
+  if (!out.empty())
+    std::memcpy(out.data(), KP_TRY(Read(postings_at_ + size_t{r.first} * 8, out.size() * 8)), out.size() * 8);
   return out;
 }
 
-std::vector<uint64_t> IndexView::Functions(std::string_view name) const { return Find(0, functions_, name); }
+Result<std::vector<uint64_t>> IndexView::Functions(std::string_view name) const { return Find(0, functions_, name); }
 
-std::vector<uint64_t> IndexView::Globals(std::string_view name) const { return Find(functions_, globals_, name); }
+Result<std::vector<uint64_t>> IndexView::Globals(std::string_view name) const {
+  return Find(functions_, globals_, name);
+}
 
-std::vector<uint64_t> IndexView::Files(std::string_view basename) const {
+Result<std::vector<uint64_t>> IndexView::Files(std::string_view basename) const {
   return Find(size_t{functions_} + globals_, files_, basename);
 }
 
-std::vector<std::string> IndexView::FunctionNames() const {
+Result<std::vector<std::string>> IndexView::FunctionNames() const {
   std::vector<std::string> out;
   out.reserve(functions_);
-  for (size_t r = 0; r < functions_; ++r) out.emplace_back(RecordName(r));
+  for (size_t r = 0; r < functions_; ++r) {
+    Record record = KP_TRY(RecordAt(r));
+    out.emplace_back(KP_TRY(RecordName(record)));
+  }
   return out;
 }
 
-std::vector<uint64_t> IndexView::Units() const {
+Result<std::vector<uint64_t>> IndexView::Units() const {
   std::vector<uint64_t> out(units_);
-  if (!out.empty()) std::memcpy(out.data(), data_ + kHeaderSize, out.size() * 8);
+  if (!out.empty()) std::memcpy(out.data(), KP_TRY(Read(kHeaderSize, out.size() * 8)), out.size() * 8);
   return out;
 }
 
-std::optional<uint64_t> IndexView::FrameFor(uint64_t address) const {
+Result<std::optional<uint64_t>> IndexView::FrameFor(uint64_t address) const {
   // The last FDE that starts at or below `address`, if it covers it.
-  const unsigned char* frames = data_ + kHeaderSize + size_t{units_} * 8;
-  auto word = [&](size_t i, size_t field) {
+  const size_t frames = kHeaderSize + size_t{units_} * 8;
+  auto word = [&](size_t i, size_t field) -> Result<uint64_t> {
     uint64_t w;
-    std::memcpy(&w, frames + i * kFrameSize + field * 8, 8);
+    std::memcpy(&w, KP_TRY(Read(frames + i * kFrameSize + field * 8, 8)), 8);
     return w;
   };
   size_t lo = 0, hi = frames_;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (word(mid, 0) <= address)
+    if (KP_TRY(word(mid, 0)) <= address)
       lo = mid + 1;
     else
       hi = mid;
   }
-  if (lo == 0 || address >= word(lo - 1, 1)) return std::nullopt;
-  return word(lo - 1, 2);
+  if (lo == 0 || address >= KP_TRY(word(lo - 1, 1))) return std::nullopt;
+  return KP_TRY(word(lo - 1, 2));
 }
 
 std::string IndexFilePath(const std::string& dir, const IndexKey& key) {

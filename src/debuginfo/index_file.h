@@ -7,8 +7,12 @@
 // map and search without touching the DWARF.
 //
 // The file is never trusted: it is used only when its magic, format version,
-// build-id, the indexed file's size and mtime, its own length and a hash of
-// every byte agree; anything else is a cache miss and the index is rebuilt.
+// build-id, the indexed file's size and mtime, its own length and the seal
+// of its header and block table agree, and each block a look-up reads
+// only when its hash agrees (CheckedBytes: a warm look-up reads a few
+// pages of megabytes, and hashing them all cost a quarter of its time).
+// Anything else is a cache miss and the index is rebuilt; a look-up that
+// meets a block that fails says so (an error), and its caller rebuilds.
 // It is written to a temporary file and renamed into place, so concurrent
 // runs see either the old file, the new one, or none. Nothing here knows
 // libdw: offsets are plain integers.
@@ -22,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "kprobectl/cache_file.h"
 #include "kprobectl/result.h"
 
 namespace kprobectl::dwarf {
@@ -56,7 +61,8 @@ struct IndexContents {
   std::vector<std::pair<std::string, std::vector<uint64_t>>> files;
 };
 
-std::string SerializeIndex(const IndexKey& key, const IndexContents& contents);
+// `seal` false: for this run only (IndexView::Trusted), no block table.
+std::string SerializeIndex(const IndexKey& key, const IndexContents& contents, bool seal = true);
 
 // A read-only view of serialized index bytes, from a file or from memory.
 class IndexView {
@@ -64,30 +70,39 @@ class IndexView {
   // Validates `bytes` against `key`; the error says what did not match.
   static Result<std::unique_ptr<IndexView>> FromBytes(std::string bytes, const IndexKey& key);
   static Result<std::unique_ptr<IndexView>> FromFile(const std::string& path, const IndexKey& key);
+  // Bytes this run serialized (unsealed): nothing to check but the layout.
+  static Result<std::unique_ptr<IndexView>> Trusted(std::string bytes);
   ~IndexView();
   IndexView(const IndexView&) = delete;
   IndexView& operator=(const IndexView&) = delete;
 
-  std::vector<uint64_t> Functions(std::string_view name) const;
-  std::vector<uint64_t> Globals(std::string_view name) const;
-  std::vector<uint64_t> Files(std::string_view basename) const;
-  std::vector<std::string> FunctionNames() const;
-  std::vector<uint64_t> Units() const;
+  // Each fails only when what it reads fails its check.
+  Result<std::vector<uint64_t>> Functions(std::string_view name) const;
+  Result<std::vector<uint64_t>> Globals(std::string_view name) const;
+  Result<std::vector<uint64_t>> Files(std::string_view basename) const;
+  Result<std::vector<std::string>> FunctionNames() const;
+  Result<std::vector<uint64_t>> Units() const;
   // The .debug_frame offset of the FDE that covers `address`.
-  std::optional<uint64_t> FrameFor(uint64_t address) const;
+  Result<std::optional<uint64_t>> FrameFor(uint64_t address) const;
 
  private:
+  struct Record {
+    uint32_t name_at, name_size, first, count;
+  };
   IndexView() = default;
-  Result<void> Validate(const IndexKey& key);
-  std::vector<uint64_t> Find(size_t first_record, size_t count, std::string_view name) const;
-  std::string_view RecordName(size_t record) const;
+  Result<void> Validate(const IndexKey& key, bool trusted);
+  Result<const unsigned char*> Read(uint64_t offset, uint64_t length) const;
+  Result<Record> RecordAt(size_t record) const;
+  Result<std::string_view> RecordName(const Record& record) const;
+  Result<std::vector<uint64_t>> Find(size_t first_record, size_t count, std::string_view name) const;
 
   std::string owned_;
   std::shared_ptr<const void> mapping_;
   const unsigned char* data_ = nullptr;
   size_t size_ = 0;
   uint32_t functions_ = 0, globals_ = 0, files_ = 0, units_ = 0, postings_ = 0, frames_ = 0;
-  size_t records_at_ = 0, names_at_ = 0;
+  size_t records_at_ = 0, postings_at_ = 0, names_at_ = 0;
+  CheckedBytes checked_;
 };
 
 // `dir`/<build-id in hex>.idx; written with WriteFileAtomically.

@@ -40,20 +40,33 @@ void ElfImage::Table::IndexAddresses() {
   }
 }
 
-template <typename F>
-void ElfImage::Table::ForEachNamed(std::string_view name, F&& f) const {
-  if (name_slots.empty()) {
-    for (size_t i = 0; i < size(); ++i) {
-      Entry e = At(i);
-      if (!e.skip && !name.empty() && base()[e.name] == name[0] && Name(e) == name) f(static_cast<uint32_t>(i), e);
-    }
-    return;
-  }
+bool ElfImage::Table::Named(std::string_view name, std::vector<std::pair<uint32_t, Entry>>& out) const {
   const size_t mask = name_slots.size() - 1;
-  for (size_t slot = Hash64(name.data(), name.size()) & mask; name_slots[slot]; slot = (slot + 1) & mask) {
+  for (size_t slot = Hash64(name.data(), name.size()) & mask, probes = 0; probes < name_slots.size();
+       slot = (slot + 1) & mask, ++probes) {
+    if (!Checked(&name_slots[slot])) return false;
+    if (name_slots[slot] > raw_count) {
+      IndexFailed();
+      return false;
+    }
+    if (!name_slots[slot]) return true;
     uint32_t i = name_slots[slot] - 1;
     Entry e = At(i);
-    if (!e.skip && Name(e) == name) f(i, e);
+    if (!e.skip && Name(e) == name) out.emplace_back(i, e);
+  }
+  return false;  // no empty slot: not a table this code wrote
+}
+
+template <typename F>
+void ElfImage::Table::ForEachNamed(std::string_view name, F&& f) const {
+  std::vector<std::pair<uint32_t, Entry>> found;
+  if (!name_slots.empty() && Named(name, found)) {
+    for (auto& [i, e] : found) f(i, e);
+    return;
+  }
+  for (size_t i = 0; i < size(); ++i) {
+    Entry e = At(i);
+    if (!e.skip && !name.empty() && base()[e.name] == name[0] && Name(e) == name) f(static_cast<uint32_t>(i), e);
   }
 }
 
@@ -154,14 +167,23 @@ std::optional<uint64_t> ElfImage::VirtualAddress(uint64_t file_offset) const {
   return std::nullopt;
 }
 
+std::optional<size_t> ElfImage::Table::Bound(int t, uint64_t value, bool upper) const {
+  size_t lo = 0, hi = values[t].size();
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (!Checked(&values[t][mid])) return std::nullopt;
+    if (values[t][mid] < value || (upper && values[t][mid] == value))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 const ElfSymbol* ElfImage::SymbolAt(uint64_t vaddr, ElfSymbol::Type type) const {
   if (!table_ || (type != ElfSymbol::kFunction && type != ElfSymbol::kObject)) return nullptr;
   const Table& table = *table_;
-  // A few look-ups cost less as scans than sorting 100,000 symbols would.
-  constexpr unsigned kScans = 32;
-  bool scan = table.values[0].empty() && table.values[1].empty() && table_->address_lookups < kScans;
-  if (scan) ++table_->address_lookups;
-  if (scan) {
+  auto scan = [&]() -> const ElfSymbol* {
     std::optional<uint32_t> best;
     uint64_t best_value = 0;
     bool best_global = false;
@@ -175,18 +197,28 @@ const ElfSymbol* ElfImage::SymbolAt(uint64_t vaddr, ElfSymbol::Type type) const 
       }
     }
     return best ? Made(*best) : nullptr;
+  };
+  // A few look-ups cost less as scans than sorting 100,000 symbols would.
+  constexpr unsigned kScans = 32;
+  if (table.values[0].empty() && table.values[1].empty() && table_->address_lookups < kScans) {
+    ++table_->address_lookups;
+    return scan();
   }
   if (table.values[0].empty() && table.values[1].empty()) table_->IndexAddresses();
   int t = type == ElfSymbol::kFunction ? 0 : 1;
   const auto& values = table.values[t];
   // Back from the last symbol at or below `vaddr`, as far as the largest
   // symbol could reach: the first that contains it has the highest start.
-  size_t at = static_cast<size_t>(std::upper_bound(values.begin(), values.end(), vaddr) - values.begin());
+  // A cache file's block that fails its check: the scan answers.
+  auto bound = table.Bound(t, vaddr, true);
+  if (!bound) return scan();
+  size_t at = *bound;
   std::optional<uint32_t> best;
   uint64_t best_value = 0;
   bool best_global = false;
   while (at > 0) {
     --at;
+    if (!table.Checked(&values[at]) || !table.CheckedEntry(&table.order[t][at])) return scan();
     uint64_t value = values[at];
     if (best && value < best_value) break;
     if (vaddr - value >= table.max_size[t]) break;
@@ -277,30 +309,38 @@ std::vector<const ElfSymbol*> ElfImage::Find(const std::vector<std::string_view>
   return out;
 }
 
+std::optional<std::vector<const ElfSymbol*>> ElfImage::FunctionsByAddress(const std::vector<uint64_t>& starts) const {
+  const Table& table = *table_;
+  const auto& values = table.values[0];
+  if (values.empty()) return std::nullopt;
+  std::vector<const ElfSymbol*> out;
+  for (uint64_t start : starts) {
+    auto at = table.Bound(0, start, false);
+    if (!at) return std::nullopt;  // a cache file's block failed its check: the caller scans
+    std::optional<uint32_t> chosen;
+    bool chosen_global = false;
+    for (size_t k = *at; k < values.size(); ++k) {
+      if (!table.Checked(&values[k]) || !table.CheckedEntry(&table.order[0][k])) return std::nullopt;
+      if (values[k] != start) break;
+      uint32_t i = table.order[0][k];
+      Entry e = table.At(i);
+      if (!chosen || (e.global && !chosen_global) || (e.global == chosen_global && i < *chosen)) {
+        chosen = i;
+        chosen_global = e.global;
+      }
+    }
+    if (chosen) out.push_back(Made(*chosen));
+  }
+  return out;
+}
+
 std::vector<const ElfSymbol*> ElfImage::FunctionsStartingAt(std::vector<uint64_t> starts) const {
   std::sort(starts.begin(), starts.end());
   starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
   if (!table_) return {};
-  if (!table_->values[0].empty()) {
-    // By address: the functions at each start, the first global or else the first.
-    std::vector<const ElfSymbol*> out;
-    const auto& values = table_->values[0];
-    for (uint64_t start : starts) {
-      auto at = static_cast<size_t>(std::lower_bound(values.begin(), values.end(), start) - values.begin());
-      std::optional<uint32_t> chosen;
-      bool chosen_global = false;
-      for (; at < values.size() && values[at] == start; ++at) {
-        uint32_t i = table_->order[0][at];
-        Entry e = table_->At(i);
-        if (!chosen || (e.global && !chosen_global) || (e.global == chosen_global && i < *chosen)) {
-          chosen = i;
-          chosen_global = e.global;
-        }
-      }
-      if (chosen) out.push_back(Made(*chosen));
-    }
-    return out;
-  }
+  // By address when there is an index: the functions at each start, the
+  // first global or else the first.
+  if (auto by_address = FunctionsByAddress(starts)) return *by_address;
   std::vector<std::optional<uint32_t>> chosen(starts.size());
   std::vector<bool> chosen_global(starts.size());
   for (uint32_t i = 0; i < table_->size(); ++i) {

@@ -5,14 +5,19 @@
 // open-addressing table and the functions and objects sorted by address.
 // Without it every look-up by name is a pass over the whole table. Like the
 // debuginfo index it is used only when its magic, version, build-id, the
-// image's size and mtime, its symbol count, its length and the hash of all
-// its bytes agree, and every entry it holds is checked to be in range.
+// image's size and mtime, its symbol count, its length and its seal (of the
+// header and the block table, cache_file.h) agree; each block a look-up
+// reads is checked against its hash then, and each entry it reads to be in
+// range (elf_symbols.cc): a look-up reads a few slots of 2 MB.
 //
 // Layout (little-endian): header 128 bytes (magic "KPSYMIDX", u32 version,
-// u32 symbol count, u64 image size, i64 image mtime in ns, u64 file size,
-// u64 hash with this field as zero, u32 slots, u32 functions, u32 objects,
-// u32 pad, u64 max size[2], char build-id hex[48]); u32 slots[]; then for
-// functions and objects, u64 values[] and u32 entries[] (each padded to 8).
+// u32 symbol count, u64 image size, i64 image mtime in ns, u64 payload
+// size, u64 seal, u32 slots, u32 functions, u32 objects, u32 pad, u64 max
+// size[2], char build-id hex[48]); u32 slots[]; then for functions and
+// objects, u64 values[] and u32 entries[] (each padded to 8); the block
+// table.
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
 #include <cstddef>
@@ -26,7 +31,7 @@ namespace kprobectl {
 namespace {
 
 constexpr char kMagic[8] = {'K', 'P', 'S', 'Y', 'M', 'I', 'D', 'X'};
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;  // 3: checked block by block
 
 struct Header {
   char magic[8];
@@ -34,8 +39,8 @@ struct Header {
   uint32_t count;
   uint64_t image_size;
   int64_t image_mtime_ns;
-  uint64_t file_size;
-  uint64_t hash;
+  uint64_t payload;
+  uint64_t seal;
   uint32_t slots, functions, objects, pad;
   uint64_t max_size[2];
   char build_id[48];
@@ -44,10 +49,6 @@ static_assert(sizeof(Header) == 128);
 
 size_t Padded(size_t bytes) { return (bytes + 7) / 8 * 8; }
 
-uint64_t FileHash(const unsigned char* data, size_t size) {
-  return FileHash64(data, size, sizeof(Header), offsetof(Header, hash));
-}
-
 template <typename T>
 void Put(std::string& out, const std::vector<T>& v) {
   if (!v.empty()) out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
@@ -55,6 +56,11 @@ void Put(std::string& out, const std::vector<T>& v) {
 }
 
 }  // namespace
+
+void ElfImage::Table::IndexFailed() const {
+  // Once: the file goes, this run's look-ups scan, the next run rebuilds it.
+  if (!index_path.empty()) unlink(index_path.c_str());
+}
 
 void ElfImage::Table::UseSymbolIndex(const std::string& cache_dir, const std::string& build_id, uint64_t image_size,
                                      int64_t mtime_ns) {
@@ -65,13 +71,18 @@ void ElfImage::Table::UseSymbolIndex(const std::string& cache_dir, const std::st
     if (size < sizeof h) return false;
     std::memcpy(&h, data, sizeof h);
     if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.version != kVersion || h.count != raw_count ||
-        h.image_size != image_size || h.image_mtime_ns != mtime_ns || h.file_size != size ||
+        h.image_size != image_size || h.image_mtime_ns != mtime_ns ||
         std::string_view(h.build_id, strnlen(h.build_id, sizeof h.build_id)) != build_id || h.slots == 0 ||
         (h.slots & (h.slots - 1)) != 0)
       return false;
     size_t need = sizeof h + Padded(size_t{h.slots} * 4) + Padded(size_t{h.functions} * 8) +
                   Padded(size_t{h.functions} * 4) + Padded(size_t{h.objects} * 8) + Padded(size_t{h.objects} * 4);
-    if (need != size || FileHash(data, size) != h.hash) return false;
+    if (need != h.payload) return false;
+    auto checked = CheckedBytes::Open(data, size, h.payload, sizeof h, offsetof(Header, seal));
+    if (!checked) return false;
+    index_bytes = *checked;
+    index_base = data;
+    index_path = path;
     const unsigned char* p = data + sizeof h;
     name_slots = {reinterpret_cast<const uint32_t*>(p), h.slots};
     p += Padded(size_t{h.slots} * 4);
@@ -83,17 +94,10 @@ void ElfImage::Table::UseSymbolIndex(const std::string& cache_dir, const std::st
       p += Padded(size_t{counts[t]} * 4);
       max_size[t] = h.max_size[t];
     }
-    bool in_range = std::all_of(name_slots.begin(), name_slots.end(), [&](uint32_t s) { return s <= raw_count; });
-    for (int t : {0, 1})
-      in_range = in_range && std::all_of(order[t].begin(), order[t].end(), [&](uint32_t i) { return i < raw_count; });
-    if (!in_range) {
-      name_slots = {};
-      values[0] = values[1] = {};
-      order[0] = order[1] = {};
-    }
-    return in_range;
+    return true;
   };
-  if (auto file = MappedFile::Open(path); file && check(file->data(), file->size())) {
+  // Not read in at once: a look-up reads a few of its pages.
+  if (auto file = MappedFile::Open(path, false); file && check(file->data(), file->size())) {
     index_mapping = file->keep();
     return;
   }
@@ -127,10 +131,9 @@ void ElfImage::Table::UseSymbolIndex(const std::string& cache_dir, const std::st
     Put(bytes, owned_values[t]);
     Put(bytes, owned_order[t]);
   }
-  h.file_size = bytes.size();
+  h.payload = bytes.size();
   std::memcpy(bytes.data(), &h, sizeof h);
-  h.hash = FileHash(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
-  std::memcpy(bytes.data(), &h, sizeof h);
+  SealBlocks(bytes, sizeof h, offsetof(Header, seal));
   (void)WriteFileAtomically(path, bytes);  // a cache: without it, look-ups only take longer
   // This run uses what it built: the slots go where the spans can see them.
   auto owned = std::make_shared<std::vector<uint32_t>>(std::move(slots));

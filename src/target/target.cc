@@ -75,7 +75,7 @@ Result<void> OpenBtf(Target& t, const TargetRequest& request, const KernelEnv& e
   } else if (t.kind == Target::kKernelImage && request.btf_file.empty()) {
     btf = BtfInfo::Open(t.path, *t.arch);
   } else {
-    btf = BtfInfo::Open(kernel, *t.arch);
+    btf = BtfInfo::Open(kernel, *t.arch, {}, request.index.cache_dir);
   }
   if (btf) {
     t.btf = std::move(*btf);
@@ -89,7 +89,7 @@ Result<void> OpenBtf(Target& t, const TargetRequest& request, const KernelEnv& e
 // Event probes read types from the running kernel's BTF, DWARF or not.
 void OpenBtfForTypes(Target& t, const TargetRequest& request, const KernelEnv& env) {
   if (!request.btf_types || t.btf || t.kind != Target::kRunningKernel) return;
-  auto btf = BtfInfo::Open(env.root + env.btf + "/vmlinux", *t.arch);
+  auto btf = BtfInfo::Open(env.root + env.btf + "/vmlinux", *t.arch, {}, request.index.cache_dir);
   if (btf)
     t.btf = std::move(*btf);
   else

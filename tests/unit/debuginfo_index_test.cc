@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <filesystem>
 
 #include "debuginfo/index_file.h"
@@ -68,47 +69,103 @@ std::vector<std::pair<std::string, uint64_t>> Everything(Debuginfo& debuginfo) {
 
 TEST_CASE("index file: what is written is read back") {
   std::string bytes = dwarf::SerializeIndex(Key(), Contents());
-  auto view = IndexView::FromBytes(bytes, Key());
-  REQUIRE(view);
-  CHECK((*view)->Functions("do_sys_open") == std::vector<uint64_t>{0x10, 0x2000 | dwarf::kInlinedFlag});
-  CHECK((*view)->Functions("main") == std::vector<uint64_t>{0x40});
-  CHECK((*view)->Functions("zz").empty());
-  CHECK((*view)->Functions("mai").empty());
-  CHECK((*view)->Functions("jiffies").empty());  // a global, not a function
-  CHECK((*view)->Globals("jiffies") == std::vector<uint64_t>{0x80, 0x90});
-  CHECK((*view)->FunctionNames() == std::vector<std::string>{"do_sys_open", "main", "zz"});
-  CHECK((*view)->Units() == std::vector<uint64_t>{0xb, 0x1000, 0x3000});
-  CHECK((*view)->Files("types.h") == std::vector<uint64_t>{0xb, 0x1000});
-  CHECK((*view)->Files("main").empty());  // a function, not a file
-  CHECK((*view)->FrameFor(0x1000) == 0x18);
-  CHECK((*view)->FrameFor(0x109f) == 0x40);
-  CHECK_FALSE((*view)->FrameFor(0x10a0));
-  CHECK_FALSE((*view)->FrameFor(0xfff));
+  for (auto& view :
+       {IndexView::FromBytes(bytes, Key()), IndexView::Trusted(dwarf::SerializeIndex({}, Contents(), false))}) {
+    REQUIRE(view);
+    CHECK((*view)->Functions("do_sys_open").value() == std::vector<uint64_t>{0x10, 0x2000 | dwarf::kInlinedFlag});
+    CHECK((*view)->Functions("main").value() == std::vector<uint64_t>{0x40});
+    CHECK((*view)->Functions("zz")->empty());
+    CHECK((*view)->Functions("mai")->empty());
+    CHECK((*view)->Functions("jiffies")->empty());  // a global, not a function
+    CHECK((*view)->Globals("jiffies").value() == std::vector<uint64_t>{0x80, 0x90});
+    CHECK((*view)->FunctionNames().value() == std::vector<std::string>{"do_sys_open", "main", "zz"});
+    CHECK((*view)->Units().value() == std::vector<uint64_t>{0xb, 0x1000, 0x3000});
+    CHECK((*view)->Files("types.h").value() == std::vector<uint64_t>{0xb, 0x1000});
+    CHECK((*view)->Files("main")->empty());  // a function, not a file
+    CHECK((*view)->FrameFor(0x1000).value() == 0x18);
+    CHECK((*view)->FrameFor(0x109f).value() == 0x40);
+    CHECK_FALSE((*view)->FrameFor(0x10a0).value());
+    CHECK_FALSE((*view)->FrameFor(0xfff).value());
+  }
 }
 
-TEST_CASE("index file: every truncation and every flipped byte is refused") {
+namespace {
+
+// Every answer of a view, as text: "error" where a read failed its check.
+std::string AllAnswers(const IndexView& view) {
+  std::string out;
+  auto put = [&](const auto& answer) {
+    if (!answer) {
+      out += "error\n";
+      return;
+    }
+    for (const auto& x : *answer) out += std::to_string(x) + " ";
+    out += "\n";
+  };
+  for (const char* name : {"do_sys_open", "main", "zz", "mai", "jiffies", "types.h"}) {
+    put(view.Functions(name));
+    put(view.Globals(name));
+    put(view.Files(name));
+  }
+  put(view.Units());
+  for (uint64_t address : {0xfffULL, 0x1000ULL, 0x109fULL, 0x10a0ULL}) {
+    auto frame = view.FrameFor(address);
+    out += !frame ? "error\n" : *frame ? std::to_string(**frame) + "\n" : "none\n";
+  }
+  auto names = view.FunctionNames();
+  out += names ? std::to_string(names->size()) + (names->empty() ? "" : names->front()) + "\n" : "error\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("index file: every truncation refused, every flipped byte refused or caught where it is read") {
   std::string bytes = dwarf::SerializeIndex(Key(), Contents());
   for (size_t size = 0; size < bytes.size(); ++size) {
     INFO("truncated to " << size);
     CHECK_FALSE(IndexView::FromBytes(bytes.substr(0, size), Key()));
   }
   CHECK_FALSE(IndexView::FromBytes(bytes + '\0', Key()));
+  const std::string truth = AllAnswers(**IndexView::FromBytes(bytes, Key()));
+  REQUIRE(truth.find("error") == std::string::npos);
+  size_t refused = 0, caught = 0;
   for (size_t at = 0; at < bytes.size(); ++at)
     for (int bit : {0x01, 0x80}) {
       std::string bad = bytes;
       bad[at] = static_cast<char>(bad[at] ^ bit);
       INFO("byte " << at << " ^ " << bit);
-      CHECK_FALSE(IndexView::FromBytes(bad, Key()));
+      auto view = IndexView::FromBytes(bad, Key());
+      if (!view) {
+        ++refused;
+        continue;
+      }
+      // Opened (the flip is past the header): every answer is the truth or
+      // an error, and the block it lies in fails where it is read (here
+      // every look-up reads the one block).
+      std::string answers = AllAnswers(**view);
+      CHECK(answers != truth);
+      for (size_t line = 0, start = 0; start < answers.size(); ++line) {
+        size_t end = answers.find('\n', start);
+        std::string got = answers.substr(start, end - start);
+        size_t tstart = 0;
+        for (size_t l = 0; l < line; ++l) tstart = truth.find('\n', tstart) + 1;
+        std::string want = truth.substr(tstart, truth.find('\n', tstart) - tstart);
+        if (got != "error") CHECK(got == want);
+        start = end + 1;
+      }
+      ++caught;
     }
+  CHECK(refused + caught == bytes.size() * 2);
+  CHECK(refused >= 128 * 2);  // the header's, at least: the seal covers it
 }
 
 TEST_CASE("index file: another version, build-id, size or mtime is refused, saying which") {
   std::string bytes = dwarf::SerializeIndex(Key(), Contents());
   std::string other_version = bytes;
-  other_version[8] = 10;
+  other_version[8] = 11;
   auto v = IndexView::FromBytes(other_version, Key());
   REQUIRE_FALSE(v);
-  CHECK(v.error().message == "index format 10, not 9");
+  CHECK(v.error().message == "index format 11, not 10");
   IndexKey key = Key();
   key.build_id[0] = 'x';
   CHECK(IndexView::FromBytes(bytes, key).error().message == "the index is of another build-id");
@@ -190,7 +247,15 @@ TEST_CASE("debuginfo index: a corrupt, truncated or stale cache file is rebuilt,
   bad = good;
   bad[8] = 99;
   WriteFile(file, bad);
-  reopen("index format 99, not 9");
+  reopen("index format 99, not 10");
+  // Past the seal: the header and block table agree, a block of names does
+  // not, found when a look-up reads it.
+  uint64_t payload;
+  std::memcpy(&payload, good.data() + 80, 8);
+  bad = good;
+  bad[payload - 1] ^= 1;
+  WriteFile(file, bad);
+  reopen("corrupt (a block's hash)");
   // The same build-id, but the file was touched: a guard, not trusted.
   struct timespec times[2] = {{0, UTIME_OMIT}, {1000000, 0}};
   REQUIRE(utimensat(AT_FDCWD, bin.c_str(), times, 0) == 0);

@@ -6,6 +6,7 @@
 #include "kprobectl/elf_image.h"
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 #include "kprobectl/strings.h"
 #include "test_support.h"
@@ -200,6 +201,11 @@ TEST_CASE("an image with one symbol table is read in place, and its symbol index
     auto again = ElfImage::Open(path, cache.path());
     REQUIRE(again);
     CHECK(answers(*again) == expected);
-    CHECK(ReadFile(index) == bytes);  // refused, rebuilt, written again
+    // Refused at open (the header, the block table: rebuilt and written
+    // again), or caught where a look-up read it (scanned, the file
+    // removed): the next run writes it anew.
+    if (at == 200) CHECK_FALSE(std::filesystem::exists(index));
+    if (!std::filesystem::exists(index)) REQUIRE(ElfImage::Open(path, cache.path()));
+    CHECK(ReadFile(index) == bytes);
   }
 }

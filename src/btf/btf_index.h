@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// A raw BTF blob (/sys/kernel/btf/vmlinux, --btf FILE) read without libbpf,
+// through an index kept in the cache. In: the blob's path and the cache
+// directory. Out: its types by id, functions and named types by name,
+// pointer types, decoded from the raw BTF bytes as libbpf decodes them.
+//
+// libbpf parses every one of a kernel's 150,000 types on each run (5.5 MB,
+// most of a BTF command's time and memory); the answer needs a handful. The
+// index holds a copy of the blob's types and strings, each type's offset,
+// a hash table of the names, the first pointer type to each type and the
+// functions in id order; a warm run maps it and touches the few pages its
+// look-ups land on, each 4 KB block checked against its hash when first
+// read (CheckedBytes). It is keyed by the blob's size and mtime and the
+// hash of its first and last 4 KB (its header, first types and the end of
+// its strings), read from the blob on every run: /sys/kernel/btf/vmlinux is
+// the running kernel's own .BTF section, fixed until the next boot, which
+// makes a new sysfs node (a new mtime); a file is keyed as the DWARF index
+// keys one. Anything else is a miss: the blob is read whole, indexed (a few
+// milliseconds, less than libbpf's parse) and the index written.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "btf_file.h"
+#include "kprobectl/cache_file.h"
+#include "kprobectl/result.h"
+
+namespace kprobectl::btf {
+
+// What a cache file must match: the blob it indexes.
+struct BlobKey {
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  uint64_t sample = 0;  // hash of the first and last 4 KB
+};
+
+class Index {
+ public:
+  // Null when `path` is not raw little-endian BTF this reader knows (an ELF
+  // file, an unknown kind, no such file): libbpf reads it then, and says
+  // what is wrong. `use_cache` false: the blob is read even when the cache
+  // file is there (which failed a check), and the cache file rewritten.
+  static std::unique_ptr<Index> Open(const std::string& path, const std::string& cache_dir, bool use_cache = true);
+  // Built from a blob's bytes in memory (tests); null as Open.
+  static std::unique_ptr<Index> Build(std::string_view blob, const BlobKey& key);
+  // A cache file's bytes; the error says what did not match.
+  static Result<std::unique_ptr<Index>> FromBytes(std::string bytes, const BlobKey& key);
+  ~Index();
+  Index(const Index&) = delete;
+  Index& operator=(const Index&) = delete;
+
+  // Each fails only when a block of the cache file fails its check.
+  Result<Type> Get(uint32_t id) const;
+  // The first type (lowest id) of this BTF kind (BTF_KIND_*) named `name`.
+  Result<std::optional<uint32_t>> Find(std::string_view name, uint32_t btf_kind) const;
+  Result<std::vector<std::string>> FunctionNames() const;
+  // The first pointer type to `id`.
+  Result<std::optional<uint32_t>> PointerTo(uint32_t id) const;
+  // Whether the index came from the cache (else it was built this run).
+  bool cached() const { return mapping_ != nullptr; }
+  const std::string& bytes() const { return owned_; }
+
+ private:
+  Index() = default;
+  Result<void> Adopt(const BlobKey& key, bool trusted);
+  Result<const unsigned char*> Read(uint64_t offset, uint64_t length) const;
+  Result<uint32_t> Word(uint64_t offset) const;
+  Result<std::string> String(uint32_t offset) const;
+  // The first type of a kind with no name: not in the name table.
+  Result<std::optional<uint32_t>> FindAnonymous(uint32_t btf_kind) const;
+
+  std::string owned_;
+  std::shared_ptr<const void> mapping_;
+  const unsigned char* data_ = nullptr;
+  size_t size_ = 0;
+  CheckedBytes checked_;
+  uint32_t types_ = 0, types_at_ = 0, types_len_ = 0, strs_at_ = 0, strs_len_ = 0;
+  uint32_t offsets_at_ = 0, slots_at_ = 0, slots_ = 0, pointers_at_ = 0, funcs_at_ = 0, funcs_ = 0;
+};
+
+// The cache file of the blob with key `key`: `dir`/btf-<sample>.idx.
+std::string IndexPath(const std::string& dir, const BlobKey& key);
+
+}  // namespace kprobectl::btf

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// CheckedBytes: a cache file whose blocks are checked as they are read. A
+// read checks the blocks it touches and only those; a block that does not
+// match fails every read that touches it; the seal covers the header and
+// the table, so a change there, a truncation or an extension is refused at
+// once.
+#include "kprobectl/cache_file.h"
+
+#include <catch2/catch.hpp>
+#include <cstring>
+
+using namespace kprobectl;
+
+namespace {
+
+constexpr size_t kHeader = 32, kSealAt = 8;
+
+// A header, then `blocks` blocks of distinct bytes, sealed.
+std::string Sealed(size_t blocks) {
+  std::string bytes(kHeader, 'h');
+  for (size_t i = 0; i < blocks * kCheckBlock + 100; ++i) bytes += static_cast<char>(i * 7 + i / 251);
+  SealBlocks(bytes, kHeader, kSealAt);
+  return bytes;
+}
+
+size_t PayloadOf(const std::string& sealed) {
+  // The table is 8 bytes a block after the header.
+  for (size_t payload = kHeader; payload <= sealed.size(); ++payload)
+    if (payload + BlockTableSize(payload, kHeader) == sealed.size()) return payload;
+  return 0;
+}
+
+const unsigned char* Data(const std::string& s) { return reinterpret_cast<const unsigned char*>(s.data()); }
+
+}  // namespace
+
+TEST_CASE("checked bytes: each read checks the blocks it touches, and only those") {
+  const std::string good = Sealed(4);
+  const size_t payload = PayloadOf(good);
+  REQUIRE(payload == kHeader + 4 * kCheckBlock + 100);
+  std::string bad = good;
+  const size_t in_third = kHeader + 2 * kCheckBlock + 17;
+  bad[in_third] = static_cast<char>(bad[in_third] ^ 4);
+  auto checked = CheckedBytes::Open(Data(bad), bad.size(), payload, kHeader, kSealAt);
+  REQUIRE(checked);  // the seal covers the header and the table, not the blocks
+  CHECK(checked->Read(0, kHeader) == Data(bad));
+  CHECK(checked->Read(kHeader, 10) == Data(bad) + kHeader);
+  CHECK(checked->Read(kHeader + kCheckBlock, kCheckBlock) != nullptr);
+  CHECK(checked->Read(kHeader + 4 * kCheckBlock, 100) != nullptr);  // the short last block
+  CHECK(checked->Read(in_third, 1) == nullptr);
+  CHECK(checked->Read(kHeader + 2 * kCheckBlock - 1, 2) == nullptr);  // across into it
+  CHECK(checked->Read(kHeader + kCheckBlock + 5, 1) != nullptr);      // its neighbour still reads
+  CHECK(checked->Read(payload - 1, 1) != nullptr);
+  CHECK(checked->Read(payload, 1) == nullptr);  // past the payload: the table is not data
+  CHECK(checked->Read(payload - 1, 2) == nullptr);
+  CHECK(checked->Read(~uint64_t{0}, 2) == nullptr);
+  auto fine = CheckedBytes::Open(Data(good), good.size(), payload, kHeader, kSealAt);
+  REQUIRE(fine);
+  CHECK(fine->Read(kHeader, payload - kHeader) == Data(good) + kHeader);
+}
+
+TEST_CASE("checked bytes: the header, the table, a truncation and an extension are refused at once") {
+  const std::string good = Sealed(2);
+  const size_t payload = PayloadOf(good);
+  for (size_t at : {size_t{0}, kSealAt, kHeader - 1, payload, good.size() - 1}) {
+    std::string bad = good;
+    bad[at] = static_cast<char>(bad[at] ^ 1);
+    CHECK(CheckedBytes::Open(Data(bad), bad.size(), payload, kHeader, kSealAt).error().message ==
+          "corrupt (hash mismatch)");
+  }
+  for (size_t size : {size_t{0}, kHeader, payload, good.size() - 1})
+    CHECK(CheckedBytes::Open(Data(good), size, payload, kHeader, kSealAt).error().message == "truncated or extended");
+  std::string longer = good + "x";
+  CHECK_FALSE(CheckedBytes::Open(Data(longer), longer.size(), payload, kHeader, kSealAt));
+  // A block moved (two swapped) fails: a block's hash is seeded with where it is.
+  std::string swapped = Sealed(2);
+  std::string first = swapped.substr(kHeader, kCheckBlock);
+  swapped.replace(kHeader, kCheckBlock, swapped.substr(kHeader + kCheckBlock, kCheckBlock));
+  swapped.replace(kHeader + kCheckBlock, kCheckBlock, first);
+  auto checked = CheckedBytes::Open(Data(swapped), swapped.size(), payload, kHeader, kSealAt);
+  REQUIRE(checked);
+  CHECK(checked->Read(kHeader, 1) == nullptr);
+}
