@@ -21,16 +21,20 @@
 #include "kprobectl/result.h"
 #include "kprobectl/trace_decoder.h"
 #include "kprobectl/trace_event_def.h"
+#include "kprobectl/trace_printer.h"
 
 namespace kprobectl {
 
 struct AggKey {
-  enum Kind { kComm, kPid, kArg } kind = kArg;
+  // kKernelStack: -k kstack (or the kernel's name, stacktrace); kUserStack:
+  // -k ustack, which the kernel's hist triggers have no key for.
+  enum Kind { kComm, kPid, kArg, kKernelStack, kUserStack } kind = kArg;
   enum Buckets { kExact, kLog2, kLinear } buckets = kExact;
   std::string arg;    // kArg: the argument's name
   uint64_t step = 0;  // kLinear: the bucket width
   std::string text;   // as the user wrote it: the column's name
   FetchType type;     // kArg: the argument's, once bound to an event
+  bool IsStack() const { return kind == kKernelStack || kind == kUserStack; }
 };
 
 struct AggValue {
@@ -46,6 +50,9 @@ struct AggregationSpec {
   std::string sort = "hits";     // a column: "hits", a key's text, a value's Column()
   bool descending = true;
   unsigned top = 0;  // 0: every row
+  // A kernel probe's function: its kernel stacks start at its frame, the
+  // tracing machinery's above it (kprobe_ftrace_handler...) left out.
+  std::string stack_top;
 };
 
 // The command line's words: --key (each may hold KEY,KEY), --sum, --max,
@@ -56,6 +63,9 @@ struct AggregationWords {
   unsigned top = 0;
 };
 Result<AggregationSpec> ParseAggregation(const AggregationWords& words);
+
+// Whether any key is a stack of that kind.
+bool HasKey(const AggregationSpec& spec, AggKey::Kind kind);
 
 // The spec for one event, its keys and values typed from `def`'s
 // arguments: each must name one that can be what it is asked to be (a key
@@ -100,6 +110,11 @@ struct AggCell {
   }
   bool operator==(const AggCell& o) const = default;
 };
+// A stack key's cell: its frames, the innermost first, one a line; with
+// `top`, from the first frame in that function on (named without an
+// offset), when there is one.
+AggCell StackCell(const std::vector<std::string>& frames, const std::string& top = {});
+
 struct AggRow {
   std::vector<AggCell> keys;
   uint64_t count = 0;
@@ -128,7 +143,8 @@ class UserAggregator {
   // With `latency`, the argument "ns" is the time Add() is given.
   static Result<UserAggregator> Create(const AggregationSpec& spec, const EventFormat& format,
                                        std::function<std::string(int pid)> comm, bool latency = false);
-  void Add(const Record& record, uint64_t latency_ns = 0);
+  // `stacks`: the event's frames, named (with a stack key).
+  void Add(const Record& record, uint64_t latency_ns = 0, const Printer::Frames* stacks = nullptr);
   AggTable Table(const std::string& event) const;
   void Clear();
 

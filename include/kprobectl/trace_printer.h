@@ -133,6 +133,13 @@ class Printer {
   // it printed.
   bool Print(const EventPlan& plan, const Record& record, std::string& out, const EventStacks* stacks = nullptr);
 
+  // The frames of the stacks recorded after an event, kernel then user
+  // space, named as Print() prints them (for hist's stack keys).
+  struct Frames {
+    std::vector<std::string> kernel, user;
+  };
+  Frames StackFrames(const EventPlan& plan, const Record& record, EventStacks stacks) const;
+
   // The --latency histograms, one per function.
   std::string Histograms() const;
   uint64_t printed() const { return printed_; }

@@ -38,7 +38,9 @@ class Tracer {
 
   // Records go to `sink` instead of the printer (hist's counting in
   // kprobectl); the stream then gets nothing.
-  void SetSink(std::function<void(const EventPlan&, const Record&)> sink) { sink_ = std::move(sink); }
+  // With the stacks recorded after the record, if any.
+  using Sink = std::function<void(const EventPlan&, const Record&, const EventStacks*)>;
+  void SetSink(Sink sink) { sink_ = std::move(sink); }
   // Everything `source` holds now, printed in time order.
   Result<void> Drain(RingReader& source);
   // Events the kernel overwrote before they were read, as the pages say.
@@ -71,7 +73,7 @@ class Tracer {
   uint64_t missed_ = 0;
   uint64_t busiest_bytes_ = 0;
   bool reader_gone_ = false;
-  std::function<void(const EventPlan&, const Record&)> sink_;
+  Sink sink_;
 };
 
 }  // namespace kprobectl

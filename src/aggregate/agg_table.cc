@@ -74,6 +74,27 @@ AggCell NumberCell(const AggKey& key, uint64_t raw, bool bucketed) {
   return cell;
 }
 
+AggCell StackCell(const std::vector<std::string>& frames, const std::string& top) {
+  auto from = frames.begin();
+  bool found = false;
+  if (!top.empty()) {
+    auto at =
+        std::find_if(frames.begin(), frames.end(), [&](const std::string& f) { return f.starts_with(top + "+"); });
+    found = at != frames.end();
+    if (found) from = at;
+  }
+  if (from == frames.end()) return AggCell{"[no stack]", 0, false};
+  std::vector<std::string> kept(from, frames.end());
+  // The probed function's frame by its name alone: its offset is where the
+  // probe's machinery was entered from, which the kernel's two stack walks
+  // (a hist trigger's, options/stacktrace's) give differently (+0x9, +0x5).
+  if (found) {
+    size_t space = kept[0].find(' ');
+    kept[0] = top + (space == std::string::npos ? "" : kept[0].substr(space));
+  }
+  return AggCell{Join(kept, "\n"), 0, false};
+}
+
 void MergeRow(std::map<std::vector<AggCell>, AggRow>& rows, const AggregationSpec& spec, AggRow row) {
   auto [it, inserted] = rows.try_emplace(row.keys, row);
   if (inserted) return;
@@ -129,9 +150,12 @@ std::string FormatTable(const AggTable& table, const AggregationSpec& spec) {
     for (int64_t v : row.values) line.push_back(std::to_string(v));
     cells.push_back(std::move(line));
   }
+  // A stack's cell is a column of frames: the row's other cells on its
+  // first line, blanks under them.
   std::vector<size_t> width(header.size(), 0);
   for (const auto& line : cells)
-    for (size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
+    for (size_t i = 0; i < line.size(); ++i)
+      for (const std::string& part : SplitLines(line[i])) width[i] = std::max(width[i], part.size());
   std::string out = table.event + ": " + std::to_string(table.hits) + " hits";
   if (table.rows.size() > rows.size())
     out += ", top " + std::to_string(rows.size()) + " of " + std::to_string(table.rows.size()) + " rows";
@@ -139,12 +163,22 @@ std::string FormatTable(const AggTable& table, const AggregationSpec& spec) {
     out += ", " + std::to_string(table.dropped) + " dropped (the kernel's table was full: fewer or coarser keys)";
   out += "\n";
   for (const auto& line : cells) {
-    std::string text;
-    for (size_t i = 0; i < line.size(); ++i) {
-      std::string pad(width[i] - line[i].size(), ' ');
-      text += "  " + (right[i] ? pad + line[i] : line[i] + (i + 1 < line.size() ? pad : ""));
+    std::vector<std::vector<std::string>> parts;
+    size_t height = 1;
+    for (const std::string& cell : line) {
+      parts.push_back(cell.find('\n') == std::string::npos ? std::vector<std::string>{cell} : SplitLines(cell));
+      height = std::max(height, parts.back().size());
     }
-    out += text + "\n";
+    for (size_t row = 0; row < height; ++row) {
+      std::string text;
+      for (size_t i = 0; i < line.size(); ++i) {
+        const std::string& cell = row < parts[i].size() ? parts[i][row] : std::string();
+        std::string pad(width[i] - cell.size(), ' ');
+        text += "  " + (right[i] ? pad + cell : cell + (i + 1 < line.size() ? pad : ""));
+      }
+      while (text.ends_with(' ')) text.pop_back();
+      out += text + "\n";
+    }
   }
   return out;
 }

@@ -24,6 +24,15 @@ Result<AggKey> ParseKey(const std::string& text) {
   }
   size_t dot = text.find('.');
   key.arg = text.substr(0, dot);
+  // Stacks: bpftrace's kstack and ustack, and the kernel's own names.
+  if (key.arg == "kstack" || key.arg == "stacktrace" || key.arg == "common_stacktrace" || key.arg == "ustack") {
+    key.kind = key.arg == "ustack" ? AggKey::kUserStack : AggKey::kKernelStack;
+    key.arg.clear();
+    if (dot != std::string::npos)
+      return Fail("--key '" + text + "': a stack has no modifier ('" + text.substr(dot) + "')",
+                  "count by the stack alone: -k " + text.substr(0, dot));
+    return key;
+  }
   if (key.arg.empty()) return Fail("--key '" + text + "': no argument name before the '.'");
   if (dot == std::string::npos) return key;
   std::string modifier = text.substr(dot + 1);
@@ -42,7 +51,7 @@ Result<AggKey> ParseKey(const std::string& text) {
     return key;
   }
   return Fail("--key '" + text + "': unknown modifier '." + modifier + "'",
-              "a key is comm, pid or an argument's name, which may end in .log2 or .buckets=N");
+              "a key is comm, pid, kstack, ustack or an argument's name, which may end in .log2 or .buckets=N");
 }
 
 std::vector<std::string> SplitCommas(const std::vector<std::string>& words) {
@@ -84,13 +93,18 @@ Result<void> ParseSort(const std::string& text, AggregationSpec& spec) {
 
 }  // namespace
 
+bool HasKey(const AggregationSpec& spec, AggKey::Kind kind) {
+  return std::any_of(spec.keys.begin(), spec.keys.end(), [&](const AggKey& k) { return k.kind == kind; });
+}
+
 Result<AggregationSpec> ParseAggregation(const AggregationWords& words) {
   AggregationSpec spec;
   std::vector<std::string> keys = SplitCommas(words.keys);
   if (keys.empty()) keys.push_back("comm");
   for (const std::string& text : keys) {
     AggKey key = KP_TRY(ParseKey(text));
-    if (std::any_of(spec.keys.begin(), spec.keys.end(), [&](const AggKey& k) { return k.text == key.text; }))
+    if (std::any_of(spec.keys.begin(), spec.keys.end(),
+                    [&](const AggKey& k) { return k.text == key.text || (key.IsStack() && k.kind == key.kind); }))
       return Fail("--key '" + text + "' is given twice");
     spec.keys.push_back(std::move(key));
   }

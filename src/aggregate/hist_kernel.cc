@@ -7,7 +7,10 @@
 // keys in trigger order (an execname as %-16s [%10d], a string as %-50s,
 // log2 as "~ 2^K", buckets as "~ A-B", other numbers as %10llu), then the
 // hitcount and the values; then "Totals:" with Hits, Entries, Dropped.
-// Seen the same on Linux 6.1 and 6.12.
+// Seen the same on Linux 6.1 and 6.12. A stack key ends its line with
+// "stacktrace:" (6.1) or "common_stacktrace:" (6.5+), its frames follow
+// one a line as the kernel names them ("do_sys_openat2+0x5/0x1a0"), and the
+// entry goes on after them on a line of its own ("} hitcount: ...").
 #include <set>
 
 #include "kprobectl/aggregation.h"
@@ -21,6 +24,9 @@ namespace {
 std::string KernelField(const AggKey& key) {
   if (key.kind == AggKey::kComm) return "common_pid";
   if (key.kind == AggKey::kPid) return "common_pid";
+  // Linux 6.5 named it common_stacktrace and kept stacktrace; 6.1 takes
+  // only stacktrace.
+  if (key.kind == AggKey::kKernelStack) return "stacktrace";
   return key.arg;
 }
 
@@ -30,6 +36,8 @@ Result<std::string> HistTrigger(const AggregationSpec& spec, const HistSupport& 
                                 unsigned size) {
   std::vector<std::string> keys;
   for (const AggKey& key : spec.keys) {
+    if (key.kind == AggKey::kUserStack)
+      return Fail("--key '" + key.text + "': the kernel's hist triggers have no user-stack key");
     std::string field = KernelField(key);
     if (key.kind == AggKey::kComm) field += ".execname";
     if (key.buckets == AggKey::kLog2) field += ".log2";
@@ -87,8 +95,30 @@ struct Cursor {
   }
 };
 
+// A stack's frames in an entry made one line by JoinEntries: "\tF1\tF2\v",
+// each as trace names kernel addresses ("name+0x5", the kernel's "/0x1a0",
+// the function's size, left out).
+std::optional<AggCell> StackKeyCell(Cursor& c, const std::string& top) {
+  size_t end = c.line.find('\v', c.at);
+  if (end == std::string_view::npos) return std::nullopt;
+  std::vector<std::string> frames;
+  while (c.Eat("\t")) {
+    size_t stop = std::min(c.line.find('\t', c.at), end);
+    std::string frame(c.line.substr(c.at, stop - c.at));
+    c.at = stop;
+    size_t plus = frame.find("+0x");
+    size_t slash = plus == std::string::npos ? plus : frame.find('/', plus);
+    if (slash != std::string::npos) frame.erase(slash, std::min(frame.find(' ', slash), frame.size()) - slash);
+    frames.push_back(std::move(frame));
+  }
+  if (c.at != end) return std::nullopt;
+  c.at = end + 1;
+  return StackCell(frames, top);
+}
+
 // One key's cell; `next` is what follows it: ", NAME: " or " } hitcount:".
-std::optional<AggCell> KeyCell(Cursor& c, const AggKey& key, std::string_view next) {
+std::optional<AggCell> KeyCell(Cursor& c, const AggKey& key, std::string_view next, const std::string& top) {
+  if (key.kind == AggKey::kKernelStack) return StackKeyCell(c, top);
   if (key.kind == AggKey::kComm) {
     size_t close = c.line.find(']', c.at);
     size_t open = close == std::string_view::npos ? close : c.line.rfind('[', close);
@@ -134,10 +164,12 @@ std::optional<AggRow> ParseRow(std::string_view line, const AggregationSpec& spe
   AggRow row;
   for (size_t i = 0; i < spec.keys.size(); ++i) {
     std::string name = KernelField(spec.keys[i]);
-    if (!c.Eat(i ? ", " : "{ ") || !c.Eat(name + ":")) return std::nullopt;
+    if (!c.Eat(i ? ", " : "{ ")) return std::nullopt;
+    if (spec.keys[i].kind == AggKey::kKernelStack) c.Eat("common_");
+    if (!c.Eat(name + ":")) return std::nullopt;
     c.Eat(" ");
     std::string next = i + 1 < spec.keys.size() ? ", " + KernelField(spec.keys[i + 1]) + ":" : " } hitcount:";
-    auto cell = KeyCell(c, spec.keys[i], next);
+    auto cell = KeyCell(c, spec.keys[i], next, spec.stack_top);
     if (!cell) return std::nullopt;
     row.keys.push_back(*cell);
   }
@@ -166,6 +198,29 @@ std::optional<AggRow> ParseRow(std::string_view line, const AggregationSpec& spe
   return row;
 }
 
+// Each entry on one line: a stack's frame lines, after the line that ends
+// in "stacktrace:", are joined into it as "\tF1\tF2\v", the line after
+// them (", n: 5 } hitcount: ..." or "} hitcount: ...") appended.
+std::vector<std::string> JoinEntries(std::string_view text) {
+  std::vector<std::string> out;
+  bool in_stack = false;
+  for (const std::string& line : SplitLines(text)) {
+    std::string_view t = Trim(line);
+    if (in_stack && !t.empty() && t[0] != '}' && t[0] != ',') {
+      out.back() += "\t" + std::string(t);
+      continue;
+    }
+    if (in_stack) {
+      out.back() += "\v" + std::string(t.starts_with('}') ? " " : "") + std::string(t);
+      in_stack = out.back().ends_with("stacktrace:");
+      continue;
+    }
+    out.push_back(line);
+    in_stack = line.starts_with("{ ") && line.ends_with("stacktrace:");
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<AggTable> ParseKernelHist(std::string_view text, const AggregationSpec& spec, const std::string& event) {
@@ -173,7 +228,7 @@ Result<AggTable> ParseKernelHist(std::string_view text, const AggregationSpec& s
   table.event = event;
   std::map<std::vector<AggCell>, AggRow> rows;
   bool totals = false;
-  for (const std::string& line : SplitLines(text)) {
+  for (const std::string& line : JoinEntries(text)) {
     if (line.starts_with("{ ")) {
       auto row = ParseRow(line, spec);
       if (!row) return Fail("cannot read " + event + "'s hist line: " + line);

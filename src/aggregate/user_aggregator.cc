@@ -50,7 +50,7 @@ Result<UserAggregator> UserAggregator::Create(const AggregationSpec& spec, const
   return UserAggregator(spec, std::move(keys), std::move(values), std::move(comm));
 }
 
-void UserAggregator::Add(const Record& record, uint64_t latency_ns) {
+void UserAggregator::Add(const Record& record, uint64_t latency_ns, const Printer::Frames* stacks) {
   ++hits_;
   AggRow row;
   row.count = 1;
@@ -59,6 +59,10 @@ void UserAggregator::Add(const Record& record, uint64_t latency_ns) {
     const Field& f = key_fields_[i];
     if (key.kind == AggKey::kComm)
       row.keys.push_back(AggCell{comm_(record.pid), 0, false});
+    else if (key.IsStack())
+      row.keys.push_back(stacks ? StackCell(key.kind == AggKey::kKernelStack ? stacks->kernel : stacks->user,
+                                            key.kind == AggKey::kKernelStack ? spec_.stack_top : std::string())
+                                : StackCell({}));
     else if (key.kind == AggKey::kPid)
       row.keys.push_back(NumberCell(key, static_cast<uint64_t>(record.pid)));
     else if (f.latency)

@@ -168,8 +168,8 @@ void DeclareHist(CLI::App& app, CommandLine& c) {
   hist->add_option("events", t.events, "[GROUP:]EVENT globs (default: every probe* group)");
   hist->add_option("--probe", t.probes, "A temporary probe, 'SPEC [ARG...]', removed at the end (repeatable)");
   hist->add_option("-k,--key", a.keys,
-                   "Count by: comm, pid, an argument's NAME, NAME.log2, NAME.buckets=N (repeatable, or KEY,KEY; "
-                   "default comm)");
+                   "Count by: comm, pid, kstack (the kernel's stack), ustack (user space's), an argument's NAME, "
+                   "NAME.log2, NAME.buckets=N (repeatable, or KEY,KEY; default comm)");
   hist->add_option("--sum", a.sums, "Also sum this argument per key (repeatable)");
   hist->add_option("--max", a.maxes, "Also keep this argument's maximum per key (repeatable; kprobectl counts)");
   hist->add_option("--sort", a.sort,

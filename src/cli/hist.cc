@@ -24,9 +24,17 @@ Result<HistRun> HistRun::Plan(const TraceOptions& trace, const TracePlan& plan, 
   auto readme = dir.Read("README");
   HistSupport support = ParseHistSupport(readme ? *readme : std::string());
   // Where the kernel cannot count, kprobectl does, and says why.
+  run.given_ = spec;
+  bool stack_key = std::any_of(spec.keys.begin(), spec.keys.end(), [](const AggKey& k) { return k.IsStack(); });
+  if (stack_key && trace.latency)
+    return Fail("--latency with a stack key: the time is counted at the return, whose stack is not the call's",
+                "count the entry probe by its stack: hist --probe 'FUNC' -k kstack (or ustack)");
   auto max =
       std::find_if(spec.values.begin(), spec.values.end(), [](const AggValue& v) { return v.op == AggValue::kMax; });
-  if (!support.hist)
+  if (HasKey(spec, AggKey::kUserStack))
+    run.why_user_space_ =
+        "-k ustack: the kernel's hist triggers have no user-stack key (kprobectl unwinds each event's user stack)";
+  else if (!support.hist)
     run.why_user_space_ = "this kernel has no hist triggers (CONFIG_HIST_TRIGGERS)";
   else if (max != spec.values.end())
     run.why_user_space_ = "--max " + max->arg + ": a hist trigger sums its values and keeps no maximum";
@@ -46,6 +54,12 @@ Result<HistRun> HistRun::Plan(const TraceOptions& trace, const TracePlan& plan, 
     event.path = def.group + "/" + def.event;
     event.full = def.FullName();
     event.spec = KP_TRY(BindAggregation(spec, def));
+    if (def.kind == ProbeKind::kKernel && def.target.kind == ProbeTarget::kSymbol)
+      event.spec.stack_top = def.target.symbol;
+    if (def.kind == ProbeKind::kUser && HasKey(spec, AggKey::kKernelStack))
+      run.notes_ += "kprobectl: -k kstack on " + def.FullName() +
+                    ", a uprobe: its kernel stack is the breakpoint's handling (asm_exc_int3 ... uprobe_dispatcher), "
+                    "the same for every call; -k ustack counts its callers\n";
     if (run.in_kernel_) event.trigger = KP_TRY(HistTrigger(event.spec, support, trace.filter, kTableSize));
     run.events_.push_back(std::move(event));
   }
@@ -53,8 +67,8 @@ Result<HistRun> HistRun::Plan(const TraceOptions& trace, const TracePlan& plan, 
 }
 
 std::string HistRun::Note() const {
-  if (in_kernel_) return {};
-  return "kprobectl: " + why_user_space_ + ": aggregating in kprobectl, which copies every event\n";
+  if (in_kernel_) return notes_;
+  return notes_ + "kprobectl: " + why_user_space_ + ": aggregating in kprobectl, which copies every event\n";
 }
 
 void HistRun::PrintTriggers(std::ostream& out) const {
@@ -82,7 +96,19 @@ Result<void> HistRun::Start(TraceSession& session) const {
   return {};
 }
 
-Result<void> HistRun::Bind(const std::vector<EventFormat>& formats, const std::function<std::string(int)>& comm) {
+TraceOptions WithStackKeys(const TraceOptions& trace) {
+  if (!trace.aggregate || !trace.stack.empty()) return trace;
+  auto spec = ParseAggregation(*trace.aggregate);
+  if (!spec) return trace;  // HistRun::Plan says why
+  bool kernel = HasKey(*spec, AggKey::kKernelStack), user = HasKey(*spec, AggKey::kUserStack);
+  TraceOptions out = trace;
+  out.stack = kernel && user ? "both" : kernel ? "kernel" : user ? "user" : "";
+  return out;
+}
+
+Result<void> HistRun::Bind(const std::vector<EventFormat>& formats, const std::function<std::string(int)>& comm,
+                           NameFrames frames) {
+  frames_ = std::move(frames);
   for (Event& e : events_) {
     auto format = std::find_if(formats.begin(), formats.end(),
                                [&](const EventFormat& f) { return f.system + "/" + f.name == e.path; });
@@ -95,14 +121,17 @@ Result<void> HistRun::Bind(const std::vector<EventFormat>& formats, const std::f
   return {};
 }
 
-void HistRun::Add(const EventPlan& plan, const Record& record) {
+void HistRun::Add(const EventPlan& plan, const Record& record, const EventStacks* stacks) {
   for (Event& e : events_) {
     if (!e.user) continue;
     if (!e.entry_path.empty()) {
       AddLatency(e, plan, record);
     } else if (e.id == plan.id) {
       ++hits_;
-      e.user->Add(record);
+      std::optional<Printer::Frames> named;
+      if (frames_ && std::any_of(e.spec.keys.begin(), e.spec.keys.end(), [](const AggKey& k) { return k.IsStack(); }))
+        named = frames_(plan, record, stacks ? *stacks : EventStacks{});
+      e.user->Add(record, 0, named ? &*named : nullptr);
     }
   }
 }
@@ -126,9 +155,12 @@ namespace {
 // The section of an event's hist file that `trigger` made: the kernel
 // prints every hist trigger's table after "# trigger info: " and the
 // trigger as it reads it, which adds ":sort=hitcount" before ":size=".
+// Linux 6.5+ reads a stacktrace key back as common_stacktrace.
 std::string_view SectionOf(std::string_view text, const std::string& trigger) {
   std::string head = "# trigger info: " + trigger.substr(0, trigger.find(":size="));
   size_t at = text.find(head);
+  if (size_t key = head.find("stacktrace"); at == std::string_view::npos && key != std::string::npos)
+    at = text.find(head.insert(key, "common_"));
   return at == std::string_view::npos ? text : text.substr(at);
 }
 

@@ -23,21 +23,34 @@
 
 namespace kprobectl::cli {
 
+// trace's options with the stacks hist's stack keys count asked for
+// (--stack=kernel, user or both): a user stack is unwound through CFI from
+// what the temporary uprobes capture, so it is asked before they are made.
+TraceOptions WithStackKeys(const TraceOptions& trace);
+
 class HistRun {
  public:
   static Result<HistRun> Plan(const TraceOptions& trace, const TracePlan& plan, const TracefsDir& dir);
   bool in_kernel() const { return in_kernel_; }
   // Events counted in kprobectl so far.
   uint64_t hits() const { return hits_; }
-  // Why kprobectl counts (kernels without hist triggers): for standard error.
+  // Why kprobectl counts (kernels without hist triggers), and what a key
+  // cannot tell: for standard error.
   std::string Note() const;
   // -n: the triggers it would write.
   void PrintTriggers(std::ostream& out) const;
   // In the kernel: the triggers, in the session (which removes them).
   Result<void> Start(TraceSession& session) const;
-  // In kprobectl: an aggregator per event, from the formats decoded.
-  Result<void> Bind(const std::vector<EventFormat>& formats, const std::function<std::string(int)>& comm);
-  void Add(const EventPlan& plan, const Record& record);
+  // The stacks its keys need recorded after each event, where kprobectl
+  // counts: the kernel's (-k kstack), user space's (-k ustack).
+  bool kernel_stacks() const { return !in_kernel_ && HasKey(given_, AggKey::kKernelStack); }
+  bool user_stacks() const { return HasKey(given_, AggKey::kUserStack); }
+  // In kprobectl: an aggregator per event, from the formats decoded;
+  // `frames` names an event's stacks, for stack keys.
+  using NameFrames = std::function<Printer::Frames(const EventPlan&, const Record&, const EventStacks&)>;
+  Result<void> Bind(const std::vector<EventFormat>& formats, const std::function<std::string(int)>& comm,
+                    NameFrames frames = {});
+  void Add(const EventPlan& plan, const Record& record, const EventStacks* stacks = nullptr);
   // Whether -i's interval has passed since the last report.
   bool Due();
   // The tables now, one an event; with `clear`, counting starts again.
@@ -68,8 +81,11 @@ class HistRun {
                                   const HistSupport& support, const TraceOptions& trace);
   void AddLatency(Event& e, const EventPlan& plan, const Record& record);
   std::vector<Event> events_;
+  AggregationSpec given_;  // as the user gave it, bound to no event
+  NameFrames frames_;
   bool in_kernel_ = false;
   std::string why_user_space_;  // empty when the kernel counts
+  std::string notes_;           // what the keys cannot tell, one a line
   uint64_t hits_ = 0;
   double interval_ = 0;
   std::chrono::steady_clock::time_point next_;

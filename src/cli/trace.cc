@@ -287,7 +287,8 @@ Result<TracePlan> PlanFor(const Options& options, const TraceOptions& trace, con
 
 }  // namespace
 
-Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams io) {
+Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams io) {
+  TraceOptions trace = WithStackKeys(given);
   // Held from here until the very end: nothing interrupts the cleanup.
   StopSignals signals;
   auto dir = KP_TRY(OpenTracefs(options));
@@ -320,7 +321,8 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   if (trace.pid) KP_TRY_VOID(session->SetPid(trace.pid));
   session->ExcludePid(getpid());  // not our own reads of tracefs and /proc
   EventLocations locations(env.proc);
-  Stacks stacks = StacksFor(trace, plan);
+  // Counted in the kernel, stacks are the triggers' keys: none recorded.
+  Stacks stacks = hist && hist->in_kernel() ? Stacks{} : StacksFor(trace, plan);
   Decoding decoding = KP_TRY(DecodingFor(*dir, plan, trace, stacks, locations));
   if (stacks.kernel) KP_TRY_VOID(session->SetOption("stacktrace", true));
   if (stacks.user) KP_TRY_VOID(session->SetOption("userstacktrace", true));
@@ -344,8 +346,10 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   // 5. The command runs; print until it stops.
   bool kernel_addresses = stacks.kernel || std::any_of(decoding.plans.begin(), decoding.plans.end(),
                                                        [](const EventPlan& p) { return p.kernel; });
-  // Counting prints no address: kallsyms (seconds of CPU in a slow VM) unread.
-  KernelSymbols kallsyms = KernelSymbols::FromFile(kernel_addresses && !hist ? env.kallsyms : std::string());
+  // Counting prints no address but a kernel stack's: kallsyms (seconds of
+  // CPU in a slow VM) unread otherwise.
+  bool named = kernel_addresses && (!hist || hist->kernel_stacks());
+  KernelSymbols kallsyms = KernelSymbols::FromFile(named ? env.kallsyms : std::string());
   CommCache comms(*dir, env.proc);
   Unwinder unwinder;
   const Arch* arch = ArchOfUname(env.machine).value_or(nullptr);
@@ -360,8 +364,10 @@ Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams 
   std::function<Result<void>()> every;
   if (hist) {
     if (!hist->in_kernel()) {
-      KP_TRY_VOID(hist->Bind(decoding.decoder->formats(), [&](int pid) { return comms.Lookup(pid); }));
-      tracer.SetSink([&](const EventPlan& p, const Record& r) { hist->Add(p, r); });
+      KP_TRY_VOID(hist->Bind(
+          decoding.decoder->formats(), [&](int pid) { return comms.Lookup(pid); },
+          [&](const EventPlan& p, const Record& r, const EventStacks& s) { return printer.StackFrames(p, r, s); }));
+      tracer.SetSink([&](const EventPlan& p, const Record& r, const EventStacks* s) { hist->Add(p, r, s); });
     }
     every = [&]() -> Result<void> {
       if (!hist->Due()) return {};

@@ -113,6 +113,11 @@ Result<ServeHist> ParseHist(const std::vector<std::string>& words) {
   }
   if (!IsMetricName(hist.name))
     return Fail("hist: --name '" + hist.name + "' cannot be in a metric's name", "letters, digits and _");
+  if (auto spec = ParseAggregation(hist.words))
+    for (const AggKey& key : spec->keys)
+      if (key.IsStack())
+        return Fail("hist: -k " + key.text + ": a stack is no Prometheus label (a series for every stack)",
+                    "count stacks with kprobectl hist -k " + key.text);
   return hist;
 }
 

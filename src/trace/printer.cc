@@ -132,12 +132,17 @@ std::vector<std::string> Printer::UnwoundFrames(const EventPlan& plan, const Rec
   return unwind_(plan, record.pid, ip, state);
 }
 
-void Printer::AppendStacks(const EventPlan& plan, const Record& record, EventStacks stacks, std::string& out) {
+Printer::Frames Printer::StackFrames(const EventPlan& plan, const Record& record, EventStacks stacks) const {
   if (options_.stacks.own_side) (plan.kernel ? stacks.user : stacks.kernel) = nullptr;
   bool captured = !plan.captured_registers.empty() && unwind_;
   if (captured) stacks.user = nullptr;  // the kernel's frame-pointer walk, if it ran too
-  std::vector<std::string> kernel = KernelFrames(stacks);
-  std::vector<std::string> user = captured ? UnwoundFrames(plan, record) : UserFrames(record, stacks);
+  return {KernelFrames(stacks), captured ? UnwoundFrames(plan, record) : UserFrames(record, stacks)};
+}
+
+void Printer::AppendStacks(const EventPlan& plan, const Record& record, EventStacks stacks, std::string& out) {
+  auto [kernel, user] = StackFrames(plan, record, stacks);
+  if (options_.stacks.own_side) (plan.kernel ? stacks.user : stacks.kernel) = nullptr;
+  bool captured = !plan.captured_registers.empty() && unwind_;
   if (!options_.json) {
     for (const std::vector<std::string>* frames : {&kernel, &user})
       for (const std::string& frame : *frames) {

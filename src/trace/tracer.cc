@@ -108,7 +108,7 @@ Result<void> Tracer::Drain(RingReader& source) {
         r.type >= 0 && static_cast<size_t>(r.type) < plan_of_.size() ? plan_of_[static_cast<size_t>(r.type)] : -1;
     if (index < 0) continue;
     if (sink_) {
-      sink_(plans_[static_cast<size_t>(index)], r);
+      sink_(plans_[static_cast<size_t>(index)], r, r.stacks ? &stacks_[r.stacks - 1] : nullptr);
       continue;
     }
     printer_.Print(plans_[static_cast<size_t>(index)], r, buffer_, r.stacks ? &stacks_[r.stacks - 1] : nullptr);

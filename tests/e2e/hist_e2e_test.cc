@@ -9,7 +9,9 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <filesystem>
+#include <tuple>
 
 #include "kprobectl/strings.h"
 #include "test_support.h"
@@ -170,6 +172,11 @@ TEST_CASE("hist: bad keys and values are refused, nothing written") {
       {{"-k", "fd"}, "kprobectl: error: --key 'fd': " + group + ":tick has no argument 'fd' (its arguments: i)\n"},
       {{"-k", "i.buckets=0"}, "kprobectl: error: --key 'i.buckets=0': a bucket size of 0\n"},
       {{"--sum", "s"}, "kprobectl: error: --sum 's': " + group + ":tick has no argument 's' (its arguments: i)\n"},
+      {{"-k", "ustack.log2"}, "kprobectl: error: --key 'ustack.log2': a stack has no modifier ('.log2')\n"},
+      {{"-k", "kstack,stacktrace"}, "kprobectl: error: --key 'stacktrace' is given twice\n"},
+      {{"-k", "kstack", "--latency"},
+       "kprobectl: error: --latency with a stack key: the time is counted at the return, whose stack is not the "
+       "call's\n"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = {kKprobectl, "hist", "-x", bin, "--probe", group + ":tick=tick i"};
@@ -233,5 +240,89 @@ TEST_CASE("hist --latency: each nap in a bucket of its length or more, as trace 
   size_t min = histogram.find("min ");
   REQUIRE(min != std::string::npos);
   CHECK(std::stoull(histogram.substr(min + 4)) >= 3000000);
+  CheckNothingLeft(tracefs, group);
+}
+
+namespace {
+
+// A stack key's rows: the frames of each (a row's first line has its count
+// last, the lines under it a frame each), and its count.
+std::vector<std::pair<std::vector<std::string>, uint64_t>> StackRows(const std::string& text) {
+  std::vector<std::pair<std::vector<std::string>, uint64_t>> out;
+  for (const std::string& line : SplitLines(text)) {
+    auto words = SplitWords(line);
+    if (!line.starts_with("  ") || words.empty() || words[0] == "ustack" || words[0] == "comm") continue;
+    bool first = line.find_first_not_of(' ') == 2 && std::isdigit(static_cast<unsigned char>(line.back()));
+    if (first) {
+      out.emplace_back(std::vector<std::string>{}, std::stoull(words.back()));
+      words.pop_back();
+    }
+    if (!out.empty()) out.back().first.push_back(Join(words, " "));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("hist -k ustack: one function's two callers, counted by their stacks") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("hu");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  std::string bin = FixturePath("callers");
+  // work() 30 times from caller_a, 7 from caller_b: unwound through CFI
+  // (-O2, no frame pointers), named as trace --stack names them.
+  int status =
+      Wait(Spawn({kKprobectl, "hist", "-x", bin, "--probe", group + ":w=work", "-k", "ustack", "--", bin, "30", "7"},
+                 dir / "out", dir / "err"));
+  std::string err = ReadFile(dir / "err");
+  INFO(err);
+  REQUIRE(status == 0);
+  std::string out = ReadFile(dir / "out");
+  INFO(out);
+  CHECK(out.starts_with(group + ":w: 37 hits\n"));
+  CHECK(err.find("kprobectl: -k ustack: the kernel's hist triggers have no user-stack key (kprobectl unwinds each "
+                 "event's user stack): aggregating in kprobectl, which copies every event\n") != std::string::npos);
+  auto rows = StackRows(out);
+  REQUIRE(rows.size() == 2);
+  std::string in = " (" + bin + ")";
+  for (auto [index, caller, count] : {std::tuple{0, "caller_a+0x", 30}, std::tuple{1, "caller_b+0x", 7}}) {
+    const auto& [frames, hits] = rows[static_cast<size_t>(index)];
+    INFO(Join(frames, " | "));
+    CHECK(hits == static_cast<uint64_t>(count));
+    REQUIRE(frames.size() >= 3);
+    CHECK(frames[0] == "work+0x0" + in);
+    CHECK(frames[1].starts_with(caller));
+    CHECK(frames[1].ends_with(in));
+    CHECK(frames[2].starts_with("main+0x"));
+  }
+  CheckNothingLeft(tracefs, group);
+}
+
+TEST_CASE("hist -k kstack on a uprobe: the kernel's stack, said to be the breakpoint's") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("hk");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  std::string bin = FixturePath("callers");
+  int status = Wait(
+      Spawn({kKprobectl, "hist", "-x", bin, "--probe", group + ":w=work", "-k", "comm,kstack", "--", bin, "3", "2"},
+            dir / "out", dir / "err"));
+  std::string err = ReadFile(dir / "err");
+  INFO(err);
+  REQUIRE(status == 0);
+  std::string out = ReadFile(dir / "out");
+  INFO(out);
+  CHECK(err.find("kprobectl: -k kstack on " + group + ":w, a uprobe: its kernel stack is the breakpoint's handling") !=
+        std::string::npos);
+  // One stack, all five calls, named from kallsyms.
+  CHECK(out.starts_with(group + ":w: 5 hits\n"));
+  auto rows = StackRows(out);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].second == 5);
+  CHECK(rows[0].first[0].starts_with("callers "));
+  // The breakpoint's handling: uprobe_dispatcher and its callers (the
+  // kernel's hist trigger skips some of what options/stacktrace records).
+  CHECK(out.find("uprobe") != std::string::npos);
   CheckNothingLeft(tracefs, group);
 }

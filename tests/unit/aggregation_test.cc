@@ -52,8 +52,8 @@ TEST_CASE("aggregation: bad words are refused, naming them") {
        "--key 'n.buckets=0': a bucket size of 0 | buckets are N wide, N > 0: n.buckets=10"},
       {{{"n.buckets=x"}, {}, {}, "", 0}, "--key 'n.buckets=x': the bucket size 'x' is not a number"},
       {{{"n.hex"}, {}, {}, "", 0},
-       "--key 'n.hex': unknown modifier '.hex' | a key is comm, pid or an argument's name, which may end in .log2 or "
-       ".buckets=N"},
+       "--key 'n.hex': unknown modifier '.hex' | a key is comm, pid, kstack, ustack or an argument's name, which "
+       "may end in .log2 or .buckets=N"},
       {{{"comm,comm"}, {}, {}, "", 0}, "--key 'comm' is given twice"},
       {{{"n"}, {}, {}, "size", 0}, "--sort 'size': no column 'size' | the columns: hits, n"},
   };

@@ -6,7 +6,7 @@
 # tests on uprobes (the kernel counting, as this README says it can); a
 # kprobe counted by the kernel equal to what dd did, only the command's
 # (another process makes the same calls), and the same table from
-# kprobectl's own counting (--in-user-space); latency in the kernel
+# kprobectl's own counting (--in-user-space), by comm and by kernel stack; latency in the kernel
 # (synthetic events) equal to kprobectl's pairing and trace --latency;
 # nothing left, after a SIGKILL either once clean ran; serve scraped by
 # Prometheus with the kernel counting.
@@ -22,6 +22,7 @@ check "the README says hist triggers" grep -q 'hist trigger' $tracefs/README
 
 out=$("$build/tests/e2e_tests" 'hist*' 2>&1)
 check "the e2e hist tests on uprobes, the kernel counting" [ $? -eq 0 ]
+echo "$out" | grep -A40 'FAILED:' | sed 's/^/# /'
 echo "$out" | tail -3 | sed 's/^/# /'
 
 # serve with the kernel counting, scraped by a real Prometheus (over the
@@ -48,6 +49,33 @@ for side in kernel user; do
   check "hist ($side): dd's 300 reads of 1000 bytes, summed, and nothing else" diff /tmp/kph-expected /tmp/kph-$side
   check "nothing left after hist ($side)" nothing_left
 done
+# A kernel stack key: dd's 300 reads under one stack, the probed function
+# its top frame (the kernel's kprobe frames above it left out), on the
+# kernel's side (the stacktrace key) and kprobectl's (options/stacktrace).
+# kprobectl's side: an event its reader reached before the kernel wrote its
+# stack record after it is counted under "[no stack]" (1 of 300 seen).
+one_stack() {
+  local n
+  n=$(awk '$1 == "dd" && $2 == "ksys_read" { n += $3 } $1 == "dd" && $2 == "[no" { n += $4 } END { print n + 0 }' "$1")
+  grep -q '^kph:read: 300 hits$' "$1" && [ "$n" = 300 ] && grep -Eq '^ +do_syscall_64\+0x[0-9a-f]+$' "$1" &&
+    { [ "$2" = user ] || [ "$(grep -c '^  [^ ]' "$1")" = 2 ]; }
+}
+for side in kernel user; do
+  extra=()
+  [ $side = user ] && extra=(--in-user-space)
+  kp hist "${extra[@]}" --probe "$probe" -k comm,kstack --filter 'fd == 0' -o /tmp/kph-kstack-$side \
+    -- dd bs=1000 count=300 of=/dev/null </dev/zero 2>/tmp/kph-kstack-$side.err
+  check "hist -k kstack ($side) runs" [ $? -eq 0 ]
+  sed 's/^/# /' /tmp/kph-kstack-$side /tmp/kph-kstack-$side.err
+  check "hist -k kstack ($side): 300 reads, one stack, ksys_read on top" one_stack /tmp/kph-kstack-$side $side
+  check "nothing left after hist -k kstack ($side)" nothing_left
+done
+# The frames, without the counts (and kprobectl's "[no stack]" row).
+frames_of() { grep -v '\[no stack\]' "$1" | sed '1d;s/  *[0-9][0-9]*$//'; }
+check "hist -k kstack: the kernel's stacks and kprobectl's agree" \
+  eval 'frames_of /tmp/kph-kstack-kernel >/tmp/kph-kf-kernel && frames_of /tmp/kph-kstack-user >/tmp/kph-kf-user &&
+    diff /tmp/kph-kf-kernel /tmp/kph-kf-user'
+
 check "the kernel counted: no word of kprobectl counting" [ -z "$(grep 'aggregating in kprobectl' /tmp/kph-kernel.err)" ]
 check "--in-user-space says so" grep -q '^kprobectl: --in-user-space: aggregating in kprobectl, which copies every event' \
   /tmp/kph-user.err
