@@ -85,6 +85,12 @@ Result<ServeProbe> ParseProbe(const std::vector<std::string>& words) {
   return probe;
 }
 
+bool IsHistOption(const std::string& option) {
+  for (const char* known : {"-k", "--key", "--sum", "--max", "--filter", "--name"})
+    if (option == known) return true;
+  return false;
+}
+
 Result<ServeHist> ParseHist(const std::vector<std::string>& words) {
   ServeHist hist;
   if (words.size() < 2 || words[1].starts_with("-"))
@@ -96,6 +102,11 @@ Result<ServeHist> ParseHist(const std::vector<std::string>& words) {
   hist.name = NameOf(hist.event);
   for (size_t i = 2; i < words.size(); i += 2) {
     const std::string& option = words[i];
+    if (option == "--latency")
+      return Fail("hist: --latency is not served: serve exports counts, sums and maxima of a probe's arguments",
+                  "time a function with kprobectl hist --latency");
+    if (!IsHistOption(option))
+      return Fail("hist: unknown option '" + option + "'", "hist takes -k, --sum, --max, --filter and --name");
     if (i + 1 >= words.size()) return Fail("hist: " + option + " needs a value");
     const std::string& value = words[i + 1];
     if (option == "-k" || option == "--key")
@@ -106,10 +117,8 @@ Result<ServeHist> ParseHist(const std::vector<std::string>& words) {
       hist.words.maxes.push_back(value);
     else if (option == "--filter")
       hist.filter = value;
-    else if (option == "--name")
-      hist.name = value;
     else
-      return Fail("hist: unknown option '" + option + "'", "hist takes -k, --sum, --max, --filter and --name");
+      hist.name = value;
   }
   if (!IsMetricName(hist.name))
     return Fail("hist: --name '" + hist.name + "' cannot be in a metric's name", "letters, digits and _");

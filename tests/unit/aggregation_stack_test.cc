@@ -56,7 +56,7 @@ TEST_CASE("aggregation: stack keys, by bpftrace's names and the kernel's") {
   CHECK(BindAggregation(Spec("ustack,kstack"), def));
 }
 
-TEST_CASE("aggregation: a kernel stack key's trigger; no user stack in the kernel") {
+TEST_CASE("aggregation: a kernel stack key's trigger, and no user stack in the kernel") {
   HistSupport all{true, true, true};
   // stacktrace: Linux 6.1 refuses common_stacktrace (6.5's name), 6.12 takes both.
   CHECK(*HistTrigger(Spec("kstack,comm"), all, "", 2048) ==
