@@ -48,6 +48,13 @@ class Tracer {
   // The stream is a pipe whose reader went away (`| head`): a way to stop,
   // not an error to report.
   bool reader_gone() const { return reader_gone_; }
+  // Other text for the same output (hist's tables), written at once: a
+  // reader gone is noticed as for events.
+  Result<void> Emit(std::string_view text) {
+    buffer_.append(text);
+    return Flush();
+  }
+
   // The most bytes one CPU's ring buffer gave in the last Drain(): with
   // the time since the one before, how fast the busiest buffer fills.
   uint64_t busiest_bytes() const { return busiest_bytes_; }

@@ -371,8 +371,7 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
     }
     every = [&]() -> Result<void> {
       if (!hist->Due()) return {};
-      *output.stream << KP_TRY(hist->Report(*dir, *session, !trace.cumulative)) << std::flush;
-      return {};
+      return tracer.Emit(KP_TRY(hist->Report(*dir, *session, !trace.cumulative)));
     };
   }
   if (command) KP_TRY_VOID(command->Release());
@@ -392,8 +391,8 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
   if (trace.latency) io.err << printer.Histograms();
   if (hist) {
     auto report = hist->Report(*dir, *session, false);
-    if (report) *output.stream << *report << std::flush;
-    if (!report && failure) failure = std::unexpected(report.error());
+    Result<void> written = report ? tracer.Emit(*report) : Result<void>(std::unexpected(report.error()));
+    if (!written && failure && !tracer.reader_gone()) failure = std::unexpected(written.error());
   }
   if (!options.quiet && (!hist || !hist->in_kernel()))
     io.err << Summary(hist ? hist->hits() : printer.printed(), hist ? "counted" : "printed", tracer, *session, events,
