@@ -81,6 +81,10 @@ struct IndexOptions {
   // Called while an index is built: CUs done, CUs in all. From the thread
   // that called the look-up.
   std::function<void(size_t, size_t)> progress;
+  // With a valid cache file, each CU read through a libdw handle of its
+  // own (a window) rather than after every CU before it; false: the whole
+  // file's handle only (tests compare the two).
+  bool unit_windows = true;
 };
 
 struct IndexStatus {

@@ -23,6 +23,10 @@ std::string DefaultCacheDir() {
 IndexOptions MakeIndexOptions(const Options& options, std::ostream& err, const std::string& path) {
   IndexOptions out;
   out.cache_dir = options.cache_dir;
+  // KPROBECTL_UNIT_WINDOWS=0: every CU through the whole file's handle, as
+  // before windows (to compare the two; README, "Speed").
+  const char* windows = getenv("KPROBECTL_UNIT_WINDOWS");
+  out.unit_windows = !windows || std::string_view(windows) != "0";
   if (!options.progress) return out;
   // A line that appears only when the build takes more than a moment, and
   // is erased when it ends.

@@ -55,6 +55,16 @@ Elf_Data* SectionData(Elf* elf, std::string_view name) {
   return elf_getdata(scn, nullptr);
 }
 
+std::optional<uint64_t> SectionHeaderOffset(Elf* elf, std::string_view name) {
+  GElf_Ehdr ehdr;
+  GElf_Shdr shdr;
+  Elf_Scn* scn = SectionNamed(elf, name, &shdr);
+  if (!scn || !gelf_getehdr(elf, &ehdr) || ehdr.e_ident[EI_CLASS] != ELFCLASS64 ||
+      ehdr.e_shentsize != sizeof(Elf64_Shdr))
+    return std::nullopt;
+  return ehdr.e_shoff + uint64_t{elf_ndxscn(scn)} * ehdr.e_shentsize;
+}
+
 const unsigned char* ElfIdent(Elf* elf) { return reinterpret_cast<const unsigned char*>(elf_getident(elf, nullptr)); }
 
 bool IsRelocatable(Elf* elf) {

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "dwarf_internal.h"
+#include "dwarf_windows.h"
 #include "kprobectl/cache_file.h"
 
 namespace kprobectl::dwarf {
@@ -49,17 +50,24 @@ void DwarfInfo::Settle() {
   if (settled_) return;
   settled_ = true;
   CheckCache();
+  // A valid index says where each name's DIEs are: each is read through
+  // its unit's window, and no unit before it need be.
+  if (!cached_ || !options_.unit_windows || !map_) return;
+  if (auto units = cached_->Units())
+    windows_ = UnitWindows::Make(fd_, static_cast<const unsigned char*>(map_), map_size_, elf_, std::move(*units));
 }
 
 ReadyDwarf DwarfInfo::Ready() {
   Settle();
-  return units_.Wait();
+  return windows_ ? units_.Stop(windows_.get()) : units_.Wait();
 }
 
 ReadyDwarf DwarfInfo::ReadyFor(Dwarf_Off last_die) {
   Settle();
-  return units_.WaitThrough(last_die);
+  return windows_ ? units_.Stop(windows_.get()) : units_.WaitThrough(last_die);
 }
+
+Dwarf_Off DwarfInfo::OffsetOf(Dwarf_Die* die) const { return windows_ ? windows_->Offset(die) : dwarf_dieoffset(die); }
 
 DwarfInfo::Found DwarfInfo::Instances(const std::string& name, size_t max_units) {
   auto found = Index().Functions(name, max_units);
@@ -90,11 +98,15 @@ std::vector<Dwarf_Off> DwarfInfo::UnitsWithFile(std::string_view path) {
   }
   // No index of files: each CU's line program header says (a few hundred
   // bytes each, where libdw would decode every row).
+  // Every unit in file order: through the whole file's handle, which reads
+  // them so (a window each would cost more).
   ReadyDwarf dwarf = Ready();
   std::vector<Dwarf_Off> out;
   uint64_t released = 0;
   for (Dwarf_Off unit : index.Units()) {
-    Dwarf_Die cu = dwarf.Die(unit);
+    Dwarf_Die cu;
+    units_.ReadThrough(unit);
+    if (!dwarf_offdie(dwarf.get(), unit, &cu)) continue;
     auto files = UnitFiles(&cu, line_sections_ ? &*line_sections_ : nullptr);
     if (std::binary_search(files.begin(), files.end(), base)) out.push_back(unit);
     // Each CU DIE read maps the pages around it: let them go as we pass.

@@ -177,9 +177,12 @@ std::optional<SectionInfo> FindSection(Elf* elf, std::string_view name);
 std::optional<RawSection> FindRawSection(Elf* elf, std::string_view name);
 // A section's bytes as libelf hands them to libdw (dwarf_next_cfi), if it has any.
 Elf_Data* SectionData(Elf* elf, std::string_view name);
+// Where an ELF64 file's section header of `name` is, in the file.
+std::optional<uint64_t> SectionHeaderOffset(Elf* elf, std::string_view name);
 const unsigned char* ElfIdent(Elf* elf);
 bool IsRelocatable(Elf* elf);  // ET_REL (or unreadable)
 class DwarfInfo;
+class UnitWindows;
 std::unique_ptr<NameIndex> MakeScanIndex(ScanInput input);
 // False when a form in .debug_abbrev could name a DIE from outside its CU
 // or .debug_str, which the scan would miss.
@@ -237,6 +240,8 @@ class DwarfInfo : public Debuginfo {
   static void LineAt(Dwarf_Die* cu, uint64_t address, DwarfAddress& out);
   // `at` with its line where Describe left it out (an entry), for messages.
   DwarfAddress WithLine(const DwarfAddress& at);
+  // A DIE's .debug_info offset, whichever handle read it (ReadyDwarf::Offset).
+  Dwarf_Off OffsetOf(Dwarf_Die* die) const;
 
   // Lines (dwarf_lines.cc).
   struct LineHit {
@@ -320,14 +325,15 @@ class DwarfInfo : public Debuginfo {
   IndexKey key_;
   IndexStatus status_;
   std::unique_ptr<NameIndex> index_;
-  std::unique_ptr<IndexView> cached_;                                  // the valid cache file CheckCache() found
-  std::map<uint64_t, std::unique_ptr<MiniCfi>> frames_;                // by FDE offset
-  std::unordered_map<uint64_t, std::vector<Dwarf_Die>> scope_chains_;  // by address
-  std::map<std::tuple<Dwarf_Off, std::string, uint64_t>, uint64_t> last_own_lines_;  // by CU, file, declaration
+  std::unique_ptr<IndexView> cached_;                    // the valid cache file CheckCache() found
+  std::map<uint64_t, std::unique_ptr<MiniCfi>> frames_;  // by FDE offset
+  std::map<std::pair<const Dwarf*, uint64_t>, std::vector<Dwarf_Die>> scope_chains_;  // by handle, address
+  std::map<std::tuple<Dwarf_Off, std::string, uint64_t>, uint64_t> last_own_lines_;   // by CU, file, declaration
   bool settled_ = false;
   std::optional<RawSection> info_section_;     // .debug_info in the file
   std::optional<LineSections> line_sections_;  // for file names without libdw's line tables
   std::map<uint64_t, std::optional<std::vector<std::string>>> decl_files_;  // LineProgramPaths by offset
+  std::unique_ptr<UnitWindows> windows_;                                    // with a valid cache file (Settle)
   UnitReader units_;                 // declared after what its thread's release callback uses
   std::optional<ReadyDwarf> ready_;  // the scan's permission, held while it lives
   Dwfl* dwfl_ = nullptr;

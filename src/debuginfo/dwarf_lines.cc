@@ -112,7 +112,7 @@ std::vector<uint64_t> DwarfInfo::CodeLines(Dwarf_Die* cu, std::string_view file,
 // another line, which leaves these out in practice but also lines
 // kprobectl probes (README, "Where kprobectl and perf probe differ").
 uint64_t DwarfInfo::LastOwnLine(Dwarf_Die* cu, const std::string& file, uint64_t decl_line) {
-  auto key = std::make_tuple(dwarf_dieoffset(cu), file, decl_line);
+  auto key = std::make_tuple(OffsetOf(cu), file, decl_line);
   if (auto it = last_own_lines_.find(key); it != last_own_lines_.end()) return it->second;
   uint64_t next = UINT64_MAX;
   bool cxx = HasScopedNames(cu);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "dwarf_internal.h"
+#include "dwarf_windows.h"
 #include "kprobectl/cxx_names.h"
 #include "kprobectl/glob.h"
 
@@ -311,7 +312,10 @@ DwarfInfo::DwarfInfo(std::string path, int fd, void* map, size_t map_size, Elf* 
     line_sections_ = LineSections{span(line), span(FindRawSection(elf_, ".debug_line_str")),
                                   span(FindRawSection(elf_, ".debug_str"))};
   }
-  units_.Start();
+  // With a valid cache file each unit is read through its window (Settle):
+  // no unit need be read ahead.
+  Settle();
+  if (!windows_) units_.Start();
 }
 
 DwarfInfo::DwarfInfo(std::string path, Dwfl* dwfl, Dwarf* dwarf, char* memory)
@@ -320,7 +324,9 @@ DwarfInfo::DwarfInfo(std::string path, Dwfl* dwfl, Dwarf* dwarf, char* memory)
 }
 
 DwarfInfo::~DwarfInfo() {
-  (void)units_.Wait();
+  // What the thread has left to read is read for nothing now.
+  (void)units_.WaitThrough(0);
+  windows_.reset();
   if (cfi_eh_) dwarf_cfi_end(cfi_eh_);
   if (dwfl_) {
     dwfl_end(dwfl_);  // it owns the Dwarf

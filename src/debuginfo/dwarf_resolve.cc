@@ -120,7 +120,7 @@ Result<DwarfAddress> DwarfInfo::AtAddress(uint64_t address) {
   for (int i = 0; i < n; ++i) {
     int tag = dwarf_tag(&scopes[i]);
     if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
-    DwarfAddress out = Describe(dwarf, {dwarf_dieoffset(&scopes[i]), tag == DW_TAG_inlined_subroutine}, address);
+    DwarfAddress out = Describe(dwarf, {dwarf.Offset(&scopes[i]), tag == DW_TAG_inlined_subroutine}, address);
     free(scopes);
     return out;
   }
@@ -128,7 +128,7 @@ Result<DwarfAddress> DwarfInfo::AtAddress(uint64_t address) {
   // libdw looks for scopes only inside DIEs whose ranges hold the address:
   // a function defined inside another's scope but placed outside its code
   // (a lambda's operator() in main's class) is found by a walk of the CU.
-  if (auto nested = NestedFunctionAt(&cu, address)) return Describe(dwarf, {dwarf_dieoffset(&*nested), false}, address);
+  if (auto nested = NestedFunctionAt(&cu, address)) return Describe(dwarf, {dwarf.Offset(&*nested), false}, address);
   return Fail("no function in the debuginfo contains " + Hex(address));
 }
 
@@ -300,7 +300,7 @@ std::optional<FunctionInstance> DwarfInfo::FunctionOfLine(Dwarf_Die* cu, const s
   }
   if (!chosen) return std::nullopt;
   Dwarf_Die scope = scopes[*chosen];
-  return FunctionInstance{dwarf_dieoffset(&scope), dwarf_tag(&scope) == DW_TAG_inlined_subroutine};
+  return FunctionInstance{OffsetOf(&scope), dwarf_tag(&scope) == DW_TAG_inlined_subroutine};
 }
 
 Result<std::vector<DwarfAddress>> DwarfInfo::ResolveSourceLine(const ProbePoint& point, const FindOptions& options) {

@@ -44,8 +44,8 @@ std::vector<Dwarf_Die> WithFolded(std::vector<Dwarf_Die> chain, Dwarf_Die* fn, c
 // scope that begins at the probe's address, and the scopes inside it
 // (all of `chain` when the probed function is not in it).
 std::vector<Dwarf_Die> WithinProbed(std::vector<Dwarf_Die> chain, Dwarf_Die* fn, const DwarfAddress& at) {
-  auto probed =
-      std::find_if(chain.begin(), chain.end(), [&](Dwarf_Die die) { return dwarf_dieoffset(&die) == at.die_offset; });
+  auto probed = std::find_if(chain.begin(), chain.end(),
+                             [&](Dwarf_Die die) { return dwarf_dieoffset(&die) == dwarf_dieoffset(fn); });
   if (probed == chain.end()) return WithFolded(std::move(chain), fn, at);
   // At the probed function's own entry nothing of it has run: a copy
   // that begins later (its code scheduled before its entry_pc: gcc 12,
@@ -113,7 +113,9 @@ std::vector<Dwarf_Die> VisibleVariables(Scopes& scopes, bool params_only, Dwarf_
 }
 
 const std::vector<Dwarf_Die>& DwarfInfo::ScopeChain(Dwarf_Die* cu, uint64_t address) {
-  auto [it, fresh] = scope_chains_.try_emplace(address);
+  // By handle too: the same unit read through its window and through the
+  // whole file's has DIEs of each.
+  auto [it, fresh] = scope_chains_.try_emplace({dwarf_cu_getdwarf(cu->cu), address});
   std::vector<Dwarf_Die>& chain = it->second;
   if (!fresh) return chain;
   Dwarf_Die child;

@@ -55,7 +55,7 @@ Dwarf_Die* OutOfLine(const Scopes& scopes);
 // and including the out-of-line function: inside an inlined copy, its
 // caller's locals are as live as the copy's own parameters. Parameters
 // only ($params): those of the function probed (`function`, a subprogram or
-// an inlined copy), at every copy, not its callers'.
+// an inlined copy: its DIE's offset in the handle that read `scopes`), at every copy, not its callers'.
 std::vector<Dwarf_Die> VisibleVariables(Scopes& scopes, bool params_only, Dwarf_Off function);
 
 }  // namespace kprobectl::dwarf

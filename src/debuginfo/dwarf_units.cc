@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "dwarf_units.h"
 
+#include "dwarf_windows.h"
+
 namespace kprobectl::dwarf {
 
 namespace {
@@ -11,9 +13,13 @@ constexpr uint64_t kReleaseBatch = 8 << 20;
 
 Dwarf_Die ReadyDwarf::Die(Dwarf_Off offset) const {
   Dwarf_Die die;
+  if (windows_ && windows_->Die(offset, &die)) return die;
+  if (reader_) reader_->ReadThrough(offset);
   dwarf_offdie(dwarf_, offset, &die);
   return die;
 }
+
+Dwarf_Off ReadyDwarf::Offset(Dwarf_Die* die) const { return windows_ ? windows_->Offset(die) : dwarf_dieoffset(die); }
 
 Dwarf_Die ReadyDwarf::CuOf(Dwarf_Die* die) const {
   Dwarf_Die cu;
@@ -34,7 +40,7 @@ UnitReader::~UnitReader() {
 
 ReadyDwarf UnitReader::Wait() {
   if (thread_.joinable()) thread_.join();
-  return ReadyDwarf(dwarf_);
+  return ReadyDwarf(dwarf_, nullptr, nullptr);
 }
 
 ReadyDwarf UnitReader::WaitThrough(Dwarf_Off last_die) {
@@ -42,7 +48,20 @@ ReadyDwarf UnitReader::WaitThrough(Dwarf_Off last_die) {
     limit_.store(last_die);
     thread_.join();
   }
-  return ReadyDwarf(dwarf_);
+  return ReadyDwarf(dwarf_, nullptr, nullptr);
+}
+
+ReadyDwarf UnitReader::Stop(UnitWindows* windows) {
+  ReadyDwarf ready = WaitThrough(0);
+  ready.windows_ = windows;
+  ready.reader_ = this;
+  return ready;
+}
+
+void UnitReader::ReadThrough(Dwarf_Off die) {
+  if (done_ || next_unit_ > die) return;
+  limit_.store(die);
+  Read();
 }
 
 const std::vector<UnitSpan>& UnitReader::All(const ReadyDwarf&) {

@@ -26,16 +26,27 @@ struct UnitSpan {
   Dwarf_Off die;   // its CU DIE
 };
 
+class UnitWindows;
+class UnitReader;
+
 class ReadyDwarf {
  public:
+  // The whole file's handle (for what goes by address: dwarf_addrdie).
   Dwarf* get() const { return dwarf_; }
+  // The DIE at a .debug_info offset: through its unit's window where
+  // there are windows (dwarf_windows.h), else the whole file's handle.
   Dwarf_Die Die(Dwarf_Off offset) const;
+  // A DIE's .debug_info offset, whichever handle it was read through.
+  Dwarf_Off Offset(Dwarf_Die* die) const;
   Dwarf_Die CuOf(Dwarf_Die* die) const;
 
  private:
   friend class UnitReader;
-  explicit ReadyDwarf(Dwarf* dwarf) : dwarf_(dwarf) {}
+  ReadyDwarf(Dwarf* dwarf, UnitWindows* windows, UnitReader* reader)
+      : dwarf_(dwarf), windows_(windows), reader_(reader) {}
   Dwarf* dwarf_;
+  UnitWindows* windows_;
+  UnitReader* reader_;  // with windows: reads the units a DIE outside them needs
 };
 
 class UnitReader {
@@ -53,8 +64,15 @@ class UnitReader {
   ReadyDwarf Wait();
   // Lets the thread stop after the unit that holds `last_die`, and waits.
   ReadyDwarf WaitThrough(Dwarf_Off last_die);
+  // Stops the thread after the unit it is reading: each unit is read
+  // through its window (null: none), and the whole file's handle interns
+  // units only as something asks for them.
+  ReadyDwarf Stop(UnitWindows* windows);
   // Every unit, in file order; those the thread left are read now.
   const std::vector<UnitSpan>& All(const ReadyDwarf& ready);
+  // Reads (on this thread, the thread stopped) through the unit that holds
+  // `die`, letting the pages passed go as the thread does.
+  void ReadThrough(Dwarf_Off die);
   // Whether a unit read so far is DWARF64.
   bool dwarf64(const ReadyDwarf&) const { return dwarf64_; }
 

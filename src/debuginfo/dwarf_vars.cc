@@ -302,7 +302,7 @@ Result<std::vector<VariableFetch>> DwarfInfo::FetchAll(const DwarfAddress& at, b
   std::vector<VariableFetch> out;
   // Each variable listed is fetched as that DIE: a look-up by its name
   // could find another of the name.
-  for (Dwarf_Die& var : VisibleVariables(scopes, params_only, at.die_offset)) {
+  for (Dwarf_Die& var : VisibleVariables(scopes, params_only, dwarf_dieoffset(&fn))) {
     // A struct split over several places, or passed by value: its members.
     if (auto w = ByMembers(*this, scopes, &var, at)) {
       for (MemberFetch& m : ReadableMembers(*w))
@@ -335,7 +335,7 @@ Result<std::vector<VariableInfo>> DwarfInfo::Variables(const DwarfAddress& at, b
   Dwarf_Die fn = dwarf.Die(at.die_offset);
   Dwarf_Die cu = dwarf.CuOf(&fn);
   Scopes scopes(*this, &cu, &fn, at);
-  std::vector<Dwarf_Die> vars = VisibleVariables(scopes, false, at.die_offset);
+  std::vector<Dwarf_Die> vars = VisibleVariables(scopes, false, dwarf_dieoffset(&fn));
   size_t locals = vars.size();
   if (externs) {
     Dwarf_Die child;

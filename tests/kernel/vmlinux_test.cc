@@ -295,3 +295,39 @@ TEST_CASE("BTF and DWARF follow the same member chains") {
     CHECK(btf.out == SplitLines(dwarf.out).front() + "\n");
   }
 }
+
+// Each CU read through a libdw handle of its own (a window, with a valid
+// index) answers what the whole file's handle answers: definitions,
+// return probes and variables of functions spread over the image (every
+// 97th traceable function: some 400, in as many CUs), and lines.
+TEST_CASE("unit windows: every answer is the one the whole file's handle gives") {
+  auto funcs = Run({"funcs"});
+  REQUIRE(funcs.status == 0);
+  std::vector<std::string> names = SplitLines(funcs.out);
+  REQUIRE(names.size() > 10000);
+  std::vector<std::vector<std::string>> commands = {{"-D", "do_sys_openat2:10 dfd filename how->flags op.open_flag"},
+                                                    {"-D", "tcp_v4_connect:20 sk daddr err"},
+                                                    {"-V", "do_fault_around"},
+                                                    {"-D", "active_show buf"},
+                                                    {"-D", "fs/open.c:1320 fd op.open_flag"},
+                                                    {"-L", "do_sys_openat2"}};
+  for (size_t i = 0; i < names.size(); i += 97) {
+    commands.push_back({"-D", names[i] + " $params"});
+    commands.push_back({"-D", names[i] + "%return $retval"});
+    commands.push_back({"vars", names[i]});
+  }
+  size_t compared = 0;
+  for (const auto& command : commands) {
+    CliResult windows = Run(command);
+    CliResult whole = [&] {
+      ScopedEnv off("KPROBECTL_UNIT_WINDOWS", "0");
+      return Run(command);
+    }();
+    INFO(Join(command, " "));
+    CHECK(windows.status == whole.status);
+    CHECK(windows.out == whole.out);
+    CHECK(windows.err == whole.err);
+    ++compared;
+  }
+  CHECK(compared > 1000);
+}

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "dwarf_windows.h"
+
+#include <dwarf.h>
+#include <elf.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace kprobectl::dwarf {
+
+namespace {
+
+constexpr size_t kMaxWindows = 16;
+
+struct Bytes {
+  const unsigned char* p;
+  const unsigned char* end;
+  bool ok = true;
+
+  uint64_t Fixed(unsigned size) {
+    if (!ok || static_cast<size_t>(end - p) < size) {
+      ok = false;
+      return 0;
+    }
+    uint64_t v = 0;
+    std::memcpy(&v, p, size);  // little-endian file and host (checked by Make)
+    p += size;
+    return v;
+  }
+  uint64_t Uleb() {
+    uint64_t v = 0;
+    for (unsigned shift = 0; ok && p < end; shift += 7) {
+      unsigned char byte = *p++;
+      if (shift < 64) v |= uint64_t{byte & 0x7fu} << shift;
+      if (!(byte & 0x80)) return v;
+    }
+    ok = false;
+    return 0;
+  }
+};
+
+// Forms and tags by which a DIE reaches outside its own unit (and so
+// outside a window): another unit's DIE, a supplementary or alternate
+// file, a type unit, a form named in the DIE itself.
+bool ReachesOut(uint64_t form) {
+  switch (form) {
+    case 0x10:    // DW_FORM_ref_addr
+    case 0x16:    // DW_FORM_indirect
+    case 0x1c:    // DW_FORM_ref_sup4
+    case 0x1d:    // DW_FORM_strp_sup
+    case 0x20:    // DW_FORM_ref_sig8
+    case 0x24:    // DW_FORM_ref_sup8
+    case 0x1f20:  // DW_FORM_GNU_ref_alt
+    case 0x1f21:  // DW_FORM_GNU_strp_alt
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether the abbreviation table at `table` keeps its unit's DIEs inside it.
+bool SelfContained(Bytes r) {
+  for (;;) {
+    uint64_t code = r.Uleb();
+    if (!r.ok) return false;
+    if (code == 0) return true;
+    uint64_t tag = r.Uleb();
+    r.Fixed(1);                     // DW_CHILDREN_*
+    if (tag == 0x3d) return false;  // DW_TAG_imported_unit
+    for (;;) {
+      uint64_t attr = r.Uleb(), form = r.Uleb();
+      if (!r.ok) return false;
+      if (attr == 0 && form == 0) break;
+      if (ReachesOut(form)) return false;
+      if (form == 0x21) r.Uleb();  // DW_FORM_implicit_const's value (its sign is no matter here)
+    }
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<UnitWindows> UnitWindows::Make(int fd, const unsigned char* file, size_t file_size, Elf* elf,
+                                               std::vector<uint64_t> units) {
+  const unsigned char* ident = ElfIdent(elf);
+  if (!ident || ident[EI_CLASS] != ELFCLASS64 || ident[EI_DATA] != ELFDATA2LSB || IsRelocatable(elf)) return nullptr;
+  auto info = FindRawSection(elf, ".debug_info");
+  auto abbrev = FindRawSection(elf, ".debug_abbrev");
+  auto shdr_at = SectionHeaderOffset(elf, ".debug_info");
+  if (!info || !abbrev || !shdr_at || info->offset + info->size > file_size ||
+      abbrev->offset + abbrev->size > file_size || *shdr_at + sizeof(Elf64_Shdr) > file_size)
+    return nullptr;
+  std::unique_ptr<UnitWindows> out(new UnitWindows);
+  out->fd_ = fd;
+  out->file_ = file;
+  out->file_size_ = file_size;
+  out->shdr_at_ = *shdr_at;
+  out->info_ = *info;
+  out->abbrev_ = *abbrev;
+  out->cu_dies_ = std::move(units);
+  return out;
+}
+
+UnitWindows::~UnitWindows() {
+  for (auto& [die, unit] : units_) {
+    if (!unit.window.dwarf) continue;
+    dwarf_end(unit.window.dwarf);
+    CloseElf(unit.window.elf);
+    munmap(unit.window.map, file_size_);
+  }
+}
+
+std::optional<UnitWindows::Unit> UnitWindows::UnitOf(uint64_t die) const {
+  // The header ends where the CU DIE begins: 12 bytes before it in DWARF 5
+  // (its unit type and address size before the abbreviations' offset), 11
+  // in 2-4, 12 more in the 64-bit format. Only the page around it is read
+  // (walking every header from the first maps the whole section).
+  const unsigned char* info = file_ + info_.offset;
+  struct Shape {
+    uint64_t size;
+    bool dwarf64, v5;
+  };
+  for (Shape shape : {Shape{12, false, true}, Shape{11, false, false}, Shape{24, true, true}, Shape{23, true, false}}) {
+    if (die < shape.size) continue;
+    const uint64_t start = die - shape.size;
+    Bytes r{info + start, info + info_.size};
+    uint64_t length = r.Fixed(4);
+    if ((length == 0xffffffff) != shape.dwarf64) continue;
+    if (shape.dwarf64) length = r.Fixed(8);
+    const uint64_t version = r.Fixed(2);
+    const uint64_t end = start + (shape.dwarf64 ? 12 : 4) + length;
+    if (r.ok && (version == 5) == shape.v5 && version >= 2 && version <= 5 && end > die && end <= info_.size)
+      return Unit{start, end, {}};
+  }
+  return std::nullopt;
+}
+
+UnitWindows::Window UnitWindows::Open(const Unit& unit) const {
+  // The header: DWARF 5 has the unit type before the abbreviations'
+  // offset, 2-4 the address size after it; only full and partial
+  // compilation units stand alone.
+  Bytes r{file_ + info_.offset + unit.start, file_ + info_.offset + unit.end};
+  unsigned offset_size = 4;
+  if (r.Fixed(4) == 0xffffffff) {
+    r.Fixed(8);
+    offset_size = 8;
+  }
+  uint64_t version = r.Fixed(2);
+  if (version >= 5) {
+    uint64_t type = r.Fixed(1);
+    r.Fixed(1);
+    if (type != DW_UT_compile && type != DW_UT_partial) return {};
+  }
+  uint64_t abbrev_at = r.Fixed(offset_size);
+  if (!r.ok || version < 2 || version > 5 || abbrev_at >= abbrev_.size) return {};
+  if (!SelfContained({file_ + abbrev_.offset + abbrev_at, file_ + abbrev_.offset + abbrev_.size})) return {};
+
+  Window w;
+  w.map = mmap(nullptr, file_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd_, 0);
+  if (w.map == MAP_FAILED) return {};
+  // Only this copy's page of the section headers changes (MAP_PRIVATE).
+  Elf64_Shdr shdr;
+  auto* at = static_cast<unsigned char*>(w.map) + shdr_at_;
+  std::memcpy(&shdr, at, sizeof shdr);
+  shdr.sh_offset = info_.offset + unit.start;
+  shdr.sh_size = unit.end - unit.start;
+  std::memcpy(at, &shdr, sizeof shdr);
+  w.elf = OpenElf(w.map, file_size_);
+  w.dwarf = w.elf ? dwarf_begin_elf(w.elf, DWARF_C_READ, nullptr) : nullptr;
+  if (!w.dwarf) {
+    CloseElf(w.elf);
+    munmap(w.map, file_size_);
+    return {};
+  }
+  return w;
+}
+
+bool UnitWindows::Die(Dwarf_Off offset, Dwarf_Die* out) {
+  auto next = std::upper_bound(cu_dies_.begin(), cu_dies_.end(), offset);
+  if (next == cu_dies_.begin()) return false;
+  const uint64_t cu_die = *std::prev(next);
+  auto found = units_.find(cu_die);
+  // A command that reads many units (a header's lines, a function inlined
+  // in hundreds of files) reads them in order through the whole file's
+  // handle: a window each would cost more time and, each a mapping of the
+  // file, far more memory.
+  if (found == units_.end() && units_.size() == kMaxWindows) return false;
+  if (found == units_.end()) {
+    std::optional<Unit> unit = UnitOf(cu_die);
+    if (!unit) return false;
+    unit->window = Open(*unit);
+    if (unit->window.dwarf) bases_[unit->window.dwarf] = unit->start;
+    found = units_.emplace(cu_die, *unit).first;
+  }
+  const Unit& unit = found->second;
+  return unit.window.dwarf && offset < unit.end && dwarf_offdie(unit.window.dwarf, offset - unit.start, out);
+}
+
+Dwarf_Off UnitWindows::Offset(Dwarf_Die* die) const {
+  auto it = bases_.find(dwarf_cu_getdwarf(die->cu));
+  return dwarf_dieoffset(die) + (it == bases_.end() ? 0 : it->second);
+}
+
+}  // namespace kprobectl::dwarf
