@@ -131,6 +131,9 @@ struct ResolveOptions {
   // the prologue of unoptimized code), whatever the spec fetches; only the
   // DWARF can answer.
   bool for_variables = false;
+  // Set by the resolver itself for a Go function's return instructions
+  // (resolve/go_returns.cc): its results are where Go's ABI puts them.
+  bool go_return_sites = false;
 };
 
 struct Resolution {
