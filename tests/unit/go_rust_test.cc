@@ -156,6 +156,32 @@ TEST_CASE("Go: results on the stack and in registers at each return instruction"
   }
 }
 
+// arm64 Go, cross-built by Debian's go, read offline: Go's arm64 register
+// ABI (R0-R15 are x0-x15, with and without DWARF), its RET instructions
+// (Capstone arm64: calls and tbnz's bit number are no jumps out, the zero
+// words after the code end it), a stack result after a stack argument
+// (8(SP) is the argument area: the code stores r at [sp, #24]).
+TEST_CASE("Go on arm64: register ABI, return instructions, results") {
+  std::string bin = FixturePath("arm64/gorets");
+  std::string nodwarf = FixturePath("arm64/gofx_nodwarf");
+  CHECK_THAT(Define(bin, "main.wide%return a i j"), Catch::EndsWith(" a=%x0:s64 i=%x8:s64 j=%x9:s64\n"));
+  CHECK_THAT(Define(bin, "main.shifted%return r[1] m"), Catch::EndsWith(" r=+32(%sp):s64 m=%x0:s64\n"));
+  CHECK_THAT(Define(bin, "main.pair%return $retval i=~r1"),
+             Catch::EndsWith(" retval=+0(%x0):u8[64] retval__len=%x1:s64 i=%x2:s64\n"));
+  std::string named = Define(bin, "main.named%return n s err.tab");
+  CHECK(SplitLines(named).size() == 3);
+  for (const std::string& line : SplitLines(named))
+    CHECK_THAT(line, Catch::EndsWith(" n=%x0:s64 s=+0(%x1):u8[64] s__len=%x2:s64 tab=%x3:x64"));
+  auto real = Run(bin, {"-D", "main.ratio%return $retval"});
+  CHECK(real.err.find("'~r0' cannot be read here: it is in F0, a floating-point register") != std::string::npos);
+  CHECK(Define(nodwarf, "main.handle $arg1 $arg16") ==
+        "p:probe_gofx_nodwarf/main__handle BIN:" + At(nodwarf, "main.handle")[0] + " arg1=%x0 arg16=%x15\n");
+  CHECK_THAT(Define(nodwarf, "main.(*Server).Serve%return $retval:s64"), Catch::EndsWith(" retval=%x0:s64\n"));
+  auto named_nodwarf = Run(nodwarf, {"-D", "main.handle%return total"});
+  CHECK(named_nodwarf.status != 0);
+  CHECK(named_nodwarf.err.find("has no DWARF debuginfo") != std::string::npos);
+}
+
 TEST_CASE("Rust: probe points by demangled paths, legacy and v0 manglings") {
   for (std::string name : {"rsfx_O0", "rsfx_O2", "rsfx_v0"}) {
     std::string bin = FixturePath(name);
