@@ -196,6 +196,11 @@ Result<std::vector<MarkerSummary>> ProbeableMarkers(const Target& target, const 
 // point's is (a clone's name is its function's).
 Result<SourceListing> ListSource(const LineRange& range, Target& target, const FindOptions& find);
 
+// What a counted string of type `type` (as vars lists it: "struct
+// string", "struct &str") is: "Go string", "Go []byte", "Rust &str",
+// "Rust String"...; none for another type. `go`: a Go binary's type.
+std::optional<std::string> CountedStringKind(const std::string& type, bool go);
+
 // perf's account of where a probe is: "do_sys_openat2:14@fs/open.c",
 // "compute@/src/demo.c", "compute%return@...", "main+4@..."; empty when the
 // debuginfo did not say.
