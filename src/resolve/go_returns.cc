@@ -14,6 +14,8 @@
 // ("err", "~r1"), typed by the DWARF, and $retval is the first. Without
 // DWARF, $retval is Go's first result register, as written. Events are
 // FUNC__return, FUNC__return_1... one per return instruction.
+#include <algorithm>
+
 #include "kprobectl/return_sites.h"
 #include "kprobectl/strings.h"
 #include "resolve_internal.h"
@@ -48,7 +50,15 @@ Result<std::vector<AbiValue>> GoResultsAt(Debuginfo& debuginfo, const DwarfAddre
                                           bool register_abi) {
   std::vector<GoAbiType> args, results;
   std::vector<std::string> names;
-  for (GoValue& value : KP_TRY(debuginfo.GoValues(at))) {
+  std::vector<GoValue> values = KP_TRY(debuginfo.GoValues(at));
+  // A generic function's shape instantiation ("main.Sum[go.shape.int_0]")
+  // takes its dictionary, a pointer, before its receiver and arguments
+  // (Go 1.18+), which the DWARF of optimised code does not list (-N -l's
+  // lists it, as ".dict"): it takes a register, or a stack slot, as any
+  // argument does.
+  bool dictionary = std::any_of(values.begin(), values.end(), [](const GoValue& v) { return v.name == ".dict"; });
+  if (at.function.find("[go.shape.") != std::string::npos && !dictionary) args.push_back(GoAbiType{});
+  for (GoValue& value : values) {
     if (value.result) names.push_back(value.name);
     (value.result ? results : args).push_back(std::move(value.type));
   }

@@ -132,8 +132,8 @@ TEST_CASE("trace: Go results at every return instruction equal what the program 
          group + ":named=main.named%return nn=n s etab=err.tab",
          group + ":point=main.point%return x=~r0.X y=~r0.Y pname=~r0.Name", group + ":ratio=main.ratio%return m=~r1",
          group + ":small=main.small%return ok b u", group + ":wide=main.wide%return i j",
-         group + ":row=main.row%return ra=~r0.A rj=~r0.J",
-         group + ":shifted=main.shifted%return r0=r[0] r1=r[1] sm=m"});
+         group + ":row=main.row%return ra=~r0.A rj=~r0.J", group + ":shifted=main.shifted%return r0=r[0] r1=r[1] sm=m",
+         group + ":spread=main.spread[...]%return g0=r[0] g1=r[1] k"});
     INFO(trace);
     INFO(out);
     // What the program printed as NAME=VALUE after PREFIX, in order.
@@ -169,6 +169,9 @@ TEST_CASE("trace: Go results at every return instruction equal what the program 
     CHECK(Values(trace, "r0") == printed("shifted ", "r0"));
     CHECK(Values(trace, "r1") == printed("shifted ", "r1"));
     CHECK(Values(trace, "sm") == printed("shifted ", "m"));
+    CHECK(Values(trace, "g0") == printed("spread ", "r0"));
+    CHECK(Values(trace, "g1") == printed("spread ", "r1"));
+    CHECK(Values(trace, "k") == printed("spread ", "k"));
     // Several return instructions: each of named's three fired, once.
     for (std::string event : {":named: ", ":named_1: ", ":named_2: ", ":lookup: ", ":lookup_1: "})
       CHECK(trace.find(group + event) != std::string::npos);

@@ -144,6 +144,9 @@ TEST_CASE("Go: results on the stack and in registers at each return instruction"
     CHECK_THAT(Define(bin, "main.shifted%return r[0] r[1] m"),
                Catch::EndsWith(" r=+24(%sp):s64 r_1=+32(%sp):s64 m=%ax:s64\n"));
     CHECK_THAT(Define(bin, "main.small%return ok b u"), Catch::EndsWith(" ok=%ax:u8 b=%bx:s8 u=%cx:u16\n"));
+    // The dictionary of a shape instantiation takes RAX: h is at +8, r after it.
+    CHECK_THAT(Define(bin, "main.spread[...]%return r[0] r[1] k"),
+               Catch::EndsWith(" r=+16(%sp):s64 r_1=+24(%sp):s64 k=%ax:s64\n"));
     CHECK_THAT(Define(bin, "main.point%return ~r0.X ~r0.Y ~r0.Name"),
                Catch::EndsWith(" X=%ax:s64 Y=%bx:s32 Name=+0(%cx):u8[64] Name__len=%di:s64\n"));
     // One probe per return instruction, each with the results.
