@@ -55,4 +55,17 @@ add_custom_command(OUTPUT ${ARM64_DIR}/sdt ${ARM64_DIR}/sdt.notes
   COMMAND readelf -n --wide ${ARM64_DIR}/libsdtfx.so > ${ARM64_DIR}/libsdtfx.so.notes
   DEPENDS fixtures/sdt.c fixtures/sdt_counted.c ${ARM64_DIR}/libsdtfx.so VERBATIM)
 list(APPEND ARM64_FIXTURES ${ARM64_DIR}/sdt)
+# Go, cross-built by Debian's go (GOARCH=arm64, its standard library only):
+# Go's arm64 register ABI (R0-R15), its return instructions (RET), read
+# here offline; the arm64 VM suite runs the cross-build's own copies.
+if(KPROBECTL_GO)
+  set(GO_ARM64_ENV env GOCACHE=${CMAKE_CURRENT_BINARY_DIR}/go-cache GOPATH=${CMAKE_CURRENT_BINARY_DIR}/go-path
+      GO111MODULE=off GOFLAGS= CGO_ENABLED=0 GOOS=linux GOARCH=arm64)
+  add_custom_command(OUTPUT ${ARM64_DIR}/gorets ${ARM64_DIR}/gofx ${ARM64_DIR}/gofx_nodwarf
+    COMMAND ${GO_ARM64_ENV} ${KPROBECTL_GO} build -o ${ARM64_DIR}/gorets ${LANG_DIR}/gorets.go
+    COMMAND ${GO_ARM64_ENV} ${KPROBECTL_GO} build -o ${ARM64_DIR}/gofx ${LANG_DIR}/gofx.go
+    COMMAND ${GO_ARM64_ENV} ${KPROBECTL_GO} build -ldflags=-w -o ${ARM64_DIR}/gofx_nodwarf ${LANG_DIR}/gofx.go
+    DEPENDS ${LANG_DIR}/gorets.go ${LANG_DIR}/gofx.go VERBATIM)
+  list(APPEND ARM64_FIXTURES ${ARM64_DIR}/gorets)
+endif()
 add_custom_target(arm64_fixtures ALL DEPENDS ${ARM64_FIXTURES})

@@ -72,6 +72,38 @@ struct ParamPlace {
   std::string why;  // "is a floating-point value, passed in a vector register the kernel cannot fetch"
 };
 
+// A Go value's type as Go's internal ABI breaks it down to assign it
+// (src/cmd/compile/abi-internal.md, "Function call argument and result
+// passing"): integers (bool, ints, pointers, maps, channels, funcs),
+// floats, structs field by field (a string is {ptr, len}, a slice {ptr,
+// len, cap}, an interface {tab, data}, a complex {real, imag}) and arrays.
+struct GoAbiType {
+  enum Kind { kInteger, kFloat, kStruct, kArray } kind = kInteger;
+  uint64_t size = 8;
+  uint64_t align = 8;
+  std::vector<GoAbiType> members;  // kStruct: its fields, in order; kArray: its element
+  std::vector<uint64_t> offsets;   // kStruct: where each field begins
+  uint64_t count = 0;              // kArray: how many elements
+};
+
+// Where Go's ABI puts one argument or result: each base value of it in a
+// register of its own (bytes [offset, offset + size) of the value, in the
+// register's low bytes), or the whole value in the argument area on the
+// stack, `stack_offset` bytes from the stack pointer at the function's
+// entry and at its return instructions.
+struct GoAbiPlace {
+  bool on_stack = false;
+  int64_t stack_offset = 0;
+  struct Piece {
+    uint64_t offset = 0;
+    uint64_t size = 0;
+    bool is_float = false;        // in a floating-point register, which the kernel cannot fetch
+    unsigned dwarf_register = 0;  // its DWARF number
+    std::string name;             // Go's name of the register, for messages: "RAX", "X0", "R3", "F0"
+  };
+  std::vector<Piece> pieces;
+};
+
 // One architecture's description (src/arch/*.cc fill it in).
 struct ArchSpec;
 
@@ -115,6 +147,15 @@ class Arch {
   // the arguments before it. Before it (ABI0) every argument is on the
   // stack, slot 1 at 8(SP) at the entry.
   Result<std::string> GoArgumentAtEntry(unsigned n, bool register_abi) const;
+  // Go's assignment of a function's arguments (receiver first) and
+  // results to registers and the stack (go_abi.cc), with its register ABI,
+  // or without it (ABI0: no registers, everything on the stack). The
+  // results come from a fresh register sequence: at a return instruction
+  // they are where this says, whatever the DWARF's location lists say.
+  struct GoFrame {
+    std::vector<GoAbiPlace> args, results;
+  };
+  GoFrame PlaceGoValues(std::span<const GoAbiType> args, std::span<const GoAbiType> results, bool register_abi) const;
   // Which argument slot (1-based) register `name` holds at the entry.
   std::optional<unsigned> ArgumentIn(std::string_view name) const;
   // The slots of each parameter, in order.

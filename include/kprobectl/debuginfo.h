@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kprobectl/arch.h"
 #include "kprobectl/elf_image.h"
 #include "kprobectl/line_range.h"
 #include "kprobectl/probe_spec.h"
@@ -27,6 +28,15 @@ struct SourceLine {
   uint64_t line = 0;
 };
 
+// A value whose place at an address Go's ABI gives rather than the
+// DWARF: a Go function's result at one of its return instructions, where
+// Go's DWARF (1.19) gives results no location (resolve/go_returns.cc).
+struct AbiValue {
+  std::string name;            // the DWARF's name of it: "err", "~r0"
+  GoAbiPlace place;            // its registers, or its offset from the stack pointer
+  unsigned stack_pointer = 0;  // the stack pointer's DWARF number
+};
+
 // One address a probe point resolved to.
 struct DwarfAddress {
   uint64_t address = 0;
@@ -37,6 +47,18 @@ struct DwarfAddress {
   bool inlined = false;     // a copy of `function` inlined into another
   bool line_start = false;  // a line-table row (is_stmt) starts at `address` (not looked for at the entry)
   uint64_t die_offset = 0;  // the function instance's DIE (for variable look-ups)
+  // A return instruction of a Go function: its results are where
+  // `results` says, whatever the DWARF's location lists say; $retval is the first.
+  bool go_return = false;
+  std::vector<AbiValue> results;
+};
+
+// A Go function's receiver, argument or result, with its type as Go's ABI
+// assigns it.
+struct GoValue {
+  std::string name;
+  bool result = false;  // DW_AT_variable_parameter
+  GoAbiType type;
 };
 
 struct VariableInfo {
@@ -144,6 +166,9 @@ class Debuginfo {
   // The type a variable expression leads to, as the debuginfo names it
   // ("string", "&str", "[]uint8"), for the language's counted strings.
   virtual Result<std::string> TypeNameOf(const DwarfAddress& at, const ArgExpr& expr) = 0;
+  // The receiver, arguments and results of the Go function at `at`, in
+  // the DWARF's order (Go's: receiver, arguments, results).
+  virtual Result<std::vector<GoValue>> GoValues(const DwarfAddress& at) = 0;
   // The fetch type for $retval of the function at `at`, if it has one.
   virtual std::optional<FetchType> ReturnType(const DwarfAddress& at) = 0;
 

@@ -131,6 +131,9 @@ struct ResolveOptions {
   // the prologue of unoptimized code), whatever the spec fetches; only the
   // DWARF can answer.
   bool for_variables = false;
+  // Set by the resolver itself for a Go function's return instructions
+  // (resolve/go_returns.cc): its results are where Go's ABI puts them.
+  bool go_return_sites = false;
 };
 
 struct Resolution {
@@ -192,6 +195,11 @@ Result<std::vector<MarkerSummary>> ProbeableMarkers(const Target& target, const 
 // The source listing `line` shows, the range's function found as a probe
 // point's is (a clone's name is its function's).
 Result<SourceListing> ListSource(const LineRange& range, Target& target, const FindOptions& find);
+
+// What a counted string of type `type` (as vars lists it: "struct
+// string", "struct &str") is: "Go string", "Go []byte", "Rust &str",
+// "Rust String"...; none for another type. `go`: a Go binary's type.
+std::optional<std::string> CountedStringKind(const std::string& type, bool go);
 
 // perf's account of where a probe is: "do_sys_openat2:14@fs/open.c",
 // "compute@/src/demo.c", "compute%return@...", "main+4@..."; empty when the

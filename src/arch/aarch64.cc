@@ -66,6 +66,8 @@ constexpr std::string_view kArgumentRegisters[] = {"x0", "x1", "x2", "x3", "x4",
 // "arm64 architecture"): integer arguments in R0 through R15.
 constexpr std::string_view kGoArgumentRegisters[] = {"x0", "x1", "x2",  "x3",  "x4",  "x5",  "x6",  "x7",
                                                      "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15"};
+constexpr std::string_view kGoIntegerNames[] = {"R0", "R1", "R2",  "R3",  "R4",  "R5",  "R6",  "R7",
+                                                "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"};
 
 // The stack pointer, the pc, the frame pointer and the link register (x30:
 // the return address column, a register at a function's entry).
@@ -138,6 +140,11 @@ const ArchSpec kAarch64Spec = {
     .registers = kRegisters,
     .argument_registers = kArgumentRegisters,
     .go_argument_registers = kGoArgumentRegisters,
+    // F0-F15; V0 is DWARF register 64.
+    .go_float_registers = 16,
+    .go_float_dwarf = 64,
+    .go_float_prefix = "F",
+    .go_integer_names = kGoIntegerNames,
     .stack_pointer = "sp",
     .return_register = "x0",
     .instruction_pointer = "pc",

@@ -125,11 +125,8 @@ std::string Arch::ArgumentAtEntry(unsigned n) const {
 }
 
 Result<std::string> Arch::GoArgumentAtEntry(unsigned n, bool register_abi) const {
-  // Go's frames put the return address (x86-64) or the caller's saved LR
-  // slot (arm64) at 0(SP); stack arguments follow.
-  constexpr int64_t kGoFirstStackArgument = 8;
   if (!register_abi)
-    return "+" + std::to_string(kGoFirstStackArgument + 8 * static_cast<int64_t>(n - 1)) + "(%" +
+    return "+" + std::to_string(kGoArgumentArea + 8 * static_cast<int64_t>(n - 1)) + "(%" +
            std::string(spec_->stack_pointer) + ")";
   const auto& registers = spec_->go_argument_registers;
   if (n >= 1 && n <= registers.size()) return "%" + std::string(registers[n - 1]);

@@ -30,6 +30,10 @@ struct ArchSpec {
   std::span<const RegisterName> registers;
   std::span<const std::string_view> argument_registers;     // integer arguments, in order
   std::span<const std::string_view> go_argument_registers;  // Go's internal ABI's integer arguments, in order
+  unsigned go_float_registers = 0;                          // how many floating-point registers Go's internal ABI uses
+  unsigned go_float_dwarf = 0;                              // the DWARF number of the first (XMM0, V0)
+  std::string_view go_float_prefix;                         // Go's assembler's names of them: "X" (X0, X1...), "F"
+  std::span<const std::string_view> go_integer_names;       // Go's assembler's names of go_argument_registers
   std::string_view stack_pointer;
   std::string_view return_register;
   std::string_view instruction_pointer;
@@ -45,6 +49,10 @@ struct ArchSpec {
   std::span<const Arch::UnwindRegister> unwind_registers;  // the first is the stack pointer, the second the pc
   std::string_view kernel_text;                            // the symbol kernel targets count from ("_text")
 };
+
+// Where Go's argument area begins, from the stack pointer at a Go
+// function's entry and at its return instructions (go_abi.cc says why).
+constexpr int64_t kGoArgumentArea = 8;
 
 extern const ArchSpec kX86_64Spec;
 extern const ArchSpec kAarch64Spec;

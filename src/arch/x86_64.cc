@@ -49,6 +49,7 @@ constexpr std::string_view kArgumentRegisters[] = {"di", "si", "dx", "cx", "r8",
 // architecture"): integer arguments in RAX, RBX, RCX, RDI, RSI, R8, R9,
 // R10, R11, not System V's.
 constexpr std::string_view kGoArgumentRegisters[] = {"ax", "bx", "cx", "di", "si", "r8", "r9", "r10", "r11"};
+constexpr std::string_view kGoIntegerNames[] = {"RAX", "RBX", "RCX", "RDI", "RSI", "R8", "R9", "R10", "R11"};
 
 // The stack pointer, the return address column (the pc), the frame pointer.
 constexpr Arch::UnwindRegister kUnwindRegisters[] = {{"sp", 7}, {"ip", 16}, {"bp", 6}};
@@ -111,6 +112,11 @@ const ArchSpec kX86_64Spec = {
     .registers = kRegisters,
     .argument_registers = kArgumentRegisters,
     .go_argument_registers = kGoArgumentRegisters,
+    // X0-X14 (X15 is Go's zero register); XMM0 is DWARF register 17.
+    .go_float_registers = 15,
+    .go_float_dwarf = 17,
+    .go_float_prefix = "X",
+    .go_integer_names = kGoIntegerNames,
     .stack_pointer = "sp",
     .return_register = "ax",
     .instruction_pointer = "ip",

@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "dwarf_go.h"
 #include "dwarf_internal.h"
 #include "dwarf_location.h"
 #include "dwarf_members.h"
@@ -116,6 +117,7 @@ namespace {
 // value. `explain` adds where else it has one when it has none here.
 Result<Place> VariablePlace(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at,
                             const std::string& what, uint64_t size, bool explain) {
+  if (const AbiValue* result = ResultAt(at, var)) return AbiValuePlace(*result, what, size);
   LocationContext ctx;
   ctx.what = what;
   ctx.address = at.address;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
 // Capstone decodes the function from its first byte to its last, in
-// order: Go's compiler puts no data in its functions' code (only INT3 or
-// BRK padding after the last instruction, which decodes), so a linear
-// sweep meets every instruction. A return instruction is a return site.
+// order: Go's compiler puts no data in its functions' code (only padding
+// after the last instruction: INT3 on amd64, which decodes, zero words on
+// arm64, which Capstone 4 does not decode and which end the sweep), so a
+// linear sweep meets every instruction. A return instruction is a return site.
 // A direct jump whose target lies outside the function leaves it without
 // returning through a return instruction of its own (a tail call, Go's
 // wrappers' JMP to the method): its return would be missed, so the
@@ -15,6 +16,7 @@
 
 #include <capstone/capstone.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "kprobectl/shared_library.h"
@@ -66,9 +68,10 @@ std::optional<uint64_t> DirectTarget(const cs_insn& insn, cs_arch arch) {
     if (x86.op_count == 1 && x86.operands[0].type == X86_OP_IMM) return static_cast<uint64_t>(x86.operands[0].imm);
     return std::nullopt;
   }
+  // The target is the last operand: tbz/tbnz's first immediate is the bit tested.
   const cs_arm64& arm64 = insn.detail->arm64;
-  for (uint8_t i = 0; i < arm64.op_count; ++i)
-    if (arm64.operands[i].type == ARM64_OP_IMM) return static_cast<uint64_t>(arm64.operands[i].imm);
+  if (arm64.op_count > 0 && arm64.operands[arm64.op_count - 1].type == ARM64_OP_IMM)
+    return static_cast<uint64_t>(arm64.operands[arm64.op_count - 1].imm);
   return std::nullopt;
 }
 
@@ -91,14 +94,19 @@ Result<std::vector<uint64_t>> FindReturnSites(std::string_view code, uint64_t ad
   uint64_t at = address, end = address + code.size();
   std::vector<uint64_t> sites;
   while (left > 0) {
-    if (!cs.disasm_iter(handle, &bytes, &left, &at, insn.get()))
+    if (!cs.disasm_iter(handle, &bytes, &left, &at, insn.get())) {
+      if (std::all_of(bytes, bytes + left, [](uint8_t b) { return b == 0; })) break;
       return Fail("cannot find the returns of " + what + ": the instruction at " + Hex(at) + " does not decode",
                   "probe its last lines (kprobectl line FUNC) instead");
+    }
     if (cs.insn_group(handle, insn.get(), CS_GRP_RET)) {
       sites.push_back(insn->address);
       continue;
     }
-    if (!cs.insn_group(handle, insn.get(), CS_GRP_JUMP)) continue;
+    // A call returns here (Capstone 4 puts arm64's bl and blr in the jump group, not the call group).
+    bool call = cs.insn_group(handle, insn.get(), CS_GRP_CALL) ||
+                (mode.arch == CS_ARCH_ARM64 && (insn->id == ARM64_INS_BL || insn->id == ARM64_INS_BLR));
+    if (!cs.insn_group(handle, insn.get(), CS_GRP_JUMP) || call) continue;
     auto target = DirectTarget(*insn, mode.arch);
     if (target && (*target < address || *target >= end))
       return Fail("cannot find the returns of " + what + ": it jumps out of itself at " + Hex(insn->address) + " (" +

@@ -56,6 +56,19 @@ ProbeArg Member(const ProbeArg& whole, const std::vector<std::string>& path, std
 
 }  // namespace
 
+}  // namespace kprobectl::resolve
+
+namespace kprobectl {
+
+std::optional<std::string> CountedStringKind(const std::string& type, bool go) {
+  auto shape = resolve::ShapeOf(type, go);
+  return shape ? std::optional<std::string>(shape->language) : std::nullopt;
+}
+
+}  // namespace kprobectl
+
+namespace kprobectl::resolve {
+
 Result<std::optional<std::vector<TypedFetch>>> CountedStringArg(const ProbeSpec& spec, const ProbeArg& arg,
                                                                 Debuginfo& debuginfo, const DwarfAddress& at, bool go,
                                                                 const MemberFetcher& fetch) {

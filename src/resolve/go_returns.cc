@@ -8,11 +8,14 @@
 // program ("unexpected return pc", "fatal error: unknown caller pc"). So
 // each return instruction of the function gets an ordinary uprobe, found
 // by disassembling it (elf/return_sites.cc): a breakpoint there touches no
-// stack. FUNC%return becomes FUNC+OFF for each OFF, resolved as any probe
-// (DWARF's named results where their locations cover it); $retval is the
-// first result, in Go's first result register (Go's register ABI returns
-// in the registers it passes arguments in). Events are FUNC__return,
-// FUNC__return_1... one per return instruction.
+// stack. FUNC%return becomes FUNC+OFF for each OFF, resolved as any probe,
+// with the function's results where Go's ABI puts them at a return
+// (arch/go_abi.cc; Go's DWARF gives them no location there): by name
+// ("err", "~r1"), typed by the DWARF, and $retval is the first. Without
+// DWARF, $retval is Go's first result register, as written. Events are
+// FUNC__return, FUNC__return_1... one per return instruction.
+#include <algorithm>
+
 #include "kprobectl/return_sites.h"
 #include "kprobectl/strings.h"
 #include "resolve_internal.h"
@@ -21,15 +24,18 @@ namespace kprobectl::resolve {
 
 namespace {
 
-// $retval at a return instruction: Go's first result register, as written.
+// $retval at a return instruction without DWARF: Go's first result
+// register, as written.
 Result<void> RetvalInRegister(ProbeSpec& spec, const Arch& arch, bool register_abi) {
   for (ProbeArg& arg : spec.args) {
     if (arg.expr.kind != ArgKind::kRetval) continue;
     if (!register_abi)
       return ArgError(spec, arg.pos,
                       "$retval of a Go function built before Go's register ABI (Go 1.17 on x86-64, 1.18 on "
-                      "arm64) is on the stack, where only the function's types place it",
-                      "fetch the result by name through the DWARF");
+                      "arm64) is on the stack, where only the function's types place it, and this binary has no "
+                      "DWARF",
+                      "build it without -ldflags=-w, or read the stack: +8(%" + std::string(arch.stack_pointer()) +
+                          ") is the first word of the argument area");
     std::string reg = KP_TRY(arch.GoArgumentAtEntry(1, true));
     arg.expr.kind = ArgKind::kRegister;
     arg.expr.name = reg.substr(1);  // without the '%'
@@ -39,6 +45,28 @@ Result<void> RetvalInRegister(ProbeSpec& spec, const Arch& arch, bool register_a
 }
 
 }  // namespace
+
+Result<std::vector<AbiValue>> GoResultsAt(Debuginfo& debuginfo, const DwarfAddress& at, const Arch& arch,
+                                          bool register_abi) {
+  std::vector<GoAbiType> args, results;
+  std::vector<std::string> names;
+  std::vector<GoValue> values = KP_TRY(debuginfo.GoValues(at));
+  // A generic function's shape instantiation ("main.Sum[go.shape.int_0]")
+  // takes its dictionary, a pointer, before its receiver and arguments
+  // (Go 1.18+), which the DWARF of optimised code does not list (-N -l's
+  // lists it, as ".dict"): it takes a register, or a stack slot, as any
+  // argument does.
+  bool dictionary = std::any_of(values.begin(), values.end(), [](const GoValue& v) { return v.name == ".dict"; });
+  if (at.function.find("[go.shape.") != std::string::npos && !dictionary) args.push_back(GoAbiType{});
+  for (GoValue& value : values) {
+    if (value.result) names.push_back(value.name);
+    (value.result ? results : args).push_back(std::move(value.type));
+  }
+  Arch::GoFrame frame = arch.PlaceGoValues(args, results, register_abi);
+  std::vector<AbiValue> out;
+  for (size_t i = 0; i < names.size(); ++i) out.push_back({names[i], frame.results[i], arch.sp_dwarf()});
+  return out;
+}
 
 Result<std::vector<ResolvedLocation>> LocateGoReturns(const ProbeSpec& spec, Target& target, bool register_abi,
                                                       const Locator& locate) {
@@ -64,12 +92,13 @@ Result<std::vector<ResolvedLocation>> LocateGoReturns(const ProbeSpec& spec, Tar
       at.point.function = f->name;
       at.point.file.clear();
       at.point.offset = site - f->value;
-      KP_TRY_VOID(RetvalInRegister(at, *target.arch, register_abi));
+      if (!target.debuginfo) KP_TRY_VOID(RetvalInRegister(at, *target.arch, register_abi));
       auto located = locate(at);
-      if (!located && !located.error().message.starts_with("cannot find"))
+      if (!located && located.error().hint.empty() && !located.error().message.starts_with("cannot find"))
         return Fail(located.error().message,
-                    "at a Go function's return its results are in registers, where Go's DWARF (1.19) gives them no "
-                    "location: $retval is the first result (Go's first result register)");
+                    "at a Go function's return instruction its results can be fetched (by name, ~r0 for an unnamed "
+                    "one, or $retval for the first), and what the DWARF places there");
+      if (!located) return std::unexpected(located.error());
       for (ResolvedLocation& loc : *located) {
         loc.event_base = spec.event.empty() ? place.event_base + "__return" : spec.event;
         out.push_back(std::move(loc));

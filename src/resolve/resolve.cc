@@ -104,8 +104,11 @@ Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& t
   // Never a uretprobe on Go code (go_returns.cc says why): a probe on
   // each of the function's return instructions instead.
   if (spec.point.retprobe && target.image && !target.image->go_version().empty())
-    return resolve::LocateGoReturns(spec, target, target.image->go_register_abi(),
-                                    [&](const ProbeSpec& at) { return Locate(at, target, system, options, out); });
+    return resolve::LocateGoReturns(spec, target, target.image->go_register_abi(), [&](const ProbeSpec& at) {
+      ResolveOptions at_return = options;
+      at_return.go_return_sites = at.point.offset.has_value();
+      return Locate(at, target, system, at_return, out);
+    });
   // A kernel without DWARF: its BTF knows parameters and types.
   if (!target.debuginfo && target.btf && spec.point.version.empty())
     return resolve::LocateWithBtf(spec, target, system, notes);

@@ -59,6 +59,10 @@ Result<std::optional<std::vector<TypedFetch>>> CountedStringArg(const ProbeSpec&
 using Locator = std::function<Result<std::vector<ResolvedLocation>>(const ProbeSpec&)>;
 Result<std::vector<ResolvedLocation>> LocateGoReturns(const ProbeSpec& spec, Target& target, bool register_abi,
                                                       const Locator& locate);
+// The results of the Go function at `at` where its return instructions
+// have them, by Go's ABI (go_returns.cc).
+Result<std::vector<AbiValue>> GoResultsAt(Debuginfo& debuginfo, const DwarfAddress& at, const Arch& arch,
+                                          bool register_abi);
 // An argument that needs no debuginfo ($argN, %REG, @SYM, +OFF(...)...).
 Result<TypedFetch> RawArg(const ProbeSpec& spec, size_t index, const ArgContext& context);
 // Every argument of a spec without debuginfo.

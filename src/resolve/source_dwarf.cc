@@ -261,6 +261,16 @@ Result<TypedFetch> VariableArg(const ProbeSpec& spec, const ProbeArg& arg, Debug
   return *fetch;
 }
 
+// $retval at a Go return instruction as the variable that is the first result.
+Result<ProbeArg> FirstResult(const ProbeSpec& spec, const ProbeArg& arg, const DwarfAddress& at) {
+  if (at.results.empty()) return ArgError(spec, arg.expr.pos, at.function + " returns nothing");
+  ProbeArg out = arg;
+  out.expr.kind = ArgKind::kVariable;
+  out.expr.name = at.results[0].name;
+  if (out.name.empty()) out.name = "retval";
+  return out;
+}
+
 // The arguments at one place: variables through the DWARF, $vars/$params
 // expanded, the rest as raw arguments.
 Result<std::vector<TypedFetch>> ArgsAt(const ProbeSpec& spec, Debuginfo& debuginfo, const DwarfAddress& at,
@@ -268,7 +278,12 @@ Result<std::vector<TypedFetch>> ArgsAt(const ProbeSpec& spec, Debuginfo& debugin
   std::vector<TypedFetch> args;
   std::vector<const ProbeArg*> from;
   for (size_t i = 0; i < spec.args.size(); ++i) {
-    const ProbeArg& arg = spec.args[i];
+    const ProbeArg& written = spec.args[i];
+    // $retval at a Go function's return instruction: its first result,
+    // fetched and typed as that variable.
+    ProbeArg retval;
+    if (written.expr.kind == ArgKind::kRetval && at.go_return) retval = KP_TRY(FirstResult(spec, written, at));
+    const ProbeArg& arg = retval.expr.name.empty() ? written : retval;
     const ArgExpr& e = arg.expr;
     if (e.kind == ArgKind::kVars || e.kind == ArgKind::kParams) {
       for (const VariableFetch& v : KP_TRY(debuginfo.FetchAll(at, e.kind == ArgKind::kParams, skipped))) {
@@ -286,7 +301,7 @@ Result<std::vector<TypedFetch>> ArgsAt(const ProbeSpec& spec, Debuginfo& debugin
       TypedFetch fetch = KP_TRY(RawArg(spec, i, ctx));
       if (e.kind == ArgKind::kRetval && arg.type.empty() && e.derefs.empty()) fetch.type = debuginfo.ReturnType(at);
       args.push_back(std::move(fetch));
-      from.push_back(&arg);
+      from.push_back(&written);
       continue;
     }
     auto counted =
@@ -294,11 +309,11 @@ Result<std::vector<TypedFetch>> ArgsAt(const ProbeSpec& spec, Debuginfo& debugin
                                 [&](const ProbeArg& member) { return VariableArg(spec, member, debuginfo, at, ctx); }));
     for (TypedFetch& part : counted.value_or(std::vector<TypedFetch>{})) {
       args.push_back(std::move(part));
-      from.push_back(&arg);
+      from.push_back(&written);
     }
     if (counted) continue;
     args.push_back(KP_TRY(VariableArg(spec, arg, debuginfo, at, ctx)));
-    from.push_back(&arg);
+    from.push_back(&written);
   }
   KP_TRY_VOID(FinishArgs(spec, args, from));
   return args;
@@ -322,6 +337,11 @@ Result<std::vector<ResolvedLocation>> LocateWithDwarf(const ProbeSpec& spec, Tar
   for (const ProbeArg& arg : spec.args) has_variables |= NeedsDebuginfo(arg.expr);
   if (has_variables && !p.line && !p.lazy_pattern && !p.offset && !p.retprobe && !p.address)
     for (DwarfAddress& at : addresses) at = debuginfo.AfterPrologue(at);
+  if (options.go_return_sites)
+    for (DwarfAddress& at : addresses) {
+      at.go_return = true;
+      at.results = KP_TRY(GoResultsAt(debuginfo, at, *target.arch, image.go_register_abi()));
+    }
   std::vector<ResolvedLocation> out;
   for (const DwarfAddress& at : addresses) {
     ResolvedLocation loc;

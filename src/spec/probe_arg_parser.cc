@@ -101,6 +101,14 @@ class ArgParser {
       return ParseImmediate(expr);
     }
     if (IsIdentStart(c)) return ParseVariable();
+    // Go names its unnamed results ~r0, ~r1... (as its DWARF and delve do).
+    if (c == '~' && pos_ + 1 < end_ && IsIdentStart(text_[pos_ + 1])) {
+      ++pos_;
+      ArgExpr result = KP_TRY(ParseVariable());
+      result.name.insert(0, "~");
+      --result.pos;
+      return result;
+    }
     if (c == '(') return ParseCast();
     return SyntaxError(pos_, "expected a variable, $special, %register, @symbol, +OFFSET(...) or \\immediate");
   }

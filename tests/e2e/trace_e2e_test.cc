@@ -12,71 +12,13 @@
 #include <filesystem>
 #include <thread>
 
+#include "e2e_support.h"
 #include "json_check.h"
 #include "kprobectl/strings.h"
 #include "test_support.h"
 
 using namespace kprobectl;
 using namespace kprobectl::test;
-
-namespace {
-
-const std::string kKprobectl = KP_KPROBECTL_BIN;
-
-std::vector<std::string> Instances(const std::string& tracefs) {
-  std::vector<std::string> out;
-  for (const auto& entry : std::filesystem::directory_iterator(tracefs + "/instances"))
-    if (entry.path().filename().string().starts_with("kprobectl-")) out.push_back(entry.path().filename());
-  return out;
-}
-
-void CheckNothingLeft(const std::string& tracefs, const std::string& group) {
-  CHECK(GroupDefinitions(tracefs, group).empty());
-  CHECK(Instances(tracefs).empty());
-  CHECK_FALSE(std::filesystem::exists(tracefs + "/events/" + group));
-}
-
-// The values of field `name` in text trace lines, in order.
-std::vector<std::string> Values(const std::string& text, const std::string& name) {
-  std::vector<std::string> out;
-  for (const std::string& line : SplitLines(text)) {
-    size_t at = line.find(" " + name + "=");
-    if (at == std::string::npos) continue;
-    size_t start = at + name.size() + 2;
-    out.push_back(line.substr(start, line.find(' ', start) - start));
-  }
-  return out;
-}
-
-// `trace -o` on a fixture run as the command, with these --probe specs:
-// the trace and the command's output, once it exited 0.
-std::pair<std::string, std::string> TraceFixture(const std::string& name, TempDir& dir,
-                                                 const std::vector<std::string>& probes) {
-  std::string bin = FixturePath(name);
-  std::vector<std::string> args = {kKprobectl, "trace", "-o", dir / "trace.txt", "-x", bin};
-  for (const std::string& probe : probes) args.insert(args.end(), {"--probe", probe});
-  args.insert(args.end(), {"--", bin});
-  int status = Wait(Spawn(args, dir / "out", dir / "err"));
-  INFO(ReadFile(dir / "err"));
-  CHECK(status == 0);
-  return {ReadFile(dir / "trace.txt"), ReadFile(dir / "out")};
-}
-
-// What a program printed as NAME="..." (Go's %q, Rust's {:?}; the
-// fixtures' strings need no escapes), as trace prints a counted string
-// fetched with `bound`: cut there, "..." after a cut.
-std::vector<std::string> PrintedCut(const std::string& out, const std::string& prefix, size_t bound) {
-  std::vector<std::string> cut;
-  for (const std::string& line : SplitLines(out)) {
-    if (!line.starts_with(prefix)) continue;
-    size_t open = prefix.size(), close = line.find('"', open + 1);
-    std::string text = line.substr(open + 1, close - open - 1);
-    cut.push_back("\"" + text.substr(0, bound) + "\"" + (text.size() > bound ? "..." : ""));
-  }
-  return cut;
-}
-
-}  // namespace
 
 TEST_CASE("trace: a command's events in order, its exit status, nothing left") {
   std::string tracefs = RealTracefsOrSkip();
@@ -355,107 +297,4 @@ TEST_CASE("trace: --stack, a call stack after each event, unwound through CFI an
       bad.err.starts_with("kprobectl: error: --stack=sideways: which stack to record is 'kernel', 'user' or "
                           "'both'\n"));
   CheckNothingLeft(tracefs, group);
-}
-
-// Go's and Rust's programs (tests/fixtures/lang), each printing what its
-// functions were given: the records equal it, by DWARF names, members
-// (a Go string's .len, a Rust &str's .length) and, for Go, $argN in Go's
-// register ABI (Serve's receiver, path's pointer and length, then n).
-TEST_CASE("trace: Go and Rust functions' arguments equal what the programs printed") {
-  std::string tracefs = RealTracefsOrSkip();
-  std::string group = UniqueGroup("lang");
-  GroupCleaner cleaner(tracefs, group);
-  TempDir dir;
-  for (std::string name : {"gofx", "gofx_noopt"}) {
-    INFO(name);
-    auto [trace, out] = TraceFixture(name, dir,
-                                     {group + ":serve=main.(*Server).Serve n plen=path.len",
-                                      group + ":raw=main.(*Server).Serve argn=$arg4 alen=$arg3",
-                                      group + ":handle=main.handle count price=it.Price nlen=it.Name.len"});
-    CHECK(Values(trace, "n") == std::vector<std::string>{"3", "3", "3"});
-    CHECK(Values(trace, "argn") == std::vector<std::string>{"0x3", "0x3", "0x3"});
-    CHECK(Values(trace, "plen") == std::vector<std::string>{"6", "0", "300"});
-    CHECK(Values(trace, "alen") == std::vector<std::string>{"0x6", "0x0", "0x12c"});
-    CHECK(Values(trace, "count") == std::vector<std::string>{"2"});
-    CHECK(Values(trace, "price") == std::vector<std::string>{"7"});
-    CHECK(Values(trace, "nlen") == std::vector<std::string>{"5"});
-    CHECK(out.find("handle name=\"apple\" price=7 tags=\"ab\" count=2\n") != std::string::npos);
-    CheckNothingLeft(tracefs, group);
-  }
-  for (std::string name : {"rsfx_O0", "rsfx_O2", "rsfx_v0"}) {
-    INFO(name);
-    auto [trace, out] = TraceFixture(name, dir, {group + ":add=rsfx::shop::Cart::add price nlen=name.length"});
-    CHECK(Values(trace, "price") == std::vector<std::string>{"5", "5", "5"});
-    CHECK(Values(trace, "nlen") == std::vector<std::string>{"4", "0", "300"});
-    CHECK(out.find("add name=\"pear\" price=5\n") != std::string::npos);
-    CheckNothingLeft(tracefs, group);
-  }
-}
-
-TEST_CASE("trace: Go and Rust strings and slices cut at their length equal what the programs printed") {
-  std::string tracefs = RealTracefsOrSkip();
-  std::string group = UniqueGroup("lstr");
-  GroupCleaner cleaner(tracefs, group);
-  TempDir dir;
-  for (std::string name : {"gofx", "gofx_noopt"}) {
-    INFO(name);
-    auto [trace, out] = TraceFixture(name, dir,
-                                     {group + ":serve=main.(*Server).Serve path short=path:u8[3]",
-                                      group + ":handle=main.handle nm=it.Name tags=it.Tags"});
-    CHECK(Values(trace, "path") == PrintedCut(out, "Serve path=", 64));
-    CHECK(PrintedCut(out, "Serve path=", 64).size() == 3);
-    CHECK(Values(trace, "path__len") == std::vector<std::string>{"6", "0", "300"});
-    CHECK(Values(trace, "short") == PrintedCut(out, "Serve path=", 3));
-    CHECK(Values(trace, "nm") == PrintedCut(out, "handle name=", 64));
-    CHECK(Values(trace, "tags") == std::vector<std::string>{"\"ab\""});
-    CheckNothingLeft(tracefs, group);
-  }
-  for (std::string name : {"rsfx_O0", "rsfx_O2", "rsfx_v0"}) {
-    INFO(name);
-    auto [trace, out] = TraceFixture(
-        name, dir,
-        {group + ":add=rsfx::shop::Cart::add name short=name:u8[2]", group + ":greet=rsfx::greet name bytes owned"});
-    std::vector<std::string> names = PrintedCut(out, "add name=", 64);
-    CHECK(names.size() == 3);
-    std::vector<std::string> recorded;
-    for (const std::string& v : Values(trace, "name"))
-      if (v != "\"bob\"") recorded.push_back(v);
-    CHECK(recorded == names);
-    CHECK(Values(trace, "short") == PrintedCut(out, "add name=", 2));
-    CHECK(trace.find(" name=\"bob\" name__len=3 bytes=\"xyz\" bytes__len=3 owned=\"owned string\" owned__len=12\n") !=
-          std::string::npos);
-    CHECK(out.find("greet name=\"bob\" bytes=[120, 121, 122] owned=\"owned string\"\n") != std::string::npos);
-    CheckNothingLeft(tracefs, group);
-  }
-}
-
-// FUNC%return on Go: a probe on each return instruction, never a
-// uretprobe (whose return address on a goroutine's stack Go would copy
-// and unwind). 40 goroutines recurse 100 to 139 deep with 256-byte frames,
-// so Go grows (copies) their stacks while the probes fire: the program
-// must exit 0, and work's results equal what it printed.
-TEST_CASE("trace: Go FUNC%return at return instructions while goroutines' stacks grow") {
-  std::string tracefs = RealTracefsOrSkip();
-  std::string group = UniqueGroup("gret");
-  GroupCleaner cleaner(tracefs, group);
-  TempDir dir;
-  for (std::string name : {"gostack", "gostack_noopt"}) {
-    INFO(name);
-    auto [trace, out] = TraceFixture(
-        name, dir, {group + ":work=main.work%return $retval:s64", group + ":depth=main.depth%return $retval:s64"});
-    std::vector<std::string> printed, recorded;
-    for (const std::string& line : SplitLines(out))
-      if (line.starts_with("work(")) printed.push_back(line.substr(line.find('=') + 1));
-    size_t depth_returns = 0;
-    for (const std::string& line : SplitLines(trace)) {
-      if (line.find(" " + group + ":work: ") != std::string::npos) recorded.push_back(Values(line, "retval").at(0));
-      depth_returns += line.find(" " + group + ":depth") != std::string::npos;
-    }
-    std::sort(printed.begin(), printed.end());
-    std::sort(recorded.begin(), recorded.end());
-    CHECK(printed.size() == 40);
-    CHECK(recorded == printed);
-    CHECK(depth_returns == 4820);  // 101 + 102 + ... + 140 returns of depth
-    CheckNothingLeft(tracefs, group);
-  }
 }

@@ -85,9 +85,19 @@ TEST_CASE("Go: probe points by Go's names, events named from them") {
     CHECK(returns.starts_with("p:" + group + "/main__Server__Serve__return BIN:0x"));
     CHECK_THAT(returns, Catch::EndsWith(" retval=%ax:s64\n"));
     CHECK(returns.find("r:") == std::string::npos);
-    auto named = Run(bin, {"-D", "main.handle%return total"});
-    CHECK(named.status != 0);
-    CHECK(named.err.find("hint: at a Go function's return its results are in registers") != std::string::npos);
+    // The results where Go's ABI puts them, typed by the DWARF: $retval
+    // is the first; a string is counted.
+    CHECK_THAT(Define(bin, "main.handle%return total label $retval"),
+               Catch::EndsWith(" total=%ax:s64 label=+0(%bx):u8[64] label__len=%cx:s64 retval=%ax:s64\n"));
+    CHECK_THAT(Define(bin, "main.(*Server).Serve%return $retval"), Catch::EndsWith(" retval=%ax:s64\n"));
+    auto real = Run(bin, {"-D", "main.Sum[go.shape.float64_0]%return $retval"});
+    CHECK(real.status != 0);
+    CHECK(real.err ==
+          "kprobectl: error: invalid argument: '~r0' cannot be read here: it is in X0, a floating-point register: Go "
+          "returns floating-point values there, and the kernel cannot fetch them\n"
+          "    main.Sum[go.shape.float64_0]%return $retval\n"
+          "                                        ^\n"
+          "  hint: record it where the caller keeps it after the call, or fetch the function's other results\n");
     // $argN in Go's register ABI (Go 1.17+ on x86-64), not System V's.
     CHECK(Define(bin, "main.handle $arg1 $arg2 $arg9") ==
           "p:" + group + "/main__handle BIN:" + handle + " arg1=%ax arg2=%bx arg9=%r11\n");
@@ -119,6 +129,60 @@ TEST_CASE("Go: probe points by Go's names, events named from them") {
     for (std::string f : {"main.(*Server).Serve\n", "main.Sum[go.shape.int_0]\n", "main.handle\n", "main.main\n"})
       CHECK(funcs.out.find(f) != std::string::npos);
   }
+}
+
+// Results on the stack at a return instruction: 8 bytes above the stack
+// pointer (the return address at 0), the stack-assigned arguments first.
+// Go's DWARF places shifted's stack argument p at the CFA (SP+8) and its
+// stack result r 16 bytes above it: the same places.
+TEST_CASE("Go: results on the stack and in registers at each return instruction") {
+  for (std::string name : {"gorets", "gorets_noopt"}) {
+    std::string bin = FixturePath(name);
+    INFO(name);
+    CHECK_THAT(Define(bin, "main.wide%return i j"), Catch::EndsWith(" i=%r11:s64 j=+8(%sp):s64\n"));
+    CHECK_THAT(Define(bin, "main.row%return ~r0.A ~r0.J"), Catch::EndsWith(" A=+8(%sp):s64 J=+80(%sp):s64\n"));
+    CHECK_THAT(Define(bin, "main.shifted%return r[0] r[1] m"),
+               Catch::EndsWith(" r=+24(%sp):s64 r_1=+32(%sp):s64 m=%ax:s64\n"));
+    CHECK_THAT(Define(bin, "main.small%return ok b u"), Catch::EndsWith(" ok=%ax:u8 b=%bx:s8 u=%cx:u16\n"));
+    // The dictionary of a shape instantiation takes RAX: h is at +8, r after it.
+    CHECK_THAT(Define(bin, "main.spread[...]%return r[0] r[1] k"),
+               Catch::EndsWith(" r=+16(%sp):s64 r_1=+24(%sp):s64 k=%ax:s64\n"));
+    CHECK_THAT(Define(bin, "main.point%return ~r0.X ~r0.Y ~r0.Name"),
+               Catch::EndsWith(" X=%ax:s64 Y=%bx:s32 Name=+0(%cx):u8[64] Name__len=%di:s64\n"));
+    // One probe per return instruction, each with the results.
+    std::string named = Define(bin, "main.named%return n err.tab");
+    CHECK(SplitLines(named).size() == 3);
+    for (const std::string& line : SplitLines(named)) CHECK_THAT(line, Catch::EndsWith(" n=%ax:s64 tab=%di:x64"));
+    auto local = Run(bin, {"-D", "main.named%return nosuch"});
+    CHECK(local.status != 0);
+    CHECK(local.err.starts_with("kprobectl: error: invalid argument: no variable 'nosuch' at "));
+  }
+}
+
+// arm64 Go, cross-built by Debian's go, read offline: Go's arm64 register
+// ABI (R0-R15 are x0-x15, with and without DWARF), its RET instructions
+// (Capstone arm64: calls and tbnz's bit number are no jumps out, the zero
+// words after the code end it), a stack result after a stack argument
+// (8(SP) is the argument area: the code stores r at [sp, #24]).
+TEST_CASE("Go on arm64: register ABI, return instructions, results") {
+  std::string bin = FixturePath("arm64/gorets");
+  std::string nodwarf = FixturePath("arm64/gofx_nodwarf");
+  CHECK_THAT(Define(bin, "main.wide%return a i j"), Catch::EndsWith(" a=%x0:s64 i=%x8:s64 j=%x9:s64\n"));
+  CHECK_THAT(Define(bin, "main.shifted%return r[1] m"), Catch::EndsWith(" r=+32(%sp):s64 m=%x0:s64\n"));
+  CHECK_THAT(Define(bin, "main.pair%return $retval i=~r1"),
+             Catch::EndsWith(" retval=+0(%x0):u8[64] retval__len=%x1:s64 i=%x2:s64\n"));
+  std::string named = Define(bin, "main.named%return n s err.tab");
+  CHECK(SplitLines(named).size() == 3);
+  for (const std::string& line : SplitLines(named))
+    CHECK_THAT(line, Catch::EndsWith(" n=%x0:s64 s=+0(%x1):u8[64] s__len=%x2:s64 tab=%x3:x64"));
+  auto real = Run(bin, {"-D", "main.ratio%return $retval"});
+  CHECK(real.err.find("'~r0' cannot be read here: it is in F0, a floating-point register") != std::string::npos);
+  CHECK(Define(nodwarf, "main.handle $arg1 $arg16") ==
+        "p:probe_gofx_nodwarf/main__handle BIN:" + At(nodwarf, "main.handle")[0] + " arg1=%x0 arg16=%x15\n");
+  CHECK_THAT(Define(nodwarf, "main.(*Server).Serve%return $retval:s64"), Catch::EndsWith(" retval=%x0:s64\n"));
+  auto named_nodwarf = Run(nodwarf, {"-D", "main.handle%return total"});
+  CHECK(named_nodwarf.status != 0);
+  CHECK(named_nodwarf.err.find("has no DWARF debuginfo") != std::string::npos);
 }
 
 TEST_CASE("Rust: probe points by demangled paths, legacy and v0 manglings") {

@@ -36,6 +36,16 @@ TEST_CASE("return sites: every return instruction, a jump out of the function re
        "cannot find the returns of 'f': the instruction at 0x1001 does not decode"},
       // arm64: cbz x0, +8; ret; ret
       {&arm64, std::string("\x40\x00\x00\xb4\xc0\x03\x5f\xd6\xc0\x03\x5f\xd6", 12), {0x1004, 0x1008}, ""},
+      // arm64: tbnz x0, #63, +8 (the bit is no target); bl far (a call returns); ret
+      {&arm64, std::string("\x40\x00\xf8\xb7\x00\x04\x00\x94\xc0\x03\x5f\xd6", 12), {0x1008}, ""},
+      // arm64: ret, then Go's padding, zero words (no instruction to Capstone 4)
+      {&arm64, std::string("\xc0\x03\x5f\xd6\0\0\0\0\0\0\0\0", 12), {0x1000}, ""},
+      // arm64: tbz x1, #0, far: out
+      {&arm64,
+       std::string("\x01\x80\x00\x36", 4),
+       {},
+       "cannot find the returns of 'f': it jumps out of itself at 0x1000 (tbz w1, #0, #0x2000), a tail call whose "
+       "return is another function's"},
       // arm64: b +0x1000, out
       {&arm64,
        std::string("\x00\x04\x00\x14", 4),

@@ -12,6 +12,8 @@
 #     byte against the arm64 build's here.
 #  D. User space: a PIE program, a shared library, C++ and USDT markers,
 #     each checked against what the program printed.
+#  E. Go: its register ABI with and without DWARF, counted strings, its
+#     results at each return instruction.
 
 check "kprobectl first on PATH is the arm64 build ($(command -v kprobectl))" \
   eval '[ "$(command -v kprobectl)" = "$build/kprobectl" ] && [ "$(uname -m)" = aarch64 ]'
@@ -145,6 +147,50 @@ kp trace -q -o /tmp/kparm-u -x "$fx/libsdtfx.so" --probe 'kparm:ping=sdtlib:ping
 check "a library's marker behind its semaphore fired in the program" \
   eval '[ "$(traced ping)" = "(sdt_sdtlib:ping) n=6 what=\"hello\"" ]'
 check "without a probe the semaphore stays down" eval '"$fx/sdt" 5 9 hello | grep -q "semaphore 0$"'
+# E. Go, cross-built by Debian's go (GOARCH=arm64): $argN by Go's arm64
+#    register ABI (R0-R15) without DWARF (-ldflags=-w), DWARF's names and
+#    counted strings, FUNC%return at each RET (Capstone arm64) with the
+#    results where Go's ABI puts them; each equal to what the program
+#    printed, and the program exits 0 (no uretprobe on a goroutine's stack).
+said() { grep "^$1 " <<<"$out" | sed "s/^$1 //"; }  # said PREFIX: what the program printed after it
+every() { grep -E " kparm:$1(_[0-9]+)?: " /tmp/kparm-u | sed 's/.* kparm:[^ ]*: (.*+0x[0-9a-f]*) //'; }
+nil() { sed -E 's/ [a-z]+__len=[0-9]+//; s/tab=0x0$/nilerr=true/; s/tab=0x[0-9a-f]+$/nilerr=false/'; }
+out=$(kp trace -q -o /tmp/kparm-u -x "$fx/gofx_nodwarf" --probe 'kparm:raw=main.(*Server).Serve alen=$arg3 n=$arg4' \
+  --probe 'kparm:rr=main.(*Server).Serve%return $retval:s64' -- "$fx/gofx_nodwarf" 2>&1)
+status=$?
+sed 's/^/# /' /tmp/kparm-u
+check "Go without DWARF: the program exits 0" [ "$status" -eq 0 ]
+check "\$arg3 and \$arg4 are R2 and R3: path's length and n (6 0 300, 3)" \
+  eval '[ "$(every raw | tr "\n" " ")" = "alen=0x6 n=0x3 alen=0x0 n=0x3 alen=0x12c n=0x3 " ]'
+check "\$retval at each RET is R0, what Serve returned (9 3 303)" \
+  eval '[ "$(every rr | tr "\n" " ")" = "$(said "Serve returned" | sed "s/^/retval=/" | tr "\n" " ")" ]'
+out=$(kp trace -q -o /tmp/kparm-u -x "$fx/gofx" --probe 'kparm:serve=main.(*Server).Serve n path' \
+  --probe 'kparm:handle=main.handle count price=it.Price name=it.Name' -- "$fx/gofx" 2>&1)
+status=$?
+sed 's/^/# /' /tmp/kparm-u
+check "Go with DWARF: the program exits 0" [ "$status" -eq 0 ]
+serve=$(every serve | sed 's/abcdefghij\(abcdefghij\)*abcd"\.\.\./LONG/')
+check "DWARF's names and a counted string: Serve's n and path (\"/index\", \"\", 300 bytes cut at 64)" \
+  [ "$serve" = "$(printf 'n=3 path="/index" path__len=6\nn=3 path="" path__len=0\nn=3 path="LONG path__len=300')" ]
+check "a struct argument's members: handle's it.Price and it.Name (7 \"apple\"), count 2" \
+  eval '[ "$(every handle)" = "count=2 price=7 name=\"apple\" name__len=5" ]'
+out=$(kp trace -q -o /tmp/kparm-u -x "$fx/gorets" --probe 'kparm:lookup=main.lookup%return n=$retval tab=~r1.tab' \
+  --probe 'kparm:pair=main.pair%return s=$retval i=~r1' --probe 'kparm:named=main.named%return n s tab=err.tab' \
+  --probe 'kparm:point=main.point%return x=~r0.X y=~r0.Y name=~r0.Name' --probe 'kparm:small=main.small%return ok b u' \
+  --probe 'kparm:wide=main.wide%return i j' --probe 'kparm:shifted=main.shifted%return r0=r[0] r1=r[1] m' \
+  -- "$fx/gorets" 2>&1)
+status=$?
+sed 's/^/# /' /tmp/kparm-u
+echo "$out" | sed 's/^/# /'
+check "Go's results at its RETs: the program exits 0" [ "$status" -eq 0 ]
+for f in lookup pair named point small wide shifted; do
+  recorded=$(every $f | nil | sed 's/^ok=1 /ok=true /; s/^ok=0 /ok=false /')
+  check "$f's results at its return instructions are what the program printed ($(said $f | tr '\n' ';'))" \
+    [ "$recorded" = "$(said $f)" ]
+done
+check "named's three return instructions each fired" \
+  eval '[ "$(grep -oE " kparm:named(_[0-9])?: " /tmp/kparm-u | sort -u | wc -l)" = 3 ]'
+
 # x86-64's register names get arm64's.
 err=$(kp -x "$fx/target_O2" -D 'compute a=%di' 2>&1)
 check "%di in an arm64 program's probe: did you mean %x0?" \

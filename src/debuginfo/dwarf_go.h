@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// A Go function's result at a return instruction (dwarf_go.cc): the
+// place the resolver gave it, for the variable walk.
+#pragma once
+
+#include <elfutils/libdw.h>
+
+#include "dwarf_location.h"
+
+namespace kprobectl::dwarf {
+
+// The place `at` gives variable `var`, if it is a result and `at` a Go
+// return instruction.
+const AbiValue* ResultAt(const DwarfAddress& at, Dwarf_Die* var);
+// That place as a variable's place; `size` is the variable's.
+Result<Place> AbiValuePlace(const AbiValue& value, const std::string& what, uint64_t size);
+
+}  // namespace kprobectl::dwarf

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+//
+// Go and Rust programs traced for real (uprobes): the fixtures of
+// tests/fixtures/lang, built by Debian's go and rustc, each printing what
+// its functions were given and returned, and the records must equal it.
+#include <algorithm>
+
+#include "e2e_support.h"
+
+using namespace kprobectl;
+using namespace kprobectl::test;
+
+// Go's and Rust's programs (tests/fixtures/lang), each printing what its
+// functions were given: the records equal it, by DWARF names, members
+// (a Go string's .len, a Rust &str's .length) and, for Go, $argN in Go's
+// register ABI (Serve's receiver, path's pointer and length, then n).
+TEST_CASE("trace: Go and Rust functions' arguments equal what the programs printed") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("lang");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  for (std::string name : {"gofx", "gofx_noopt"}) {
+    INFO(name);
+    auto [trace, out] = TraceFixture(name, dir,
+                                     {group + ":serve=main.(*Server).Serve n plen=path.len",
+                                      group + ":raw=main.(*Server).Serve argn=$arg4 alen=$arg3",
+                                      group + ":handle=main.handle count price=it.Price nlen=it.Name.len"});
+    CHECK(Values(trace, "n") == std::vector<std::string>{"3", "3", "3"});
+    CHECK(Values(trace, "argn") == std::vector<std::string>{"0x3", "0x3", "0x3"});
+    CHECK(Values(trace, "plen") == std::vector<std::string>{"6", "0", "300"});
+    CHECK(Values(trace, "alen") == std::vector<std::string>{"0x6", "0x0", "0x12c"});
+    CHECK(Values(trace, "count") == std::vector<std::string>{"2"});
+    CHECK(Values(trace, "price") == std::vector<std::string>{"7"});
+    CHECK(Values(trace, "nlen") == std::vector<std::string>{"5"});
+    CHECK(out.find("handle name=\"apple\" price=7 tags=\"ab\" count=2\n") != std::string::npos);
+    CheckNothingLeft(tracefs, group);
+  }
+  for (std::string name : {"rsfx_O0", "rsfx_O2", "rsfx_v0"}) {
+    INFO(name);
+    auto [trace, out] = TraceFixture(name, dir, {group + ":add=rsfx::shop::Cart::add price nlen=name.length"});
+    CHECK(Values(trace, "price") == std::vector<std::string>{"5", "5", "5"});
+    CHECK(Values(trace, "nlen") == std::vector<std::string>{"4", "0", "300"});
+    CHECK(out.find("add name=\"pear\" price=5\n") != std::string::npos);
+    CheckNothingLeft(tracefs, group);
+  }
+}
+
+TEST_CASE("trace: Go and Rust strings and slices cut at their length equal what the programs printed") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("lstr");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  for (std::string name : {"gofx", "gofx_noopt"}) {
+    INFO(name);
+    auto [trace, out] = TraceFixture(name, dir,
+                                     {group + ":serve=main.(*Server).Serve path short=path:u8[3]",
+                                      group + ":handle=main.handle nm=it.Name tags=it.Tags"});
+    CHECK(Values(trace, "path") == PrintedCut(out, "Serve path=", 64));
+    CHECK(PrintedCut(out, "Serve path=", 64).size() == 3);
+    CHECK(Values(trace, "path__len") == std::vector<std::string>{"6", "0", "300"});
+    CHECK(Values(trace, "short") == PrintedCut(out, "Serve path=", 3));
+    CHECK(Values(trace, "nm") == PrintedCut(out, "handle name=", 64));
+    CHECK(Values(trace, "tags") == std::vector<std::string>{"\"ab\""});
+    CheckNothingLeft(tracefs, group);
+  }
+  for (std::string name : {"rsfx_O0", "rsfx_O2", "rsfx_v0"}) {
+    INFO(name);
+    auto [trace, out] = TraceFixture(
+        name, dir,
+        {group + ":add=rsfx::shop::Cart::add name short=name:u8[2]", group + ":greet=rsfx::greet name bytes owned"});
+    std::vector<std::string> names = PrintedCut(out, "add name=", 64);
+    CHECK(names.size() == 3);
+    std::vector<std::string> recorded;
+    for (const std::string& v : Values(trace, "name"))
+      if (v != "\"bob\"") recorded.push_back(v);
+    CHECK(recorded == names);
+    CHECK(Values(trace, "short") == PrintedCut(out, "add name=", 2));
+    CHECK(trace.find(" name=\"bob\" name__len=3 bytes=\"xyz\" bytes__len=3 owned=\"owned string\" owned__len=12\n") !=
+          std::string::npos);
+    CHECK(out.find("greet name=\"bob\" bytes=[120, 121, 122] owned=\"owned string\"\n") != std::string::npos);
+    CheckNothingLeft(tracefs, group);
+  }
+}
+
+// FUNC%return on Go: a probe on each return instruction, never a
+// uretprobe (whose return address on a goroutine's stack Go would copy
+// and unwind). 40 goroutines recurse 100 to 139 deep with 256-byte frames,
+// so Go grows (copies) their stacks while the probes fire: the program
+// must exit 0, and work's results equal what it printed.
+TEST_CASE("trace: Go FUNC%return at return instructions while goroutines' stacks grow") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("gret");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  for (std::string name : {"gostack", "gostack_noopt"}) {
+    INFO(name);
+    auto [trace, out] = TraceFixture(
+        name, dir, {group + ":work=main.work%return $retval:s64", group + ":depth=main.depth%return $retval:s64"});
+    std::vector<std::string> printed, recorded;
+    for (const std::string& line : SplitLines(out))
+      if (line.starts_with("work(")) printed.push_back(line.substr(line.find('=') + 1));
+    size_t depth_returns = 0;
+    for (const std::string& line : SplitLines(trace)) {
+      if (line.find(" " + group + ":work: ") != std::string::npos) recorded.push_back(Values(line, "retval").at(0));
+      depth_returns += line.find(" " + group + ":depth") != std::string::npos;
+    }
+    std::sort(printed.begin(), printed.end());
+    std::sort(recorded.begin(), recorded.end());
+    CHECK(printed.size() == 40);
+    CHECK(recorded == printed);
+    CHECK(depth_returns == 4820);  // 101 + 102 + ... + 140 returns of depth
+    CheckNothingLeft(tracefs, group);
+  }
+}
+
+// FUNC%return on Go with the results where Go's ABI puts them at each
+// return instruction: by name, ~rN and $retval, typed by the DWARF
+// (signed, unsigned, bool, strings cut at their length), members of a
+// struct in registers and of one on the stack, a tenth integer on the
+// stack, results on the stack after an argument there; functions with
+// several return instructions. Optimised and -N -l builds.
+TEST_CASE("trace: Go results at every return instruction equal what the program printed") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("gres");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  for (std::string name : {"gorets", "gorets_noopt"}) {
+    INFO(name);
+    auto [trace, out] = TraceFixture(
+        name, dir,
+        {group + ":lookup=main.lookup%return n=$retval tab=~r1.tab", group + ":pair=main.pair%return $retval i=~r1",
+         group + ":named=main.named%return nn=n s etab=err.tab",
+         group + ":point=main.point%return x=~r0.X y=~r0.Y pname=~r0.Name", group + ":ratio=main.ratio%return m=~r1",
+         group + ":small=main.small%return ok b u", group + ":wide=main.wide%return i j",
+         group + ":row=main.row%return ra=~r0.A rj=~r0.J", group + ":shifted=main.shifted%return r0=r[0] r1=r[1] sm=m",
+         group + ":spread=main.spread[...]%return g0=r[0] g1=r[1] k"});
+    INFO(trace);
+    INFO(out);
+    // What the program printed as NAME=VALUE after PREFIX, in order.
+    auto printed = [&](const std::string& prefix, const std::string& field) {
+      std::vector<std::string> values;
+      for (const std::string& line : SplitLines(out))
+        if (line.starts_with(prefix)) values.push_back(Values(" " + line.substr(prefix.size()), field).at(0));
+      return values;
+    };
+    auto nil = [](const std::vector<std::string>& tabs) {
+      std::vector<std::string> nils;
+      for (const std::string& t : tabs) nils.push_back(t == "0x0" ? "true" : "false");
+      return nils;
+    };
+    CHECK(Values(trace, "n") == printed("lookup ", "n"));
+    CHECK(nil(Values(trace, "tab")) == printed("lookup ", "nilerr"));
+    CHECK(Values(trace, "retval") == printed("pair ", "s"));
+    CHECK(Values(trace, "retval__len") == std::vector<std::string>{"3"});
+    CHECK(Values(trace, "nn") == printed("named ", "n"));
+    CHECK(Values(trace, "s") == printed("named ", "s"));
+    CHECK(nil(Values(trace, "etab")) == printed("named ", "nilerr"));
+    CHECK(Values(trace, "x") == printed("point ", "x"));
+    CHECK(Values(trace, "y") == printed("point ", "y"));
+    CHECK(Values(trace, "pname") == printed("point ", "name"));
+    CHECK(Values(trace, "m") == printed("ratio ", "m"));
+    CHECK(Values(trace, "ok") == std::vector<std::string>{printed("small ", "ok").at(0) == "true" ? "1" : "0"});
+    CHECK(Values(trace, "b") == printed("small ", "b"));
+    CHECK(Values(trace, "u") == printed("small ", "u"));
+    CHECK(Values(trace, "i") == std::vector<std::string>{printed("pair ", "i").at(0), printed("wide ", "i").at(0)});
+    CHECK(Values(trace, "j") == printed("wide ", "j"));
+    CHECK(Values(trace, "ra") == printed("row ", "a"));
+    CHECK(Values(trace, "rj") == printed("row ", "j"));
+    CHECK(Values(trace, "r0") == printed("shifted ", "r0"));
+    CHECK(Values(trace, "r1") == printed("shifted ", "r1"));
+    CHECK(Values(trace, "sm") == printed("shifted ", "m"));
+    CHECK(Values(trace, "g0") == printed("spread ", "r0"));
+    CHECK(Values(trace, "g1") == printed("spread ", "r1"));
+    CHECK(Values(trace, "k") == printed("spread ", "k"));
+    // Several return instructions: each of named's three fired, once.
+    for (std::string event : {":named: ", ":named_1: ", ":named_2: ", ":lookup: ", ":lookup_1: "})
+      CHECK(trace.find(group + event) != std::string::npos);
+    CheckNothingLeft(tracefs, group);
+  }
+}
