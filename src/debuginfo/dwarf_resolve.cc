@@ -113,8 +113,7 @@ DwarfAddress DwarfInfo::AfterPrologue(const DwarfAddress& at) {
 Result<DwarfAddress> DwarfInfo::AtAddress(uint64_t address) {
   ReadyDwarf dwarf = Ready();
   Dwarf_Die cu;
-  if (!dwarf_addrdie(dwarf.get(), address, &cu))
-    return Fail("no debuginfo describes the code at " + Hex(address) + " in " + path_);
+  if (!dwarf.UnitAt(address, &cu)) return Fail("no debuginfo describes the code at " + Hex(address) + " in " + path_);
   Dwarf_Die* scopes = nullptr;
   int n = dwarf_getscopes(&cu, address, &scopes);
   for (int i = 0; i < n; ++i) {

@@ -19,6 +19,18 @@ Dwarf_Die ReadyDwarf::Die(Dwarf_Off offset) const {
   return die;
 }
 
+bool ReadyDwarf::UnitAt(uint64_t address, Dwarf_Die* cu) const {
+  // With windows, the address ranges' table gives the CU DIE's offset
+  // alone, read as Die reads it, where dwarf_addrdie would intern every
+  // unit before it through the whole file's handle.
+  if (auto die = windows_ ? windows_->UnitDieAt(address) : std::nullopt) {
+    if (windows_->Die(*die, cu)) return true;
+    if (reader_) reader_->ReadThrough(*die);
+    return dwarf_offdie(dwarf_, *die, cu) != nullptr;
+  }
+  return dwarf_addrdie(dwarf_, address, cu) != nullptr;
+}
+
 Dwarf_Off ReadyDwarf::Offset(Dwarf_Die* die) const { return windows_ ? windows_->Offset(die) : dwarf_dieoffset(die); }
 
 Dwarf_Die ReadyDwarf::CuOf(Dwarf_Die* die) const {

@@ -38,6 +38,8 @@ class ReadyDwarf {
   Dwarf_Die Die(Dwarf_Off offset) const;
   // A DIE's .debug_info offset, whichever handle it was read through.
   Dwarf_Off Offset(Dwarf_Die* die) const;
+  // The CU whose code holds `address` (dwarf_addrdie), read as Die reads.
+  bool UnitAt(uint64_t address, Dwarf_Die* cu) const;
   Dwarf_Die CuOf(Dwarf_Die* die) const;
 
  private:

@@ -99,6 +99,8 @@ std::unique_ptr<UnitWindows> UnitWindows::Make(int fd, const unsigned char* file
   out->info_ = *info;
   out->abbrev_ = *abbrev;
   out->cu_dies_ = std::move(units);
+  if (auto aranges = FindRawSection(elf, ".debug_aranges"); aranges && aranges->offset + aranges->size <= file_size)
+    out->aranges_ = aranges;
   return out;
 }
 
@@ -195,6 +197,50 @@ bool UnitWindows::Die(Dwarf_Off offset, Dwarf_Die* out) {
   }
   const Unit& unit = found->second;
   return unit.window.dwarf && offset < unit.end && dwarf_offdie(unit.window.dwarf, offset - unit.start, out);
+}
+
+std::optional<uint64_t> UnitWindows::UnitDieAt(uint64_t address) const {
+  if (!aranges_) return std::nullopt;
+  Bytes r{file_ + aranges_->offset, file_ + aranges_->offset + aranges_->size};
+  while (r.ok && r.p < r.end) {
+    // A set: its length, version 2, its unit's header offset, the address
+    // and segment sizes, padding to twice the address size, then (address,
+    // length) pairs up to a (0, 0).
+    const unsigned char* set = r.p;
+    uint64_t length = r.Fixed(4);
+    unsigned offset_size = 4;
+    if (length == 0xffffffff) {
+      length = r.Fixed(8);
+      offset_size = 8;
+    }
+    if (!r.ok || length > static_cast<uint64_t>(r.end - r.p)) return std::nullopt;
+    Bytes entry{r.p, r.p + length};
+    r.p += length;
+    entry.Fixed(2);
+    const uint64_t unit = entry.Fixed(offset_size);
+    const uint64_t address_size = entry.Fixed(1);
+    if (entry.Fixed(1) != 0 || address_size != 8 || !entry.ok) return std::nullopt;
+    const auto header = static_cast<uint64_t>(entry.p - set);
+    entry.p += (16 - header % 16) % 16;
+    for (;;) {
+      const uint64_t start = entry.Fixed(8), size = entry.Fixed(8);
+      if (!entry.ok || (start == 0 && size == 0)) break;
+      if (address >= start && address - start < size) {
+        // The CU DIE follows its unit's header, whose size its version says.
+        Bytes head{file_ + info_.offset + unit, file_ + info_.offset + info_.size};
+        const bool dwarf64 = head.Fixed(4) == 0xffffffff;
+        if (dwarf64) head.Fixed(8);
+        // (DWARF 5: its type and address size, 2-4: its address size; and
+        // the abbreviations' offset).
+        const uint64_t version = head.Fixed(2);
+        const uint64_t type = version >= 5 ? head.Fixed(1) : uint64_t{DW_UT_compile};
+        if (!head.ok || version < 2 || version > 5 || (type != DW_UT_compile && type != DW_UT_partial))
+          return std::nullopt;
+        return unit + (dwarf64 ? 12 : 4) + 2 + (version >= 5 ? 2 : 1) + (dwarf64 ? 8 : 4);
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 Dwarf_Off UnitWindows::Offset(Dwarf_Die* die) const {

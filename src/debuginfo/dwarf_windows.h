@@ -42,6 +42,10 @@ class UnitWindows {
   bool Die(Dwarf_Off offset, Dwarf_Die* out);
   // The file's offset of a DIE read through a window or the whole file.
   Dwarf_Off Offset(Dwarf_Die* die) const;
+  // The CU DIE whose unit's code holds `address`, from .debug_aranges read
+  // here (libdw's dwarf_getaranges reads every unit's header through the
+  // whole file's mapping: 100 MB resident on a vmlinux); none without it.
+  std::optional<uint64_t> UnitDieAt(uint64_t address) const;
 
  private:
   struct Window {
@@ -63,6 +67,7 @@ class UnitWindows {
   size_t file_size_ = 0;
   uint64_t shdr_at_ = 0;  // the .debug_info section header, in the file
   RawSection info_, abbrev_;
+  std::optional<RawSection> aranges_;
   std::vector<uint64_t> cu_dies_;           // sorted
   std::map<uint64_t, Unit> units_;          // by CU DIE, as they are asked for
   std::map<const Dwarf*, uint64_t> bases_;  // each window's start

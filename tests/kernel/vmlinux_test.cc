@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "kprobectl/elf_image.h"
 #include "kprobectl/strings.h"
 #include "test_support.h"
 
@@ -299,7 +300,8 @@ TEST_CASE("BTF and DWARF follow the same member chains") {
 // Each CU read through a libdw handle of its own (a window, with a valid
 // index) answers what the whole file's handle answers: definitions,
 // return probes and variables of functions spread over the image (every
-// 97th traceable function: some 400, in as many CUs), and lines.
+// 97th traceable function: some 400, in as many CUs; and each one's
+// address + 1, found through the address ranges' table), and lines.
 TEST_CASE("unit windows: every answer is the one the whole file's handle gives") {
   auto funcs = Run({"funcs"});
   REQUIRE(funcs.status == 0);
@@ -311,7 +313,12 @@ TEST_CASE("unit windows: every answer is the one the whole file's handle gives")
                                                     {"-D", "active_show buf"},
                                                     {"-D", "fs/open.c:1320 fd op.open_flag"},
                                                     {"-L", "do_sys_openat2"}};
+  auto image = ElfImage::Open(Vmlinux());
+  REQUIRE(image);
   for (size_t i = 0; i < names.size(); i += 97) {
+    // By address too: the CU from .debug_aranges (UnitWindows::UnitDieAt).
+    if (const ElfSymbol* symbol = image->Find(names[i]))
+      commands.push_back({"-D", Hex(symbol->value + 1) + " $params"});
     commands.push_back({"-D", names[i] + " $params"});
     commands.push_back({"-D", names[i] + "%return $retval"});
     commands.push_back({"vars", names[i]});
