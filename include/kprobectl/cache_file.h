@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
 // What the persistent caches (the debuginfo index, the symbol index, the BTF
-// index) share: a fast hash, a read-only mapping of a file, its blocks
+// index) share: a fast hash, a file read as it is used, its blocks
 // checked as they are read, and a write that readers never see half done (a
 // temporary file beside the target, renamed into place). In: paths and
 // bytes. Out: bytes or errors.
@@ -24,19 +24,28 @@ uint64_t Hash64(const void* data, size_t size, uint64_t seed = 0);
 // Lower-case hex of raw bytes (a build-id, for file names).
 std::string HexOf(std::string_view bytes);
 
-// A whole file mapped read-only. `populate`: its pages read in at once (for
-// a file read whole); else each page is read when first touched (a cache
-// file whose blocks are checked as they are used, below).
-class MappedFile {
+// A cache file read a page at a time as it is used (pread into memory of
+// its own), never mapped: a warm command reads a few pages of a file of
+// megabytes, and a mapping made it resident by whole page-cache folios (a
+// file just written sits in folios of up to 2 MB, which a fault maps
+// whole): 8 MB of a BTF look-up's 15. A page read once stays.
+class LazyFile {
  public:
-  static Result<MappedFile> Open(const std::string& path, bool populate = true);
-  const unsigned char* data() const { return static_cast<const unsigned char*>(map_.get()); }
+  static Result<std::shared_ptr<const LazyFile>> Open(const std::string& path);
+  ~LazyFile();
+  LazyFile(const LazyFile&) = delete;
+  LazyFile& operator=(const LazyFile&) = delete;
   size_t size() const { return size_; }
-  std::shared_ptr<const void> keep() const { return map_; }
+  // [offset, offset + length), its pages read in as needed; null past the
+  // end or when the file cannot be read.
+  const unsigned char* Read(uint64_t offset, uint64_t length) const;
 
  private:
-  std::shared_ptr<const void> map_;
+  LazyFile() = default;
+  int fd_ = -1;
+  unsigned char* data_ = nullptr;
   size_t size_ = 0;
+  mutable std::vector<uint64_t> loaded_;  // a bit per page read in
 };
 
 // A cache file checked block by block as it is read, not whole on every run:
@@ -61,6 +70,10 @@ class CheckedBytes {
   // bytes (as the header says: the seal then vouches for that too).
   static Result<CheckedBytes> Open(const unsigned char* data, size_t size, size_t payload, size_t header_size,
                                    size_t hash_at);
+  // The same over a file read as it is used (its header already read by
+  // the caller, to find `payload`).
+  static Result<CheckedBytes> Open(std::shared_ptr<const LazyFile> file, size_t payload, size_t header_size,
+                                   size_t hash_at);
   // Bytes built by this process: nothing to check.
   static CheckedBytes Trusted(const unsigned char* data, size_t payload);
   // [offset, offset + length) of the payload, once each block it touches
@@ -69,11 +82,32 @@ class CheckedBytes {
   size_t payload() const { return payload_; }
 
  private:
+  std::shared_ptr<const LazyFile> file_;  // null: `data_` is all there
   const unsigned char* data_ = nullptr;
   size_t payload_ = 0;
   size_t header_size_ = 0;
   const unsigned char* table_ = nullptr;   // null: trusted
   mutable std::vector<uint64_t> checked_;  // a bit per block that matched
+};
+
+// A cache's bytes: built by this run (owned: nothing to check, unless a
+// test hands them in as a file's) or a cache file read as it is used.
+class CacheBytes {
+ public:
+  CacheBytes() = default;
+  static CacheBytes Owned(std::string bytes);
+  static CacheBytes File(std::shared_ptr<const LazyFile> file);
+  // The first `size` bytes (the header); null when there are fewer.
+  const unsigned char* Header(size_t size) const;
+  // The checked view of a payload of `payload` bytes (CheckedBytes::Open's
+  // arguments); `trusted`: built by this run.
+  Result<CheckedBytes> Check(size_t payload, size_t header_size, size_t hash_at, bool trusted) const;
+  bool from_file() const { return file_ != nullptr; }
+  const std::string& owned() const { return owned_; }
+
+ private:
+  std::string owned_;
+  std::shared_ptr<const LazyFile> file_;
 };
 
 // The size of the table SealBlocks appends to a payload of `payload` bytes.

@@ -25,28 +25,22 @@ Index::~Index() = default;
 
 Result<std::unique_ptr<Index>> Index::FromBytes(std::string bytes, const BlobKey& key) {
   std::unique_ptr<Index> index(new Index);
-  index->owned_ = std::move(bytes);
-  index->data_ = reinterpret_cast<const unsigned char*>(index->owned_.data());
-  index->size_ = index->owned_.size();
+  index->bytes_ = CacheBytes::Owned(std::move(bytes));
   KP_TRY_VOID(index->Adopt(key, false));
   return index;
 }
 
 Result<void> Index::Adopt(const BlobKey& key, bool trusted) {
   IndexHeader h;
-  if (size_ < sizeof h) return Fail("truncated");
-  std::memcpy(&h, data_, sizeof h);
+  const unsigned char* header = bytes_.Header(sizeof h);
+  if (!header) return Fail("truncated");
+  std::memcpy(&h, header, sizeof h);
   if (std::memcmp(h.magic, kIndexMagic, sizeof kIndexMagic) != 0) return Fail("not a kprobectl BTF index");
   if (h.version != kIndexVersion)
     return Fail("index format " + std::to_string(h.version) + ", not " + std::to_string(kIndexVersion));
   if (h.source_size != key.size || h.source_mtime_ns != key.mtime_ns || h.sample != key.sample)
     return Fail("the BTF changed (size, mtime or content)");
-  if (trusted) {
-    if (h.payload > size_) return Fail("truncated");
-    checked_ = CheckedBytes::Trusted(data_, h.payload);
-  } else {
-    checked_ = KP_TRY(CheckedBytes::Open(data_, size_, h.payload, sizeof h, kSealAt));
-  }
+  checked_ = KP_TRY(bytes_.Check(h.payload, sizeof h, kSealAt, trusted));
   // The seal vouches for the header: its sections are checked against the
   // payload once, each read against its section.
   auto inside = [&](uint64_t at, uint64_t bytes) { return at >= sizeof h && at + bytes <= checked_.payload(); };

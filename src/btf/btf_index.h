@@ -9,9 +9,9 @@
 // most of a BTF command's time and memory); the answer needs a handful. The
 // index holds a copy of the blob's types and strings, each type's offset,
 // a hash table of the names, the first pointer type to each type and the
-// functions in id order; a warm run maps it and touches the few pages its
-// look-ups land on, each 4 KB block checked against its hash when first
-// read (CheckedBytes). It is keyed by the blob's size and mtime and the
+// functions in id order; a warm run reads the few pages its look-ups land
+// on, each 4 KB block checked against its hash when first read (LazyFile,
+// CheckedBytes). It is keyed by the blob's size and mtime and the
 // hash of its first and last 4 KB (its header, first types and the end of
 // its strings), read from the blob on every run: /sys/kernel/btf/vmlinux is
 // the running kernel's own .BTF section, fixed until the next boot, which
@@ -63,8 +63,8 @@ class Index {
   // The first pointer type to `id`.
   Result<std::optional<uint32_t>> PointerTo(uint32_t id) const;
   // Whether the index came from the cache (else it was built this run).
-  bool cached() const { return mapping_ != nullptr; }
-  const std::string& bytes() const { return owned_; }
+  bool cached() const { return bytes_.from_file(); }
+  const std::string& bytes() const { return bytes_.owned(); }
 
  private:
   Index() = default;
@@ -75,10 +75,7 @@ class Index {
   // The first type of a kind with no name: not in the name table.
   Result<std::optional<uint32_t>> FindAnonymous(uint32_t btf_kind) const;
 
-  std::string owned_;
-  std::shared_ptr<const void> mapping_;
-  const unsigned char* data_ = nullptr;
-  size_t size_ = 0;
+  CacheBytes bytes_;
   CheckedBytes checked_;
   uint32_t types_ = 0, types_at_ = 0, types_len_ = 0, strs_at_ = 0, strs_len_ = 0;
   uint32_t offsets_at_ = 0, slots_at_ = 0, slots_ = 0, pointers_at_ = 0, funcs_at_ = 0, funcs_ = 0;

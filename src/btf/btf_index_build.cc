@@ -165,9 +165,7 @@ std::unique_ptr<Index> Index::Build(std::string_view blob, const BlobKey& key) {
   SealBlocks(out, sizeof h, kSealAt);
 
   std::unique_ptr<Index> index(new Index);
-  index->owned_ = std::move(out);
-  index->data_ = reinterpret_cast<const unsigned char*>(index->owned_.data());
-  index->size_ = index->owned_.size();
+  index->bytes_ = CacheBytes::Owned(std::move(out));
   if (!index->Adopt(key, true)) return nullptr;
   return index;
 }
@@ -177,12 +175,10 @@ std::unique_ptr<Index> Index::Open(const std::string& path, const std::string& c
   if (!OpenSource(path, source)) return nullptr;
   const std::string cache_file = cache_dir.empty() ? std::string() : IndexPath(cache_dir, source.key);
   if (!cache_file.empty() && use_cache) {
-    // Not populated: only the pages a look-up reads are read.
-    if (auto mapped = MappedFile::Open(cache_file, false)) {
+    // Only the pages a look-up reads are read.
+    if (auto file = LazyFile::Open(cache_file)) {
       std::unique_ptr<Index> index(new Index);
-      index->mapping_ = mapped->keep();
-      index->data_ = mapped->data();
-      index->size_ = mapped->size();
+      index->bytes_ = CacheBytes::File(std::move(*file));
       if (index->Adopt(source.key, false)) return index;
     }
   }

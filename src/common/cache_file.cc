@@ -113,6 +113,18 @@ Result<CheckedBytes> CheckedBytes::Open(const unsigned char* data, size_t size, 
   return out;
 }
 
+Result<CheckedBytes> CheckedBytes::Open(std::shared_ptr<const LazyFile> file, size_t payload, size_t header_size,
+                                        size_t hash_at) {
+  const size_t size = file->size();
+  // The header and the block table, read in for the seal; the blocks as
+  // they are used.
+  const unsigned char* data = file->Read(0, std::min(header_size, size));
+  if (!data || (payload <= size && !file->Read(payload, size - payload))) return Fail("unreadable");
+  CheckedBytes out = KP_TRY(Open(data, size, payload, header_size, hash_at));
+  out.file_ = std::move(file);
+  return out;
+}
+
 CheckedBytes CheckedBytes::Trusted(const unsigned char* data, size_t payload) {
   CheckedBytes out;
   out.data_ = data;
@@ -133,33 +145,101 @@ const unsigned char* CheckedBytes::Read(uint64_t offset, uint64_t length) const 
     if (word & bit) continue;
     uint64_t expected;
     std::memcpy(&expected, table_ + block * 8, 8);
+    const size_t at = header_size_ + block * kCheckBlock;
+    if (file_ && !file_->Read(at, std::min(kCheckBlock, payload_ - at))) return nullptr;
     if (BlockHash(data_, header_size_ + block * kCheckBlock, payload_) != expected) return nullptr;
     word |= bit;
   }
   return data_ + offset;
 }
 
-Result<MappedFile> MappedFile::Open(const std::string& path, bool populate) {
+namespace {
+
+constexpr size_t kPage = 4096;
+
+// All of [at, at + length) from `fd` into `to`; false on an error or an
+// early end (the file shrank: a cache file being replaced is renamed over,
+// never truncated, so this is a file someone else changed).
+bool ReadFully(int fd, unsigned char* to, size_t length, off_t at) {
+  while (length > 0) {
+    ssize_t n = pread(fd, to, length, at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    to += n;
+    length -= static_cast<size_t>(n);
+    at += n;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const LazyFile>> LazyFile::Open(const std::string& path) {
   // O_NONBLOCK: a FIFO put in a cache file's place must not hang us.
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Fail("cannot open '" + path + "': " + std::strerror(errno));
+  std::shared_ptr<LazyFile> file(new LazyFile);
+  file->fd_ = fd;
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return Fail("'" + path + "' is not a regular file");
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return Fail("'" + path + "' is not a regular file");
+  if (st.st_size == 0) return Fail("'" + path + "' is empty");
+  file->size_ = static_cast<size_t>(st.st_size);
+  // Anonymous memory is resident only where written: the pages read in.
+  void* memory = mmap(nullptr, file->size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (memory == MAP_FAILED) return Fail("cannot read '" + path + "': " + std::strerror(errno));
+  file->data_ = static_cast<unsigned char*>(memory);
+  file->loaded_.assign((file->size_ + kPage - 1) / kPage / 64 + 1, 0);
+  return std::shared_ptr<const LazyFile>(std::move(file));
+}
+
+LazyFile::~LazyFile() {
+  if (data_) munmap(data_, size_);
+  if (fd_ >= 0) close(fd_);
+}
+
+const unsigned char* LazyFile::Read(uint64_t offset, uint64_t length) const {
+  if (offset > size_ || length > size_ - offset) return nullptr;
+  if (length == 0) return data_ + offset;
+  auto loaded = [this](size_t page) { return (loaded_[page / 64] >> (page % 64)) & 1; };
+  const size_t last = (offset + length - 1) / kPage;
+  for (size_t page = offset / kPage; page <= last;) {
+    if (loaded(page)) {
+      ++page;
+      continue;
+    }
+    // A run of pages not read yet, in one read.
+    size_t end = page;
+    while (end <= last && !loaded(end)) ++end;
+    const size_t at = page * kPage, bytes = std::min(end * kPage, size_) - at;
+    if (!ReadFully(fd_, data_ + at, bytes, static_cast<off_t>(at))) return nullptr;
+    for (; page < end; ++page) loaded_[page / 64] |= uint64_t{1} << (page % 64);
   }
-  if (st.st_size == 0) {
-    close(fd);
-    return Fail("'" + path + "' is empty");
-  }
-  auto size = static_cast<size_t>(st.st_size);
-  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
-  close(fd);
-  if (map == MAP_FAILED) return Fail("cannot map '" + path + "': " + std::strerror(errno));
-  MappedFile file;
-  file.map_ = std::shared_ptr<const void>(map, [size](const void* p) { munmap(const_cast<void*>(p), size); });
-  file.size_ = size;
-  return file;
+  return data_ + offset;
+}
+
+CacheBytes CacheBytes::Owned(std::string bytes) {
+  CacheBytes out;
+  out.owned_ = std::move(bytes);
+  return out;
+}
+
+CacheBytes CacheBytes::File(std::shared_ptr<const LazyFile> file) {
+  CacheBytes out;
+  out.file_ = std::move(file);
+  return out;
+}
+
+const unsigned char* CacheBytes::Header(size_t size) const {
+  if (file_) return file_->Read(0, size);
+  return size <= owned_.size() ? reinterpret_cast<const unsigned char*>(owned_.data()) : nullptr;
+}
+
+Result<CheckedBytes> CacheBytes::Check(size_t payload, size_t header_size, size_t hash_at, bool trusted) const {
+  if (file_) return CheckedBytes::Open(file_, payload, header_size, hash_at);
+  const auto* data = reinterpret_cast<const unsigned char*>(owned_.data());
+  if (!trusted) return CheckedBytes::Open(data, owned_.size(), payload, header_size, hash_at);
+  if (payload > owned_.size()) return Fail("truncated");
+  return CheckedBytes::Trusted(data, payload);
 }
 
 Result<void> WriteFileAtomically(const std::string& path, std::string_view bytes) {

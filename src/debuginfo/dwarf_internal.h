@@ -107,6 +107,10 @@ struct LineSections {
 };
 // The basenames of the files the line program at `offset` lists, sorted.
 Result<std::vector<std::string>> LineProgramFiles(const LineSections& sections, uint64_t offset);
+// The files of the line program at `offset` as libdw 0.188 names them, by
+// DW_AT_decl_file's index (joined with their directories; before DWARF 5,
+// with `comp_dir` for directory 0, and file 0 libdw's "???").
+Result<std::vector<std::string>> LineProgramPaths(const LineSections& sections, uint64_t offset, const char* comp_dir);
 // Those basenames for a CU: from its header when `lines` is given and can
 // be read, else through libdw.
 std::vector<std::string> UnitFiles(Dwarf_Die* cu, const LineSections* lines);
@@ -225,6 +229,14 @@ class DwarfInfo : public Debuginfo {
   // The CUs that can hold a source file given as a path or a suffix of one.
   std::vector<Dwarf_Off> UnitsWithFile(std::string_view path);
   DwarfAddress Describe(const ReadyDwarf& dwarf, const FunctionInstance& fn, uint64_t address);
+  // dwarf_decl_file's answer, from the line program's header alone where it
+  // can be read (libdw decodes and sorts the CU's whole line table for it:
+  // a third of a warm look-up): null when there is none.
+  const char* DeclFile(Dwarf_Die* die);
+  // The line at `address` (out.at) and whether a row starts there.
+  static void LineAt(Dwarf_Die* cu, uint64_t address, DwarfAddress& out);
+  // `at` with its line where Describe left it out (an entry), for messages.
+  DwarfAddress WithLine(const DwarfAddress& at);
 
   // Lines (dwarf_lines.cc).
   struct LineHit {
@@ -315,8 +327,9 @@ class DwarfInfo : public Debuginfo {
   bool settled_ = false;
   std::optional<RawSection> info_section_;     // .debug_info in the file
   std::optional<LineSections> line_sections_;  // for file names without libdw's line tables
-  UnitReader units_;                           // declared after what its thread's release callback uses
-  std::optional<ReadyDwarf> ready_;            // the scan's permission, held while it lives
+  std::map<uint64_t, std::optional<std::vector<std::string>>> decl_files_;  // LineProgramPaths by offset
+  UnitReader units_;                 // declared after what its thread's release callback uses
+  std::optional<ReadyDwarf> ready_;  // the scan's permission, held while it lives
   Dwfl* dwfl_ = nullptr;
   char* memory_ = nullptr;
   Dwarf_CFI* cfi_debug_ = nullptr;  // .debug_frame

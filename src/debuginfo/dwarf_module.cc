@@ -333,6 +333,31 @@ DwarfInfo::~DwarfInfo() {
   close(fd_);
 }
 
+const char* DwarfInfo::DeclFile(Dwarf_Die* die) {
+  Dwarf_Attribute attr;
+  Dwarf_Word index = 0;
+  if (dwarf_formudata(dwarf_attr_integrate(die, DW_AT_decl_file, &attr), &index) != 0 || index == 0) return nullptr;
+  Dwarf_Die cu;
+  Dwarf_Half version = 0;
+  uint8_t unit_type = 0;
+  Dwarf_Attribute stmt;
+  Dwarf_Word offset = 0;
+  // A plain CU only: a split unit's line program is in its .dwo.
+  if (!line_sections_ || dwarf_cu_info(attr.cu, &version, &unit_type, &cu, nullptr, nullptr, nullptr, nullptr) != 0 ||
+      (unit_type != DW_UT_compile && unit_type != DW_UT_partial) ||
+      dwarf_formudata(dwarf_attr(&cu, DW_AT_stmt_list, &stmt), &offset) != 0)
+    return dwarf_decl_file(die);
+  auto [it, added] = decl_files_.try_emplace(offset);
+  if (added) {
+    Dwarf_Attribute comp_dir;
+    auto paths =
+        LineProgramPaths(*line_sections_, offset, dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &comp_dir)));
+    if (paths) it->second = std::move(*paths);
+  }
+  if (!it->second) return dwarf_decl_file(die);
+  return index < it->second->size() ? (*it->second)[index].c_str() : nullptr;
+}
+
 DwarfAddress DwarfInfo::Describe(const ReadyDwarf& dwarf, const FunctionInstance& fn, uint64_t address) {
   Dwarf_Die die = dwarf.Die(fn.die);
   DwarfAddress out;
@@ -340,7 +365,7 @@ DwarfAddress DwarfInfo::Describe(const ReadyDwarf& dwarf, const FunctionInstance
   out.function = FunctionName(&die);
   out.inlined = fn.inlined;
   out.die_offset = fn.die;
-  const char* decl_file = dwarf_decl_file(&die);
+  const char* decl_file = DeclFile(&die);
   if (decl_file) out.decl.file = decl_file;
   int decl_line = 0;
   if (dwarf_decl_line(&die, &decl_line) == 0) out.decl.line = static_cast<uint64_t>(decl_line);
@@ -357,7 +382,24 @@ DwarfAddress DwarfInfo::Describe(const ReadyDwarf& dwarf, const FunctionInstance
       if (file && std::string_view(file) == decl_file && dwarf_lineno(first, &lineno) == 0)
         out.decl.line = static_cast<uint64_t>(lineno);
     }
-  if (Dwarf_Line* line = dwarf_getsrc_die(&cu, address)) {
+  // At the entry nothing asks for the line (it is the declaration's), and
+  // it costs the CU's whole line table: left out.
+  if (!out.entry) LineAt(&cu, address, out);
+  return out;
+}
+
+DwarfAddress DwarfInfo::WithLine(const DwarfAddress& at) {
+  if (!at.entry || at.at.line != 0) return at;
+  ReadyDwarf dwarf = Ready();
+  Dwarf_Die die = dwarf.Die(at.die_offset);
+  Dwarf_Die cu = dwarf.CuOf(&die);
+  DwarfAddress out = at;
+  LineAt(&cu, at.address, out);
+  return out;
+}
+
+void DwarfInfo::LineAt(Dwarf_Die* cu, uint64_t address, DwarfAddress& out) {
+  if (Dwarf_Line* line = dwarf_getsrc_die(cu, address)) {
     const char* file = dwarf_linesrc(line, nullptr, nullptr);
     int lineno = 0;
     dwarf_lineno(line, &lineno);
@@ -368,7 +410,7 @@ DwarfAddress DwarfInfo::Describe(const ReadyDwarf& dwarf, const FunctionInstance
   // statement of the function's own file is the line a probe there is on.
   Dwarf_Lines* lines = nullptr;
   size_t n = 0;
-  if (dwarf_getsrclines(&cu, &lines, &n) == 0) {
+  if (dwarf_getsrclines(cu, &lines, &n) == 0) {
     for (size_t i = 0; i < n; ++i) {
       Dwarf_Line* line = dwarf_onesrcline(lines, i);
       Dwarf_Addr row = 0;
@@ -387,7 +429,6 @@ DwarfAddress DwarfInfo::Describe(const ReadyDwarf& dwarf, const FunctionInstance
       if (own) break;
     }
   }
-  return out;
 }
 
 }  // namespace dwarf

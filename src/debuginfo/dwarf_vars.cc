@@ -22,14 +22,16 @@ namespace kprobectl::dwarf {
 namespace {
 
 // "process:3 (0x13c5)", or "records.c:45 (0x13bf)" for a line outside the function's own text.
-std::string Where(const DwarfAddress& at) {
+std::string Where(DwarfInfo& info, const DwarfAddress& address) {
+  const DwarfAddress at = info.WithLine(address);
   bool own = at.at.file == at.decl.file && at.at.line >= at.decl.line;
   std::string line = own ? at.function + ":" + std::to_string(at.at.line - at.decl.line)
                          : at.at.file.substr(at.at.file.rfind('/') + 1) + ":" + std::to_string(at.at.line);
   return line + " (" + Hex(at.address) + ")";
 }
 
-std::string VarsHint(const DwarfAddress& at) {
+std::string VarsHint(DwarfInfo& info, const DwarfAddress& address) {
+  const DwarfAddress at = info.WithLine(address);
   bool own = at.at.file == at.decl.file && at.at.line >= at.decl.line;
   return "see the variables there with 'kprobectl vars " +
          (own ? at.function + ":" + std::to_string(at.at.line - at.decl.line) : Hex(at.address)) + "'";
@@ -99,7 +101,7 @@ Result<Dwarf_Die> FindVariable(DwarfInfo& info, Scopes& scopes, const DwarfAddre
     return var;
   if (auto global = info.Global(name)) return *global;
   if (found >= 0) return var;
-  return Fail("no variable '" + name + "' at " + Where(at), VarsHint(at));
+  return Fail("no variable '" + name + "' at " + Where(info, at), VarsHint(info, at));
 }
 
 }  // namespace
@@ -134,7 +136,7 @@ Result<Place> VariablePlace(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, con
       // worth it only for a message someone reads.
       std::string elsewhere = explain ? WhereAvailable(info, at, &loc) : std::string();
       return Fail(
-          "variable " + what + " has no location at " + Where(at) + " (optimized out there)",
+          "variable " + what + " has no location at " + Where(info, at) + " (optimized out there)",
           elsewhere.empty() ? "it has no location anywhere in " + at.function : "it can be fetched at " + elsewhere);
     }
     return LocationToPlace(info, &loc, ops, len, ctx);

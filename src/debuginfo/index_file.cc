@@ -118,41 +118,32 @@ std::string SerializeIndex(const IndexKey& key, const IndexContents& contents, b
 }
 
 Result<std::unique_ptr<IndexView>> IndexView::FromBytes(std::string bytes, const IndexKey& key) {
-  std::unique_ptr<IndexView> view(new IndexView);
-  view->owned_ = std::move(bytes);
-  view->data_ = reinterpret_cast<const unsigned char*>(view->owned_.data());
-  view->size_ = view->owned_.size();
-  KP_TRY_VOID(view->Validate(key, false));
-  return view;
+  return Adopt(CacheBytes::Owned(std::move(bytes)), key, false);
 }
 
 Result<std::unique_ptr<IndexView>> IndexView::Trusted(std::string bytes) {
-  std::unique_ptr<IndexView> view(new IndexView);
-  view->owned_ = std::move(bytes);
-  view->data_ = reinterpret_cast<const unsigned char*>(view->owned_.data());
-  view->size_ = view->owned_.size();
-  KP_TRY_VOID(view->Validate({}, true));
-  return view;
+  return Adopt(CacheBytes::Owned(std::move(bytes)), {}, true);
 }
 
 Result<std::unique_ptr<IndexView>> IndexView::FromFile(const std::string& path, const IndexKey& key) {
   // Not read in at once: a look-up reads a few of its pages.
-  auto file = MappedFile::Open(path, false);
-  if (!file) return std::unexpected(file.error());
+  return Adopt(CacheBytes::File(KP_TRY(LazyFile::Open(path))), key, false);
+}
+
+Result<std::unique_ptr<IndexView>> IndexView::Adopt(CacheBytes bytes, const IndexKey& key, bool trusted) {
   std::unique_ptr<IndexView> view(new IndexView);
-  view->data_ = file->data();
-  view->size_ = file->size();
-  view->mapping_ = file->keep();
-  KP_TRY_VOID(view->Validate(key, false));
+  view->bytes_ = std::move(bytes);
+  KP_TRY_VOID(view->Validate(key, trusted));
   return view;
 }
 
 IndexView::~IndexView() = default;
 
 Result<void> IndexView::Validate(const IndexKey& key, bool trusted) {
-  if (size_ < kHeaderSize) return Fail("truncated");
+  const unsigned char* bytes = bytes_.Header(kHeaderSize);
+  if (!bytes) return Fail("truncated");
   Header header;
-  std::memcpy(&header, data_, kHeaderSize);
+  std::memcpy(&header, bytes, kHeaderSize);
   if (std::memcmp(header.magic, kMagic, sizeof kMagic) != 0) return Fail("not a kprobectl index");
   if (header.version != kVersion)
     return Fail("index format " + std::to_string(header.version) + ", not " + std::to_string(kVersion));
@@ -161,13 +152,8 @@ Result<void> IndexView::Validate(const IndexKey& key, bool trusted) {
     return Fail("the index is of another build-id");
   if (!trusted && (header.source_size != key.size || header.source_mtime_ns != key.mtime_ns))
     return Fail("the indexed file changed (size or mtime)");
-  if (trusted) {
-    if (header.payload > size_) return Fail("truncated");
-    checked_ = CheckedBytes::Trusted(data_, header.payload);
-  } else {
-    // The header and the block table, now; the rest as it is read.
-    checked_ = KP_TRY(CheckedBytes::Open(data_, size_, header.payload, kHeaderSize, kHashAt));
-  }
+  // The header and the block table, now; the rest as it is read.
+  checked_ = KP_TRY(bytes_.Check(header.payload, kHeaderSize, kHashAt, trusted));
   uint64_t fixed = kHeaderSize + uint64_t{header.units} * 8 + uint64_t{header.frames} * kFrameSize +
                    (uint64_t{header.functions} + header.globals + header.files) * kRecordSize +
                    uint64_t{header.postings} * 8;

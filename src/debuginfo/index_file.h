@@ -90,16 +90,14 @@ class IndexView {
     uint32_t name_at, name_size, first, count;
   };
   IndexView() = default;
+  static Result<std::unique_ptr<IndexView>> Adopt(CacheBytes bytes, const IndexKey& key, bool trusted);
   Result<void> Validate(const IndexKey& key, bool trusted);
   Result<const unsigned char*> Read(uint64_t offset, uint64_t length) const;
   Result<Record> RecordAt(size_t record) const;
   Result<std::string_view> RecordName(const Record& record) const;
   Result<std::vector<uint64_t>> Find(size_t first_record, size_t count, std::string_view name) const;
 
-  std::string owned_;
-  std::shared_ptr<const void> mapping_;
-  const unsigned char* data_ = nullptr;
-  size_t size_ = 0;
+  CacheBytes bytes_;
   uint32_t functions_ = 0, globals_ = 0, files_ = 0, units_ = 0, postings_ = 0, frames_ = 0;
   size_t records_at_ = 0, postings_at_ = 0, names_at_ = 0;
   CheckedBytes checked_;

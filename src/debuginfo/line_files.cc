@@ -9,6 +9,7 @@
 // truncated header) is an error, and the caller asks libdw instead.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "dwarf_internal.h"
 
@@ -78,32 +79,37 @@ std::string_view Basename(std::string_view path) { return path.substr(path.rfind
 
 namespace {
 
-// One value of a DWARF 5 entry format (a string, or a value skipped);
-// false for a form this reader does not know.
-bool ReadForm(Reader& r, uint64_t form, const LineSections& sections, unsigned offset_size, std::string_view* value) {
+// One value of a DWARF 5 entry format: a string (`text`) or a number
+// (`number`); false for a form this reader does not know.
+bool ReadForm(Reader& r, uint64_t form, const LineSections& sections, unsigned offset_size, std::string_view* text,
+              uint64_t* number) {
   bool ok = true;
   // clang-format off
   switch (form) {
-    case 0x08: *value = r.String(); break;                                              // string
-    case 0x1f: *value = StringAt(sections.line_str, r.Fixed(offset_size), &ok); break;  // line_strp
-    case 0x0e: *value = StringAt(sections.str, r.Fixed(offset_size), &ok); break;       // strp
-    case 0x0b: r.Fixed(1); break;                                                       // data1
-    case 0x05: r.Fixed(2); break;                                                       // data2
-    case 0x06: r.Fixed(4); break;                                                       // data4
-    case 0x07: r.Fixed(8); break;                                                       // data8
-    case 0x1e: r.Skip(16); break;                                                       // data16
-    case 0x0f: r.Uleb(); break;                                                         // udata
-    case 0x09: r.Skip(r.Uleb()); break;                                                 // block
+    case 0x08: *text = r.String(); break;                                              // string
+    case 0x1f: *text = StringAt(sections.line_str, r.Fixed(offset_size), &ok); break;  // line_strp
+    case 0x0e: *text = StringAt(sections.str, r.Fixed(offset_size), &ok); break;       // strp
+    case 0x0b: *number = r.Fixed(1); break;                                            // data1
+    case 0x05: *number = r.Fixed(2); break;                                            // data2
+    case 0x06: *number = r.Fixed(4); break;                                            // data4
+    case 0x07: *number = r.Fixed(8); break;                                            // data8
+    case 0x1e: r.Skip(16); break;                                                      // data16
+    case 0x0f: *number = r.Uleb(); break;                                              // udata
+    case 0x09: r.Skip(r.Uleb()); break;                                                // block
     default: return false;
   }
   // clang-format on
   return ok;
 }
 
+struct Entry {
+  std::string_view path;
+  uint64_t dir = 0;
+};
+
 // DWARF 5's directory or file entries, described by (content type, form)
-// pairs; the files' paths (DW_LNCT_path) kept when `keep`.
-bool ReadEntries(Reader& r, const LineSections& sections, unsigned offset_size, bool keep,
-                 std::vector<std::string>& out) {
+// pairs: their paths (DW_LNCT_path) and directory indexes.
+bool ReadEntries(Reader& r, const LineSections& sections, unsigned offset_size, std::vector<Entry>& out) {
   unsigned formats = static_cast<unsigned>(r.Fixed(1));
   std::vector<std::pair<uint64_t, uint64_t>> format;
   for (unsigned i = 0; i < formats; ++i) {
@@ -111,30 +117,37 @@ bool ReadEntries(Reader& r, const LineSections& sections, unsigned offset_size, 
     format.emplace_back(type, r.Uleb());
   }
   uint64_t count = r.Uleb();
-  for (uint64_t e = 0; e < count && r.ok; ++e)
+  for (uint64_t e = 0; e < count && r.ok; ++e) {
+    Entry entry;
     for (const auto& [type, form] : format) {
-      std::string_view value;
-      if (!ReadForm(r, form, sections, offset_size, &value)) return false;
-      if (keep && type == 1 /* DW_LNCT_path */) out.emplace_back(Basename(value));
+      std::string_view text;
+      uint64_t number = 0;
+      if (!ReadForm(r, form, sections, offset_size, &text, &number)) return false;
+      if (type == 1 /* DW_LNCT_path */) entry.path = text;
+      if (type == 2 /* DW_LNCT_directory_index */) entry.dir = number;
     }
+    out.push_back(entry);
+  }
   return r.ok;
 }
 
 // DWARF 2-4: include_directories, then file_names.
-void ReadOldFiles(Reader& r, std::vector<std::string>& out) {
-  while (r.ok && !r.String().empty()) {
-  }  // include_directories
+void ReadOldEntries(Reader& r, std::vector<Entry>& dirs, std::vector<Entry>& files) {
+  for (std::string_view dir; r.ok && !(dir = r.String()).empty();) dirs.push_back({dir, 0});
   for (std::string_view name; r.ok && !(name = r.String()).empty();) {
-    r.Uleb();  // directory index
+    uint64_t dir = r.Uleb();
     r.Uleb();  // mtime
     r.Uleb();  // length
-    out.emplace_back(Basename(name));
+    files.push_back({name, dir});
   }
 }
 
-}  // namespace
+struct HeaderFiles {
+  unsigned version = 0;
+  std::vector<Entry> dirs, files;
+};
 
-Result<std::vector<std::string>> LineProgramFiles(const LineSections& sections, uint64_t offset) {
+Result<HeaderFiles> ReadHeaderFiles(const LineSections& sections, uint64_t offset) {
   if (offset >= sections.line.size()) return Fail("line program offset out of range");
   Reader r{sections.line.data() + offset, sections.line.data() + sections.line.size()};
   uint64_t length = r.Fixed(4);
@@ -145,25 +158,56 @@ Result<std::vector<std::string>> LineProgramFiles(const LineSections& sections, 
   }
   if (!r.Need(length)) return Fail("truncated line program");
   r.end = r.p + length;
-  unsigned version = static_cast<unsigned>(r.Fixed(2));
-  if (version < 2 || version > 5) return Fail("line program version " + std::to_string(version));
-  if (version >= 5) r.Skip(2);  // address_size, segment_selector_size
+  HeaderFiles out;
+  out.version = static_cast<unsigned>(r.Fixed(2));
+  if (out.version < 2 || out.version > 5) return Fail("line program version " + std::to_string(out.version));
+  if (out.version >= 5) r.Skip(2);  // address_size, segment_selector_size
   uint64_t header_length = r.Fixed(offset_size);
   if (!r.Need(header_length)) return Fail("truncated line program header");
-  r.end = r.p + header_length;   // the header only
-  r.Skip(version >= 4 ? 5 : 4);  // min_inst_length, [max_ops], default_is_stmt, line_base, line_range
+  r.end = r.p + header_length;       // the header only
+  r.Skip(out.version >= 4 ? 5 : 4);  // min_inst_length, [max_ops], default_is_stmt, line_base, line_range
   unsigned opcode_base = static_cast<unsigned>(r.Fixed(1));
   r.Skip(opcode_base > 0 ? opcode_base - 1 : 0);  // standard_opcode_lengths
-
-  std::vector<std::string> out;
-  if (version < 5)
-    ReadOldFiles(r, out);
-  else if (!ReadEntries(r, sections, offset_size, false, out) || !ReadEntries(r, sections, offset_size, true, out))
+  if (out.version < 5)
+    ReadOldEntries(r, out.dirs, out.files);
+  else if (!ReadEntries(r, sections, offset_size, out.dirs) || !ReadEntries(r, sections, offset_size, out.files))
     return Fail("line program header with forms this reader does not know");
   if (!r.ok) return Fail("truncated line program header");
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> LineProgramFiles(const LineSections& sections, uint64_t offset) {
+  HeaderFiles header = KP_TRY(ReadHeaderFiles(sections, offset));
+  std::vector<std::string> out;
+  for (const Entry& file : header.files) out.emplace_back(Basename(file.path));
   std::erase_if(out, [](const std::string& s) { return s.empty(); });
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Result<std::vector<std::string>> LineProgramPaths(const LineSections& sections, uint64_t offset, const char* comp_dir) {
+  HeaderFiles header = KP_TRY(ReadHeaderFiles(sections, offset));
+  // Before DWARF 5, directory 0 is the CU's comp_dir and file 0 is none
+  // (libdw's "???"); from 5 on both tables begin at 0.
+  std::vector<std::optional<std::string_view>> dirs;
+  std::vector<std::string> out;
+  if (header.version < 5) {
+    dirs.push_back(comp_dir ? std::optional<std::string_view>(comp_dir) : std::nullopt);
+    out.emplace_back("???");
+  }
+  for (const Entry& dir : header.dirs) dirs.emplace_back(dir.path);
+  for (const Entry& file : header.files) {
+    if (file.dir >= dirs.size()) return Fail("a file's directory index is out of range");
+    // As libdw joins them: an absolute name alone, else its directory, a
+    // slash and the name (the name alone when the directory is unknown).
+    if (file.path.starts_with('/') || !dirs[file.dir])
+      out.emplace_back(file.path);
+    else
+      out.push_back(std::string(*dirs[file.dir]) + "/" + std::string(file.path));
+  }
   return out;
 }
 

@@ -9,17 +9,44 @@
 // wrappers' JMP to the method): its return would be missed, so the
 // function is refused. An indirect jump stays in: Go emits one only for a
 // switch's jump table (Go 1.19+), whose targets are the function's own.
+// Capstone is loaded when a Go return is first looked for (SharedLibrary
+// says why): its functions are called through the pointers it gives.
 #include "kprobectl/return_sites.h"
 
 #include <capstone/capstone.h>
 
 #include <memory>
 
+#include "kprobectl/shared_library.h"
 #include "kprobectl/strings.h"
 
 namespace kprobectl {
 
 namespace {
+
+struct Capstone {
+  SharedLibrary library;
+  decltype(&cs_open) open;
+  decltype(&cs_close) close;
+  decltype(&cs_option) option;
+  decltype(&cs_malloc) malloc;
+  decltype(&cs_free) free;
+  decltype(&cs_disasm_iter) disasm_iter;
+  decltype(&cs_insn_group) insn_group;
+};
+
+Result<Capstone> LoadCapstone() {
+  SharedLibrary library =
+      KP_TRY(SharedLibrary::Open(KPROBECTL_CAPSTONE_SONAME, "a Go function's %return", "libcapstone4"));
+  return Capstone{library,
+                  KP_TRY(library.Function<decltype(cs_open)>("cs_open")),
+                  KP_TRY(library.Function<decltype(cs_close)>("cs_close")),
+                  KP_TRY(library.Function<decltype(cs_option)>("cs_option")),
+                  KP_TRY(library.Function<decltype(cs_malloc)>("cs_malloc")),
+                  KP_TRY(library.Function<decltype(cs_free)>("cs_free")),
+                  KP_TRY(library.Function<decltype(cs_disasm_iter)>("cs_disasm_iter")),
+                  KP_TRY(library.Function<decltype(cs_insn_group)>("cs_insn_group"))};
+}
 
 struct CapstoneMode {
   cs_arch arch;
@@ -50,24 +77,28 @@ std::optional<uint64_t> DirectTarget(const cs_insn& insn, cs_arch arch) {
 Result<std::vector<uint64_t>> FindReturnSites(std::string_view code, uint64_t address, const Arch& arch,
                                               const std::string& what) {
   CapstoneMode mode = KP_TRY(ModeOf(arch));
+  const Capstone cs = KP_TRY(LoadCapstone());
   csh handle = 0;
-  if (cs_open(mode.arch, mode.mode, &handle) != CS_ERR_OK) return Fail("cannot open Capstone's disassembler");
-  std::unique_ptr<csh, void (*)(csh*)> closer(&handle, [](csh* h) { cs_close(h); });
-  cs_option(handle, CS_OPT_DETAIL, CS_OPT_ON);
-  std::unique_ptr<cs_insn, void (*)(cs_insn*)> insn(cs_malloc(handle), [](cs_insn* i) { cs_free(i, 1); });
+  if (cs.open(mode.arch, mode.mode, &handle) != CS_ERR_OK) return Fail("cannot open Capstone's disassembler");
+  auto close = [&cs](csh* h) { cs.close(h); };
+  std::unique_ptr<csh, decltype(close)> closer(&handle, close);
+  cs.option(handle, CS_OPT_DETAIL, CS_OPT_ON);
+  auto free = [&cs](cs_insn* i) { cs.free(i, 1); };
+  std::unique_ptr<cs_insn, decltype(free)> insn(cs.malloc(handle), free);
+  if (!insn) return Fail("Capstone could not allocate an instruction");
   const auto* bytes = reinterpret_cast<const uint8_t*>(code.data());
   size_t left = code.size();
   uint64_t at = address, end = address + code.size();
   std::vector<uint64_t> sites;
   while (left > 0) {
-    if (!cs_disasm_iter(handle, &bytes, &left, &at, insn.get()))
+    if (!cs.disasm_iter(handle, &bytes, &left, &at, insn.get()))
       return Fail("cannot find the returns of " + what + ": the instruction at " + Hex(at) + " does not decode",
                   "probe its last lines (kprobectl line FUNC) instead");
-    if (cs_insn_group(handle, insn.get(), CS_GRP_RET)) {
+    if (cs.insn_group(handle, insn.get(), CS_GRP_RET)) {
       sites.push_back(insn->address);
       continue;
     }
-    if (!cs_insn_group(handle, insn.get(), CS_GRP_JUMP)) continue;
+    if (!cs.insn_group(handle, insn.get(), CS_GRP_JUMP)) continue;
     auto target = DirectTarget(*insn, mode.arch);
     if (target && (*target < address || *target >= end))
       return Fail("cannot find the returns of " + what + ": it jumps out of itself at " + Hex(insn->address) + " (" +

@@ -66,9 +66,10 @@ void ElfImage::Table::UseSymbolIndex(const std::string& cache_dir, const std::st
                                      int64_t mtime_ns) {
   if (cache_dir.empty() || build_id.empty() || build_id.size() >= 48 || !raw_symbols) return;
   const std::string path = cache_dir + "/" + build_id + ".sym";
-  auto check = [&](const unsigned char* data, size_t size) -> bool {
+  auto check = [&](const std::shared_ptr<const LazyFile>& file) -> bool {
     Header h;
-    if (size < sizeof h) return false;
+    const unsigned char* data = file->Read(0, sizeof h);
+    if (!data) return false;
     std::memcpy(&h, data, sizeof h);
     if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.version != kVersion || h.count != raw_count ||
         h.image_size != image_size || h.image_mtime_ns != mtime_ns ||
@@ -78,7 +79,7 @@ void ElfImage::Table::UseSymbolIndex(const std::string& cache_dir, const std::st
     size_t need = sizeof h + Padded(size_t{h.slots} * 4) + Padded(size_t{h.functions} * 8) +
                   Padded(size_t{h.functions} * 4) + Padded(size_t{h.objects} * 8) + Padded(size_t{h.objects} * 4);
     if (need != h.payload) return false;
-    auto checked = CheckedBytes::Open(data, size, h.payload, sizeof h, offsetof(Header, seal));
+    auto checked = CheckedBytes::Open(file, h.payload, sizeof h, offsetof(Header, seal));
     if (!checked) return false;
     index_bytes = *checked;
     index_base = data;
@@ -97,8 +98,8 @@ void ElfImage::Table::UseSymbolIndex(const std::string& cache_dir, const std::st
     return true;
   };
   // Not read in at once: a look-up reads a few of its pages.
-  if (auto file = MappedFile::Open(path, false); file && check(file->data(), file->size())) {
-    index_mapping = file->keep();
+  if (auto file = LazyFile::Open(path); file && check(*file)) {
+    index_mapping = *file;
     return;
   }
   // Build it: the address orders, and every name hashed.

@@ -6,7 +6,8 @@
 // connections, and the memory each may take (the request line and headers
 // of a GET must fit), are bounded. Requests are answered on their first
 // call, before any body is read: a GET has none, and other methods are
-// refused.
+// refused. The library is loaded when serve starts (SharedLibrary says
+// why) and called through the pointers it gives.
 #include "kprobectl/http_server.h"
 
 #include <arpa/inet.h>
@@ -18,6 +19,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "kprobectl/shared_library.h"
+
 namespace kprobectl {
 
 namespace {
@@ -27,11 +30,33 @@ constexpr unsigned kMaxConnections = 64;
 constexpr size_t kConnectionMemory = size_t{32} * 1024;
 constexpr size_t kMaxBody = size_t{16} * 1024 * 1024;
 
+struct Mhd {
+  SharedLibrary library;
+  decltype(&MHD_start_daemon) start_daemon;
+  decltype(&MHD_stop_daemon) stop_daemon;
+  decltype(&MHD_create_response_from_buffer) create_response_from_buffer;
+  decltype(&MHD_add_response_header) add_response_header;
+  decltype(&MHD_queue_response) queue_response;
+  decltype(&MHD_destroy_response) destroy_response;
+};
+
+Result<Mhd> LoadMhd() {
+  SharedLibrary library = KP_TRY(SharedLibrary::Open(KPROBECTL_MICROHTTPD_SONAME, "serve", "libmicrohttpd12"));
+  return Mhd{library,
+             KP_TRY(library.Function<decltype(MHD_start_daemon)>("MHD_start_daemon")),
+             KP_TRY(library.Function<decltype(MHD_stop_daemon)>("MHD_stop_daemon")),
+             KP_TRY(library.Function<decltype(MHD_create_response_from_buffer)>("MHD_create_response_from_buffer")),
+             KP_TRY(library.Function<decltype(MHD_add_response_header)>("MHD_add_response_header")),
+             KP_TRY(library.Function<decltype(MHD_queue_response)>("MHD_queue_response")),
+             KP_TRY(library.Function<decltype(MHD_destroy_response)>("MHD_destroy_response"))};
+}
+
 class MhdServer final : public HttpServer {
  public:
-  MhdServer(Handler handler, int fd, uint16_t port) : handler_(std::move(handler)), fd_(fd), port_(port) {}
+  MhdServer(Mhd mhd, Handler handler, int fd, uint16_t port)
+      : mhd_(std::move(mhd)), handler_(std::move(handler)), fd_(fd), port_(port) {}
   ~MhdServer() override {
-    if (daemon_) MHD_stop_daemon(daemon_);
+    if (daemon_) mhd_.stop_daemon(daemon_);
     if (fd_ >= 0) close(fd_);
   }
   MhdServer(const MhdServer&) = delete;
@@ -39,10 +64,10 @@ class MhdServer final : public HttpServer {
   uint16_t port() const override { return port_; }
 
   Result<void> Run() {
-    daemon_ = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, nullptr, nullptr, &MhdServer::Access, this,
-                               MHD_OPTION_LISTEN_SOCKET, fd_, MHD_OPTION_CONNECTION_TIMEOUT, kTimeoutSeconds,
-                               MHD_OPTION_CONNECTION_LIMIT, kMaxConnections, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                               kConnectionMemory, MHD_OPTION_END);
+    daemon_ = mhd_.start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, nullptr, nullptr, &MhdServer::Access, this,
+                                MHD_OPTION_LISTEN_SOCKET, fd_, MHD_OPTION_CONNECTION_TIMEOUT, kTimeoutSeconds,
+                                MHD_OPTION_CONNECTION_LIMIT, kMaxConnections, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                                kConnectionMemory, MHD_OPTION_END);
     if (!daemon_) return Fail("libmicrohttpd could not start serving on port " + std::to_string(port_));
     return {};
   }
@@ -51,17 +76,20 @@ class MhdServer final : public HttpServer {
   static MHD_Result Access(void* self, MHD_Connection* connection, const char* url, const char* method,
                            const char* /*version*/, const char* /*upload_data*/, size_t* /*upload_data_size*/,
                            void** /*request*/) {
-    HttpAnswer answer = static_cast<MhdServer*>(self)->handler_(method, url);
+    auto* server = static_cast<MhdServer*>(self);
+    const Mhd& mhd = server->mhd_;
+    HttpAnswer answer = server->handler_(method, url);
     MHD_Response* response =
-        MHD_create_response_from_buffer(answer.body.size(), answer.body.data(), MHD_RESPMEM_MUST_COPY);
+        mhd.create_response_from_buffer(answer.body.size(), answer.body.data(), MHD_RESPMEM_MUST_COPY);
     if (!response) return MHD_NO;
-    MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, answer.content_type.c_str());
-    if (!answer.allow.empty()) MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, answer.allow.c_str());
-    MHD_Result queued = MHD_queue_response(connection, answer.status, response);
-    MHD_destroy_response(response);
+    mhd.add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, answer.content_type.c_str());
+    if (!answer.allow.empty()) mhd.add_response_header(response, MHD_HTTP_HEADER_ALLOW, answer.allow.c_str());
+    MHD_Result queued = mhd.queue_response(connection, answer.status, response);
+    mhd.destroy_response(response);
     return queued;
   }
 
+  Mhd mhd_;
   Handler handler_;
   int fd_ = -1;
   uint16_t port_ = 0;
@@ -106,8 +134,10 @@ Result<std::pair<int, uint16_t>> Listen(const std::string& address, uint16_t por
 }  // namespace
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& address, uint16_t port, Handler handler) {
+  Mhd mhd = KP_TRY(LoadMhd());
   auto [fd, bound] = KP_TRY(Listen(address, port));
   auto server = std::make_unique<MhdServer>(
+      std::move(mhd),
       [handler = std::move(handler)](std::string_view method, std::string_view url) { return handler(method, url); },
       fd, bound);
   KP_TRY_VOID(server->Run());

@@ -4,11 +4,16 @@
 // read checks the blocks it touches and only those; a block that does not
 // match fails every read that touches it; the seal covers the header and
 // the table, so a change there, a truncation or an extension is refused at
-// once.
+// once. Over a file (LazyFile), only the pages read are in memory.
 #include "kprobectl/cache_file.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstring>
+
+#include "test_support.h"
 
 using namespace kprobectl;
 
@@ -81,4 +86,68 @@ TEST_CASE("checked bytes: the header, the table, a truncation and an extension a
   auto checked = CheckedBytes::Open(Data(swapped), swapped.size(), payload, kHeader, kSealAt);
   REQUIRE(checked);
   CHECK(checked->Read(kHeader, 1) == nullptr);
+}
+
+namespace {
+
+// Which of the pages of [p, p + size) are resident (mincore).
+std::vector<bool> Resident(const unsigned char* p, size_t size) {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> in((size + page - 1) / page);
+  REQUIRE(mincore(const_cast<unsigned char*>(p), size, in.data()) == 0);
+  std::vector<bool> out;
+  for (unsigned char c : in) out.push_back((c & 1) != 0);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("checked bytes over a file read as it is used: the same answers, only the pages read in") {
+  test::TempDir dir;
+  const std::string path = dir / "cache.idx";
+  const std::string good = Sealed(6);
+  const size_t payload = PayloadOf(good);
+  test::WriteFile(path, good);
+  auto file = LazyFile::Open(path);
+  REQUIRE(file);
+  const unsigned char* base = (*file)->Read(0, 0);
+  REQUIRE(base);
+  CHECK(Resident(base, good.size()) == std::vector<bool>(good.size() / 4096 + 1, false));
+  auto checked = CheckedBytes::Open(*file, payload, kHeader, kSealAt);
+  REQUIRE(checked);
+  // The header's page and the table's are in; the blocks are not.
+  std::vector<bool> in = Resident(base, good.size());
+  CHECK(in.front());
+  CHECK(in.back());
+  CHECK_FALSE(in[2]);
+  const size_t in_fourth = kHeader + 3 * kCheckBlock + 5;
+  const unsigned char* p = checked->Read(in_fourth, 10);
+  REQUIRE(p);
+  CHECK(std::memcmp(p, good.data() + in_fourth, 10) == 0);
+  in = Resident(base, good.size());
+  CHECK(in[3]);
+  CHECK(in[4]);  // the block straddles two pages (the header shifts it)
+  CHECK_FALSE(in[1]);
+  CHECK_FALSE(in[5]);
+  CHECK(std::memcmp(checked->Read(kHeader, payload - kHeader), good.data() + kHeader, payload - kHeader) == 0);
+  CHECK((*file)->Read(good.size(), 1) == nullptr);
+  CHECK((*file)->Read(~uint64_t{0}, 2) == nullptr);
+
+  // A block that does not match fails as it does in memory.
+  std::string bad = good;
+  bad[in_fourth] = static_cast<char>(bad[in_fourth] ^ 4);
+  test::WriteFile(path, bad);
+  auto changed = CheckedBytes::Open(*LazyFile::Open(path), payload, kHeader, kSealAt);
+  REQUIRE(changed);
+  CHECK(changed->Read(in_fourth, 1) == nullptr);
+  CHECK(changed->Read(kHeader, 1) != nullptr);
+  // Truncated after it was opened: what is not read yet cannot be, what
+  // was read stays.
+  auto early = LazyFile::Open(path);
+  REQUIRE(early);
+  REQUIRE((*early)->Read(0, kHeader));
+  REQUIRE(truncate(path.c_str(), static_cast<off_t>(kHeader)) == 0);
+  CHECK((*early)->Read(kHeader + 2 * kCheckBlock, 8) == nullptr);
+  CHECK((*early)->Read(0, kHeader) != nullptr);
+  CHECK_FALSE(LazyFile::Open(dir / "missing"));
 }

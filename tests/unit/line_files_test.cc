@@ -2,7 +2,8 @@
 //
 // The line-program header reader against libdw: for every CU of the DWARF 4
 // and 5 fixtures (and of the VM's vmlinux when this machine has it), the
-// file basenames read from the header are the ones dwarf_getsrcfiles gives.
+// file basenames and the paths by index read from the header are the ones
+// dwarf_getsrcfiles gives.
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
@@ -20,7 +21,22 @@ using namespace kprobectl::test;
 
 namespace {
 
-// Returns how many CUs were compared.
+// The files of a CU's line program by index, as libdw names them (what
+// dwarf_decl_file answers for DW_AT_decl_file N).
+std::vector<std::string> LibdwPaths(Dwarf_Die* cu) {
+  std::vector<std::string> out;
+  Dwarf_Files* files = nullptr;
+  size_t count = 0;
+  if (dwarf_getsrcfiles(cu, &files, &count) != 0) return out;
+  for (size_t i = 0; i < count; ++i) {
+    const char* path = dwarf_filesrc(files, i, nullptr, nullptr);
+    out.emplace_back(path ? path : "(null)");
+  }
+  return out;
+}
+
+// Returns how many CUs were compared: the basenames LineProgramFiles reads
+// and the paths LineProgramPaths reads, each against libdw's.
 size_t Compare(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   REQUIRE(fd >= 0);
@@ -59,6 +75,11 @@ size_t Compare(const std::string& path) {
       auto by_libdw = dwarf::UnitFiles(&cu, nullptr);
       std::erase(by_libdw, "???");  // libdw's name for DWARF 4's file 0, which has none
       CHECK(*read == by_libdw);
+      Dwarf_Attribute comp_dir;
+      auto paths =
+          dwarf::LineProgramPaths(sections, stmt, dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &comp_dir)));
+      REQUIRE(paths);
+      CHECK(*paths == LibdwPaths(&cu));
       ++compared;
     }
     offset = next;
@@ -71,8 +92,9 @@ size_t Compare(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("line program headers: the file names libdw gives, DWARF 4 and 5") {
-  for (const char* fixture : {"records_O0", "records_O2", "records_dwarf4", "kernel_like", "libfx.so"}) {
+TEST_CASE("line program headers: the file names and paths libdw gives, DWARF 4 and 5") {
+  for (const char* fixture :
+       {"records_O0", "records_O2", "records_dwarf4", "kernel_like", "libfx.so", "shop", "rsfx_O0", "rsfx_O2"}) {
     INFO(fixture);
     CHECK(Compare(FixturePath(fixture)) >= 1);
   }
