@@ -79,6 +79,21 @@ CLASSES = [
           "for an inlined copy whose DW_AT_entry_pc lies in an empty range ([P, P)), perf probes P, an "
           "instruction of the caller's, kprobectl the copy's first instruction: ZSTD_decompressBegin in "
           "ZSTD_decompressBegin_usingDict, entry_pc +5 (push %r12) with range [+5, +5), code from +0x10"),
+    Class("hoisted-entry", "kprobectl probes an inlined copy's code gcc placed before its entry_pc",
+          "for an inlined copy whose DW_AT_entry_pc lies in an empty range and whose first code lies at a lower "
+          "address (gcc scheduled it ahead of the call), perf probes the entry_pc, kprobectl the copy's first "
+          "instruction; on a straight path both fire once a call, but that code can run where no call follows: "
+          "6.12's btf_type_str inlined in btf_check_type_match, entry_pc +1125 (view 4, [+1125, +1125)), its "
+          "only code [+659, +668) (the kind of t->info, which the code on the other path uses too) before the "
+          "'jne +1125' to the branch that makes the call: kprobectl's +659 runs for every argument compared, "
+          "perf's +1125 only where the call is made (read from the disassembly; not fired)"),
+    Class("entry-value", "kprobectl reads a parameter's value at entry where the function begins",
+          "a parameter located by DW_OP_entry_value(DW_OP_regN), DW_OP_stack_value (the register's value when "
+          "the function was entered) is that register at the out-of-line function's first instruction (its "
+          "DWARF entry; on arm64 after ftrace's NOPs, which leave the registers alone): kprobectl fetches and "
+          "lists it there; perf does not evaluate DW_OP_entry_value ('Failed to find the location', -V lists "
+          "nothing): arm64 6.12's vlan_dev_real_dev dev, DW_OP_entry_value(DW_OP_reg0 W0), DW_OP_stack_value, "
+          "kprobectl dev=%x0 at +8"),
     Class("later-view", "perf fetches a parameter as it is after the function's first statements",
           "where a parameter's location list has an entry for the entry address's first view alone ([P, P): "
           "the value as the call passed it, when the probe fires) before one for later views of P (after "
@@ -138,6 +153,7 @@ BY_KEY = {c.key: c for c in CLASSES}
 CONSTANT = re.compile(r"^(DW_OP_lit\d+|DW_OP_const\w* [^,]+|DW_OP_implicit_value.*?), DW_OP_stack_value$|"
                       r"^DW_OP_implicit_value")
 COMPUTED = re.compile(r"^DW_OP_(breg\d+ \w+[+-]\d+|bregx .*|fbreg [+-]?\d+), DW_OP_stack_value$")
+ENTRY_VALUE = re.compile(r"^DW_OP_entry_value\((DW_OP_reg\d+ \w+)\), DW_OP_stack_value$")
 ADDR_VALUE = re.compile(r"^DW_OP_addr 0x[0-9a-f]+, DW_OP_stack_value$")
 
 
@@ -261,7 +277,22 @@ def kp_only_fetch(probed, name, fetch):
         return "folded"
     if probed.found and first_view_only(probed, name, fetch):
         return "first-view"
+    if entry_value_at_entry(probed, name, fetch):
+        return "entry-value"
     return None
+
+
+def entry_value_at_entry(probed, name, fetch):
+    """At the out-of-line function's first instruction (its DWARF entry:
+    low_pc, or its first range as listed), `name` is located by its
+    register's value on entry, as `fetch` reads it (None: listed)."""
+    if not probed.found or probed.inlined:
+        return False
+    ranges = probed.own[0].ranges()
+    m = ENTRY_VALUE.match(probed.location(name) or "")
+    if not m or not ranges or ranges[0][0] != probed.address:
+        return False
+    return fetch is None or fetch == "%" + (register_of(probed.arch, m.group(1)) or "?")
 
 
 def first_view_only(probed, name, fetch):
@@ -276,7 +307,15 @@ def first_view_only(probed, name, fetch):
     at = [ops for lo, hi, ops in spans if lo == hi == probed.address]
     if not at or any(lo <= probed.address < hi for lo, hi, _ in spans):
         return False
-    return fetch is None or fetch == "%" + (register_of(probed.arch, at[0]) or "?")
+    if fetch is None or fetch == "%" + (register_of(probed.arch, at[0]) or "?"):
+        return True
+    # In the frame: the frame base is the CFA, the stack pointer plus the
+    # frame's size at the probe, above the slot (btf_type_str's t at 6.12's
+    # btf_distill_func_proto+561, DW_OP_fbreg -72: +24(%sp), the CFA
+    # sp+96 after six pushes and sub $0x28; the code there loads 0x18(%rsp)).
+    fbreg = re.match(r"^DW_OP_fbreg ([+-]?\d+)$", at[0])
+    slot = re.match(r"^\+?(\d+)\(%sp\)$", fetch)
+    return bool(fbreg and slot and int(slot.group(1)) > int(fbreg.group(1)))
 
 
 def perf_only(probed, name, fetch, perf_stderr):
@@ -397,6 +436,8 @@ def kp_only_var(probed, name):
         return "caller-vars"
     if probed.found and first_view_only(probed, name, None):
         return "first-view"
+    if entry_value_at_entry(probed, name, None):
+        return "entry-value"
     return None
 
 
@@ -417,6 +458,12 @@ def redundant_copy(dwarf, func, address):
                 (origin.attrs.get("DW_AT_decl_file"), origin.number("DW_AT_decl_line")):
             return True
     return False
+
+
+def entry_class(kp_address, perf_address):
+    """The class of an empty-entry pair: kprobectl's first instruction of
+    the copy after perf's entry_pc, or before it (code scheduled ahead)."""
+    return "empty-entry" if kp_address > perf_address else "hoisted-entry"
 
 
 def empty_entry(dwarf, func, perf_address, kp_address):
