@@ -28,7 +28,8 @@ std::string HexOf(std::string_view bytes);
 // its own), never mapped: a warm command reads a few pages of a file of
 // megabytes, and a mapping made it resident by whole page-cache folios (a
 // file just written sits in folios of up to 2 MB, which a fault maps
-// whole): 8 MB of a BTF look-up's 15. A page read once stays.
+// whole): 8 MB of a BTF look-up's 15. A page read once stays, and the file
+// stays open while the object lives. Not thread-safe (nor is CheckedBytes).
 class LazyFile {
  public:
   static Result<std::shared_ptr<const LazyFile>> Open(const std::string& path);

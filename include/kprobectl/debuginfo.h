@@ -42,10 +42,10 @@ struct DwarfAddress {
   uint64_t address = 0;
   std::string function;     // the function whose code this is; an inlined function's own name
   SourceLine decl;          // where `function` is declared
-  SourceLine at;            // the source line at `address`; none at the entry (it is the declaration's)
+  SourceLine at;            // the source line at `address`; none at an entry with a declared file
   bool entry = false;       // the first instruction of `function`: arguments are where the ABI says
   bool inlined = false;     // a copy of `function` inlined into another
-  bool line_start = false;  // a line-table row (is_stmt) starts at `address` (not looked for at the entry)
+  bool line_start = false;  // a line-table row (is_stmt) starts at `address` (not looked for where `at` is not)
   uint64_t die_offset = 0;  // the function instance's DIE (for variable look-ups)
   // A return instruction of a Go function: its results are where
   // `results` says, whatever the DWARF's location lists say; $retval is the first.

@@ -187,6 +187,9 @@ Result<std::shared_ptr<const LazyFile>> LazyFile::Open(const std::string& path) 
   // Anonymous memory is resident only where written: the pages read in.
   void* memory = mmap(nullptr, file->size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (memory == MAP_FAILED) return Fail("cannot read '" + path + "': " + std::strerror(errno));
+  // Not in huge pages (transparent_hugepage=always): a page read in would
+  // make 2 MB resident.
+  madvise(memory, file->size_, MADV_NOHUGEPAGE);
   file->data_ = static_cast<unsigned char*>(memory);
   file->loaded_.assign((file->size_ + kPage - 1) / kPage / 64 + 1, 0);
   return std::shared_ptr<const LazyFile>(std::move(file));

@@ -65,6 +65,13 @@ std::optional<uint64_t> SectionHeaderOffset(Elf* elf, std::string_view name) {
   return ehdr.e_shoff + uint64_t{elf_ndxscn(scn)} * ehdr.e_shentsize;
 }
 
+std::optional<RawSection> SectionHeaderTable(Elf* elf) {
+  GElf_Ehdr ehdr;
+  size_t count = 0;
+  if (!gelf_getehdr(elf, &ehdr) || elf_getshdrnum(elf, &count) != 0) return std::nullopt;
+  return RawSection{ehdr.e_shoff, uint64_t{count} * ehdr.e_shentsize};
+}
+
 const unsigned char* ElfIdent(Elf* elf) { return reinterpret_cast<const unsigned char*>(elf_getident(elf, nullptr)); }
 
 bool IsRelocatable(Elf* elf) {

@@ -179,6 +179,8 @@ std::optional<RawSection> FindRawSection(Elf* elf, std::string_view name);
 Elf_Data* SectionData(Elf* elf, std::string_view name);
 // Where an ELF64 file's section header of `name` is, in the file.
 std::optional<uint64_t> SectionHeaderOffset(Elf* elf, std::string_view name);
+// Where the section header table is, in the file.
+std::optional<RawSection> SectionHeaderTable(Elf* elf);
 const unsigned char* ElfIdent(Elf* elf);
 bool IsRelocatable(Elf* elf);  // ET_REL (or unreadable)
 class DwarfInfo;

@@ -4,6 +4,7 @@
 #include <dwarf.h>
 #include <elf.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -88,14 +89,17 @@ std::unique_ptr<UnitWindows> UnitWindows::Make(int fd, const unsigned char* file
   auto info = FindRawSection(elf, ".debug_info");
   auto abbrev = FindRawSection(elf, ".debug_abbrev");
   auto shdr_at = SectionHeaderOffset(elf, ".debug_info");
-  if (!info || !abbrev || !shdr_at || info->offset + info->size > file_size ||
-      abbrev->offset + abbrev->size > file_size || *shdr_at + sizeof(Elf64_Shdr) > file_size)
+  auto shdrs = SectionHeaderTable(elf);
+  if (!info || !abbrev || !shdr_at || !shdrs || shdrs->offset + shdrs->size > file_size ||
+      info->offset + info->size > file_size || abbrev->offset + abbrev->size > file_size ||
+      *shdr_at + sizeof(Elf64_Shdr) > file_size)
     return nullptr;
   std::unique_ptr<UnitWindows> out(new UnitWindows);
   out->fd_ = fd;
   out->file_ = file;
   out->file_size_ = file_size;
   out->shdr_at_ = *shdr_at;
+  out->shdrs_ = *shdrs;
   out->info_ = *info;
   out->abbrev_ = *abbrev;
   out->cu_dies_ = std::move(units);
@@ -131,8 +135,12 @@ std::optional<UnitWindows::Unit> UnitWindows::UnitOf(uint64_t die) const {
     if ((length == 0xffffffff) != shape.dwarf64) continue;
     if (shape.dwarf64) length = r.Fixed(8);
     const uint64_t version = r.Fixed(2);
+    // DWARF 5's header is this size only for a full or partial CU (a
+    // skeleton's or a type unit's is longer).
+    const uint64_t type = shape.v5 ? r.Fixed(1) : uint64_t{DW_UT_compile};
     const uint64_t end = start + (shape.dwarf64 ? 12 : 4) + length;
-    if (r.ok && (version == 5) == shape.v5 && version >= 2 && version <= 5 && end > die && end <= info_.size)
+    if (r.ok && (version == 5) == shape.v5 && version >= 2 && version <= 5 && end > die && end <= info_.size &&
+        (type == DW_UT_compile || type == DW_UT_partial))
       return Unit{start, end, {}};
   }
   return std::nullopt;
@@ -159,8 +167,17 @@ UnitWindows::Window UnitWindows::Open(const Unit& unit) const {
   if (!SelfContained({file_ + abbrev_.offset + abbrev_at, file_ + abbrev_.offset + abbrev_.size})) return {};
 
   Window w;
-  w.map = mmap(nullptr, file_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd_, 0);
+  // Read-only but for the section headers' pages (libelf writes there too,
+  // decompressing a section): the rest is no commit charge however large
+  // the file, even where overcommit is strict.
+  w.map = mmap(nullptr, file_size_, PROT_READ, MAP_PRIVATE, fd_, 0);
   if (w.map == MAP_FAILED) return {};
+  const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t from = shdrs_.offset / page * page, to = shdrs_.offset + shdrs_.size;
+  if (mprotect(static_cast<unsigned char*>(w.map) + from, to - from, PROT_READ | PROT_WRITE) != 0) {
+    munmap(w.map, file_size_);
+    return {};
+  }
   // Only this copy's page of the section headers changes (MAP_PRIVATE).
   Elf64_Shdr shdr;
   auto* at = static_cast<unsigned char*>(w.map) + shdr_at_;

@@ -12,6 +12,10 @@
 // themselves get one (no DW_FORM_ref_addr, supplementary or alternate
 // files, type signatures, imported units); the caller reads the others
 // through the whole file's handle. DIE offsets given out are the file's.
+// A location expression's reference to a DIE (DW_OP_call_ref,
+// DW_OP_implicit_pointer, DW_OP_GNU_variable_value) is a file offset a
+// window does not map: nothing follows them today (dwarf_location.cc
+// refuses them); whatever does must go through Die().
 #pragma once
 
 #include <elfutils/libdw.h>
@@ -66,6 +70,7 @@ class UnitWindows {
   const unsigned char* file_ = nullptr;
   size_t file_size_ = 0;
   uint64_t shdr_at_ = 0;  // the .debug_info section header, in the file
+  RawSection shdrs_;      // the section header table, in the file
   RawSection info_, abbrev_;
   std::optional<RawSection> aranges_;
   std::vector<uint64_t> cu_dies_;           // sorted

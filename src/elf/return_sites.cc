@@ -28,18 +28,18 @@ namespace {
 
 struct Capstone {
   SharedLibrary library;
-  decltype(&cs_open) open;
-  decltype(&cs_close) close;
-  decltype(&cs_option) option;
-  decltype(&cs_malloc) malloc;
-  decltype(&cs_free) free;
+  decltype(&cs_open) open_disassembler;
+  decltype(&cs_close) close_disassembler;
+  decltype(&cs_option) set_option;
+  decltype(&cs_malloc) alloc_insn;
+  decltype(&cs_free) free_insn;
   decltype(&cs_disasm_iter) disasm_iter;
   decltype(&cs_insn_group) insn_group;
 };
 
 Result<Capstone> LoadCapstone() {
   SharedLibrary library =
-      KP_TRY(SharedLibrary::Open(KPROBECTL_CAPSTONE_SONAME, "a Go function's %return", "libcapstone4"));
+      KP_TRY(SharedLibrary::Open(KPROBECTL_CAPSTONE_SONAME, "a Go function's %return", KPROBECTL_CAPSTONE_PACKAGE));
   return Capstone{library,
                   KP_TRY(library.Function<decltype(cs_open)>("cs_open")),
                   KP_TRY(library.Function<decltype(cs_close)>("cs_close")),
@@ -82,12 +82,13 @@ Result<std::vector<uint64_t>> FindReturnSites(std::string_view code, uint64_t ad
   CapstoneMode mode = KP_TRY(ModeOf(arch));
   const Capstone cs = KP_TRY(LoadCapstone());
   csh handle = 0;
-  if (cs.open(mode.arch, mode.mode, &handle) != CS_ERR_OK) return Fail("cannot open Capstone's disassembler");
-  auto close = [&cs](csh* h) { cs.close(h); };
-  std::unique_ptr<csh, decltype(close)> closer(&handle, close);
-  cs.option(handle, CS_OPT_DETAIL, CS_OPT_ON);
-  auto free = [&cs](cs_insn* i) { cs.free(i, 1); };
-  std::unique_ptr<cs_insn, decltype(free)> insn(cs.malloc(handle), free);
+  if (cs.open_disassembler(mode.arch, mode.mode, &handle) != CS_ERR_OK)
+    return Fail("cannot open Capstone's disassembler");
+  auto close_handle = [&cs](csh* h) { cs.close_disassembler(h); };
+  std::unique_ptr<csh, decltype(close_handle)> closer(&handle, close_handle);
+  cs.set_option(handle, CS_OPT_DETAIL, CS_OPT_ON);
+  auto free_insn = [&cs](cs_insn* i) { cs.free_insn(i, 1); };
+  std::unique_ptr<cs_insn, decltype(free_insn)> insn(cs.alloc_insn(handle), free_insn);
   if (!insn) return Fail("Capstone could not allocate an instruction");
   const auto* bytes = reinterpret_cast<const uint8_t*>(code.data());
   size_t left = code.size();

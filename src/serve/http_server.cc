@@ -41,7 +41,8 @@ struct Mhd {
 };
 
 Result<Mhd> LoadMhd() {
-  SharedLibrary library = KP_TRY(SharedLibrary::Open(KPROBECTL_MICROHTTPD_SONAME, "serve", "libmicrohttpd12"));
+  SharedLibrary library =
+      KP_TRY(SharedLibrary::Open(KPROBECTL_MICROHTTPD_SONAME, "serve", KPROBECTL_MICROHTTPD_PACKAGE));
   return Mhd{library,
              KP_TRY(library.Function<decltype(MHD_start_daemon)>("MHD_start_daemon")),
              KP_TRY(library.Function<decltype(MHD_stop_daemon)>("MHD_stop_daemon")),
