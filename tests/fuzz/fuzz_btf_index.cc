@@ -15,18 +15,19 @@
 using namespace kprobectl;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const btf::BlobKey key{size, 1, 2};
-  auto built = btf::Index::Build(std::string_view(reinterpret_cast<const char*>(data), size), key);
+  const kprobectl::btf::BlobKey key{size, 1, 2};
+  auto built = kprobectl::btf::Index::Build(std::string_view(reinterpret_cast<const char*>(data), size), key);
   if (!built) return 0;
-  auto read = btf::Index::FromBytes(built->bytes(), key);
+  auto read = kprobectl::btf::Index::FromBytes(built->bytes(), key);
   KP_FUZZ_CHECK(read);
   auto names = (*read)->FunctionNames();
   KP_FUZZ_CHECK(names && *names == *built->FunctionNames());
   for (uint32_t id = 0; id < 4096; ++id) {
     auto type = (*read)->Get(id);
     KP_FUZZ_CHECK(type && *type == *built->Get(id));
-    if (type->kind == btf::Type::kVoid && id > 0) break;
-    for (uint32_t kind : {btf::kRawFunc, btf::kRawStruct, btf::kRawTypedef, btf::kRawEnum64})
+    if (type->kind == kprobectl::btf::Type::kVoid && id > 0) break;
+    for (uint32_t kind : {kprobectl::btf::kRawFunc, kprobectl::btf::kRawStruct, kprobectl::btf::kRawTypedef,
+                          kprobectl::btf::kRawEnum64})
       KP_FUZZ_CHECK(*(*read)->Find(type->name, kind) == *built->Find(type->name, kind));
     KP_FUZZ_CHECK(*(*read)->PointerTo(id) == *built->PointerTo(id));
   }
