@@ -208,16 +208,19 @@ FakeTracefs::FakeTracefs() {
 
 std::string RealTracefsOrSkip() {
   std::string reason;
-  std::string root = "/sys/kernel/tracing";
+  std::string root;
   if (geteuid() != 0) {
     reason = "not root";
   } else {
+    // Where kprobectl finds it (a tracefs mount, else debugfs's tracing/),
+    // mounting it as root when it is missing, as it would for a user.
+    auto located = LocateTracefs(LocateOptions{});
     struct stat st;
-    if (stat((root + "/uprobe_events").c_str(), &st) != 0) {
-      // Let kprobectl find (and, as root, mount) tracefs as it would for a user.
-      auto listed = RunKprobectl({"list"});
-      if (stat((root + "/uprobe_events").c_str(), &st) != 0)
-        reason = "no uprobe_events under " + root + " (" + listed.err + ")";
+    if (!located) {
+      reason = located.error().message;
+    } else {
+      root = *located;
+      if (stat((root + "/uprobe_events").c_str(), &st) != 0) reason = "no uprobe_events under " + root;
     }
   }
   if (reason.empty()) return root;
