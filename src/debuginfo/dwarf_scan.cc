@@ -24,6 +24,7 @@
 #include <map>
 #include <thread>
 
+#include "byte_reader.h"
 #include "dwarf_internal.h"
 #include "kprobectl/cxx_names.h"
 
@@ -47,16 +48,6 @@ Result<std::string> ReadRange(int fd, const RawSection& section) {
   std::string out;
   KP_TRY_VOID(ReadInto(fd, section, out));
   return out;
-}
-
-bool ReadUleb(const unsigned char*& p, const unsigned char* end, uint64_t* value) {
-  *value = 0;
-  for (unsigned shift = 0; p < end; shift += 7) {
-    unsigned char byte = *p++;
-    if (shift < 64) *value |= uint64_t{byte & 0x7fu} << shift;
-    if (!(byte & 0x80)) return true;
-  }
-  return false;
 }
 
 // Forms that let a DIE reach a name outside its own CU and .debug_str.
@@ -291,24 +282,8 @@ class ScanIndex : public NameIndex {
 Result<bool> AbbrevsAllowScan(int fd, const RawSection& abbrev) {
   std::string bytes = KP_TRY(ReadRange(fd, abbrev));
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
-  const unsigned char* end = p + bytes.size();
-  while (p < end) {
-    uint64_t code, tag, attr, form;
-    if (!ReadUleb(p, end, &code)) return false;
-    if (code == 0) continue;  // the end of one CU's table
-    if (!ReadUleb(p, end, &tag) || p >= end) return false;
-    ++p;  // DW_CHILDREN_*
-    for (;;) {
-      if (!ReadUleb(p, end, &attr) || !ReadUleb(p, end, &form)) return false;
-      if (attr == 0 && form == 0) break;
-      if (FormDefeatsScan(form)) return false;
-      if (form == 0x21) {  // DW_FORM_implicit_const: an SLEB128 follows
-        while (p < end && (*p & 0x80)) ++p;
-        ++p;
-      }
-    }
-  }
-  return true;
+  return AbbrevFormsAllowed({p, p + bytes.size()}, false,
+                            [](uint64_t, uint64_t form) { return !FormDefeatsScan(form); });
 }
 
 std::unique_ptr<NameIndex> MakeScanIndex(ScanInput input) { return std::make_unique<ScanIndex>(std::move(input)); }

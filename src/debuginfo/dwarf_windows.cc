@@ -9,38 +9,17 @@
 #include <algorithm>
 #include <cstring>
 
+#include "byte_reader.h"
+
 namespace kprobectl::dwarf {
 
 namespace {
 
 constexpr size_t kMaxWindows = 16;
 
-struct Bytes {
-  const unsigned char* p;
-  const unsigned char* end;
-  bool ok = true;
-
-  uint64_t Fixed(unsigned size) {
-    if (!ok || static_cast<size_t>(end - p) < size) {
-      ok = false;
-      return 0;
-    }
-    uint64_t v = 0;
-    std::memcpy(&v, p, size);  // little-endian file and host (checked by Make)
-    p += size;
-    return v;
-  }
-  uint64_t Uleb() {
-    uint64_t v = 0;
-    for (unsigned shift = 0; ok && p < end; shift += 7) {
-      unsigned char byte = *p++;
-      if (shift < 64) v |= uint64_t{byte & 0x7fu} << shift;
-      if (!(byte & 0x80)) return v;
-    }
-    ok = false;
-    return 0;
-  }
-};
+// Whether [offset, offset + size) lies within `total` bytes, without
+// overflow whatever the numbers a corrupt file gives.
+bool Within(uint64_t offset, uint64_t size, uint64_t total) { return offset <= total && size <= total - offset; }
 
 // Forms and tags by which a DIE reaches outside its own unit (and so
 // outside a window): another unit's DIE, a supplementary or alternate
@@ -61,23 +40,11 @@ bool ReachesOut(uint64_t form) {
   }
 }
 
-// Whether the abbreviation table at `table` keeps its unit's DIEs inside it.
-bool SelfContained(Bytes r) {
-  for (;;) {
-    uint64_t code = r.Uleb();
-    if (!r.ok) return false;
-    if (code == 0) return true;
-    uint64_t tag = r.Uleb();
-    r.Fixed(1);                     // DW_CHILDREN_*
-    if (tag == 0x3d) return false;  // DW_TAG_imported_unit
-    for (;;) {
-      uint64_t attr = r.Uleb(), form = r.Uleb();
-      if (!r.ok) return false;
-      if (attr == 0 && form == 0) break;
-      if (ReachesOut(form)) return false;
-      if (form == 0x21) r.Uleb();  // DW_FORM_implicit_const's value (its sign is no matter here)
-    }
-  }
+// Whether the abbreviation table `r` begins with keeps its unit's DIEs
+// inside the unit.
+bool SelfContained(ByteReader r) {
+  return AbbrevFormsAllowed(
+      r, true, [](uint64_t tag, uint64_t form) { return tag != 0x3d /* DW_TAG_imported_unit */ && !ReachesOut(form); });
 }
 
 }  // namespace
@@ -90,10 +57,14 @@ std::unique_ptr<UnitWindows> UnitWindows::Make(int fd, const unsigned char* file
   auto abbrev = FindRawSection(elf, ".debug_abbrev");
   auto shdr_at = SectionHeaderOffset(elf, ".debug_info");
   auto shdrs = SectionHeaderTable(elf);
-  if (!info || !abbrev || !shdr_at || !shdrs || shdrs->offset + shdrs->size > file_size ||
-      info->offset + info->size > file_size || abbrev->offset + abbrev->size > file_size ||
-      *shdr_at + sizeof(Elf64_Shdr) > file_size)
+  if (!info || !abbrev || !shdr_at || !shdrs || !Within(shdrs->offset, shdrs->size, file_size) ||
+      !Within(info->offset, info->size, file_size) || !Within(abbrev->offset, abbrev->size, file_size) ||
+      !Within(*shdr_at, sizeof(Elf64_Shdr), file_size))
     return nullptr;
+  // The index's CU DIE offsets, which a corrupt cache could give out of
+  // order or past the section: those are read through the whole file.
+  std::erase_if(units, [&](uint64_t die) { return die >= info->size; });
+  std::sort(units.begin(), units.end());
   std::unique_ptr<UnitWindows> out(new UnitWindows);
   out->fd_ = fd;
   out->file_ = file;
@@ -103,7 +74,8 @@ std::unique_ptr<UnitWindows> UnitWindows::Make(int fd, const unsigned char* file
   out->info_ = *info;
   out->abbrev_ = *abbrev;
   out->cu_dies_ = std::move(units);
-  if (auto aranges = FindRawSection(elf, ".debug_aranges"); aranges && aranges->offset + aranges->size <= file_size)
+  if (auto aranges = FindRawSection(elf, ".debug_aranges");
+      aranges && Within(aranges->offset, aranges->size, file_size))
     out->aranges_ = aranges;
   return out;
 }
@@ -127,10 +99,11 @@ std::optional<UnitWindows::Unit> UnitWindows::UnitOf(uint64_t die) const {
     uint64_t size;
     bool dwarf64, v5;
   };
+  if (die >= info_.size) return std::nullopt;
   for (Shape shape : {Shape{12, false, true}, Shape{11, false, false}, Shape{24, true, true}, Shape{23, true, false}}) {
     if (die < shape.size) continue;
     const uint64_t start = die - shape.size;
-    Bytes r{info + start, info + info_.size};
+    ByteReader r{info + start, info + info_.size};
     uint64_t length = r.Fixed(4);
     if ((length == 0xffffffff) != shape.dwarf64) continue;
     if (shape.dwarf64) length = r.Fixed(8);
@@ -150,7 +123,7 @@ UnitWindows::Window UnitWindows::Open(const Unit& unit) const {
   // The header: DWARF 5 has the unit type before the abbreviations'
   // offset, 2-4 the address size after it; only full and partial
   // compilation units stand alone.
-  Bytes r{file_ + info_.offset + unit.start, file_ + info_.offset + unit.end};
+  ByteReader r{file_ + info_.offset + unit.start, file_ + info_.offset + unit.end};
   unsigned offset_size = 4;
   if (r.Fixed(4) == 0xffffffff) {
     r.Fixed(8);
@@ -218,7 +191,7 @@ bool UnitWindows::Die(Dwarf_Off offset, Dwarf_Die* out) {
 
 std::optional<uint64_t> UnitWindows::UnitDieAt(uint64_t address) const {
   if (!aranges_) return std::nullopt;
-  Bytes r{file_ + aranges_->offset, file_ + aranges_->offset + aranges_->size};
+  ByteReader r{file_ + aranges_->offset, file_ + aranges_->offset + aranges_->size};
   while (r.ok && r.p < r.end) {
     // A set: its length, version 2, its unit's header offset, the address
     // and segment sizes, padding to twice the address size, then (address,
@@ -230,21 +203,21 @@ std::optional<uint64_t> UnitWindows::UnitDieAt(uint64_t address) const {
       length = r.Fixed(8);
       offset_size = 8;
     }
-    if (!r.ok || length > static_cast<uint64_t>(r.end - r.p)) return std::nullopt;
-    Bytes entry{r.p, r.p + length};
+    if (!r.Need(length)) return std::nullopt;
+    ByteReader entry{r.p, r.p + length};
     r.p += length;
     entry.Fixed(2);
     const uint64_t unit = entry.Fixed(offset_size);
     const uint64_t address_size = entry.Fixed(1);
-    if (entry.Fixed(1) != 0 || address_size != 8 || !entry.ok) return std::nullopt;
+    if (entry.Fixed(1) != 0 || address_size != 8 || !entry.ok || unit >= info_.size) return std::nullopt;
     const auto header = static_cast<uint64_t>(entry.p - set);
-    entry.p += (16 - header % 16) % 16;
+    entry.Skip((16 - header % 16) % 16);
     for (;;) {
       const uint64_t start = entry.Fixed(8), size = entry.Fixed(8);
       if (!entry.ok || (start == 0 && size == 0)) break;
       if (address >= start && address - start < size) {
         // The CU DIE follows its unit's header, whose size its version says.
-        Bytes head{file_ + info_.offset + unit, file_ + info_.offset + info_.size};
+        ByteReader head{file_ + info_.offset + unit, file_ + info_.offset + info_.size};
         const bool dwarf64 = head.Fixed(4) == 0xffffffff;
         if (dwarf64) head.Fixed(8);
         // (DWARF 5: its type and address size, 2-4: its address size; and

@@ -11,53 +11,12 @@
 #include <cstring>
 #include <optional>
 
+#include "byte_reader.h"
 #include "dwarf_internal.h"
 
 namespace kprobectl::dwarf {
 
 namespace {
-
-struct Reader {
-  const unsigned char* p;
-  const unsigned char* end;
-  bool ok = true;
-
-  bool Need(uint64_t n) {
-    if (ok && static_cast<uint64_t>(end - p) >= n) return true;
-    ok = false;
-    return false;
-  }
-  void Skip(uint64_t n) {
-    if (Need(n)) p += n;
-  }
-  uint64_t Fixed(unsigned size) {  // size <= 8
-    if (size > 8 || !Need(size)) return 0;
-    uint64_t v = 0;
-    std::memcpy(&v, p, size);  // little-endian host and file (x86-64, arm64)
-    p += size;
-    return v;
-  }
-  uint64_t Uleb() {
-    uint64_t v = 0;
-    for (unsigned shift = 0; Need(1); shift += 7) {
-      unsigned char byte = *p++;
-      if (shift < 64) v |= uint64_t{byte & 0x7fu} << shift;
-      if (!(byte & 0x80)) return v;
-    }
-    return 0;
-  }
-  std::string_view String() {
-    const void* nul = ok ? std::memchr(p, 0, static_cast<size_t>(end - p)) : nullptr;
-    if (!nul) {
-      ok = false;
-      return {};
-    }
-    std::string_view s(reinterpret_cast<const char*>(p),
-                       static_cast<size_t>(static_cast<const unsigned char*>(nul) - p));
-    p = static_cast<const unsigned char*>(nul) + 1;
-    return s;
-  }
-};
 
 std::string_view StringAt(std::span<const unsigned char> section, uint64_t offset, bool* ok) {
   if (offset >= section.size()) {
@@ -81,7 +40,7 @@ namespace {
 
 // One value of a DWARF 5 entry format: a string (`text`) or a number
 // (`number`); false for a form this reader does not know.
-bool ReadForm(Reader& r, uint64_t form, const LineSections& sections, unsigned offset_size, std::string_view* text,
+bool ReadForm(ByteReader& r, uint64_t form, const LineSections& sections, unsigned offset_size, std::string_view* text,
               uint64_t* number) {
   bool ok = true;
   // clang-format off
@@ -109,7 +68,7 @@ struct Entry {
 
 // DWARF 5's directory or file entries, described by (content type, form)
 // pairs: their paths (DW_LNCT_path) and directory indexes.
-bool ReadEntries(Reader& r, const LineSections& sections, unsigned offset_size, std::vector<Entry>& out) {
+bool ReadEntries(ByteReader& r, const LineSections& sections, unsigned offset_size, std::vector<Entry>& out) {
   unsigned formats = static_cast<unsigned>(r.Fixed(1));
   std::vector<std::pair<uint64_t, uint64_t>> format;
   for (unsigned i = 0; i < formats; ++i) {
@@ -117,6 +76,9 @@ bool ReadEntries(Reader& r, const LineSections& sections, unsigned offset_size, 
     format.emplace_back(type, r.Uleb());
   }
   uint64_t count = r.Uleb();
+  // Every form takes a byte at least: more entries than bytes left, or
+  // entries with no content, is a corrupt header (and a loop of 2^64).
+  if (count > r.Left() || (formats == 0 && count != 0)) return false;
   for (uint64_t e = 0; e < count && r.ok; ++e) {
     Entry entry;
     for (const auto& [type, form] : format) {
@@ -132,7 +94,7 @@ bool ReadEntries(Reader& r, const LineSections& sections, unsigned offset_size, 
 }
 
 // DWARF 2-4: include_directories, then file_names.
-void ReadOldEntries(Reader& r, std::vector<Entry>& dirs, std::vector<Entry>& files) {
+void ReadOldEntries(ByteReader& r, std::vector<Entry>& dirs, std::vector<Entry>& files) {
   for (std::string_view dir; r.ok && !(dir = r.String()).empty();) dirs.push_back({dir, 0});
   for (std::string_view name; r.ok && !(name = r.String()).empty();) {
     uint64_t dir = r.Uleb();
@@ -149,7 +111,7 @@ struct HeaderFiles {
 
 Result<HeaderFiles> ReadHeaderFiles(const LineSections& sections, uint64_t offset) {
   if (offset >= sections.line.size()) return Fail("line program offset out of range");
-  Reader r{sections.line.data() + offset, sections.line.data() + sections.line.size()};
+  ByteReader r{sections.line.data() + offset, sections.line.data() + sections.line.size()};
   uint64_t length = r.Fixed(4);
   unsigned offset_size = 4;
   if (length == 0xffffffff) {

@@ -5,6 +5,7 @@
 // version, build-id, size or mtime is refused), and the three ways of
 // finding names (a scan per name, an index built now, the cache file) give
 // the same answers on the fixtures.
+#include <elf.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -280,4 +281,64 @@ TEST_CASE("debuginfo: compressed debug sections (gcc -gz) read as the same DWARF
   REQUIRE(plain);
   REQUIRE(compressed);
   CHECK(Everything(**compressed) == Everything(**plain));
+}
+
+// With an index in the cache, a CU found by address is read from the file's
+// .debug_aranges by kprobectl itself (dwarf_windows.cc), not libdw: a set
+// whose unit offset lies past .debug_info, whose length runs past the
+// section, or whose padding runs past its set is no answer and no read past
+// the bytes. The look-up then goes to the units' own ranges, and finds the
+// same function (the file's size and mtime kept, so the index is still used).
+TEST_CASE("DWARF windows: a corrupt .debug_aranges is never read past, and addresses still resolve") {
+  TempDir dir, cache;
+  std::string bin = dir / "records_O2";
+  const std::string good = ReadFile(FixturePath("records_O2"));
+  WriteFile(bin, good);
+  struct stat st;
+  REQUIRE(stat(bin.c_str(), &st) == 0);
+  const uint64_t address = 0x1370;  // the first range of the first set (readelf)
+  ProbePoint process;
+  process.function = "process";
+  // A name looked up reads the index, with which a unit is read in a window.
+  auto function_at = [&](Debuginfo& debuginfo) {
+    REQUIRE(debuginfo.Resolve(process, {}));
+    CHECK(debuginfo.index_status().use != IndexStatus::kScan);
+    auto at = debuginfo.AtAddress(address);
+    REQUIRE(at);
+    return at->function;
+  };
+  std::string expected;
+  {
+    auto first = Debuginfo::Open(bin, {cache.path(), nullptr});
+    REQUIRE(first);
+    expected = function_at(**first);
+  }
+  // .debug_aranges of the fixture: its offset from its section header.
+  Elf64_Ehdr ehdr;
+  std::memcpy(&ehdr, good.data(), sizeof ehdr);
+  Elf64_Shdr strtab, shdr;
+  std::memcpy(&strtab, good.data() + ehdr.e_shoff + ehdr.e_shstrndx * sizeof(Elf64_Shdr), sizeof strtab);
+  uint64_t aranges = 0;
+  for (unsigned i = 0; i < ehdr.e_shnum; ++i) {
+    std::memcpy(&shdr, good.data() + ehdr.e_shoff + i * sizeof(Elf64_Shdr), sizeof shdr);
+    if (std::string(good.data() + strtab.sh_offset + shdr.sh_name) == ".debug_aranges") aranges = shdr.sh_offset;
+  }
+  REQUIRE(aranges != 0);
+  struct Patch {
+    uint64_t at;  // from the first set's start: its length (0), its unit offset (6), its padding's size (sizes)
+    std::string bytes;
+  };
+  for (const Patch& p : {Patch{6, std::string("\x00\x00\xf0\x7f", 4)}, Patch{0, std::string("\xf0\xff\xff\x7f", 4)},
+                         Patch{0, std::string("\x09\x00\x00\x00", 4)}}) {
+    INFO("patched at " << p.at);
+    std::string bad = good;
+    bad.replace(aranges + p.at, p.bytes.size(), p.bytes);
+    WriteFile(bin, bad);
+    struct timespec times[2] = {st.st_atim, st.st_mtim};
+    REQUIRE(utimensat(AT_FDCWD, bin.c_str(), times, 0) == 0);
+    auto again = Debuginfo::Open(bin, {cache.path(), nullptr});
+    REQUIRE(again);
+    CHECK(function_at(**again) == expected);
+    CHECK((*again)->index_status().use == IndexStatus::kCacheRead);
+  }
 }

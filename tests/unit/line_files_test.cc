@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <filesystem>
 
 #include "debuginfo/dwarf_internal.h"
@@ -119,4 +120,30 @@ TEST_CASE("line program headers: what cannot be read is an error, not a guess") 
   const unsigned char version9[] = {0x06, 0, 0, 0, 9, 0, 0, 0, 0, 0};
   dwarf::LineSections odd{version9, {}, {}};
   CHECK(dwarf::LineProgramFiles(odd, 0).error().message == "line program version 9");
+}
+
+// A DWARF 5 header whose directory table has no entry formats but 2^28
+// entries (each of no bytes: a loop of 2^28 and a vector as large), or more
+// entries than bytes left: corrupt, refused at once; the caller asks libdw.
+TEST_CASE("line program headers: entries without formats, or more than the bytes hold, are refused") {
+  for (std::string count : {std::string("\x80\x80\x80\x80\x01", 5), std::string("\xff\xff\x03", 3)}) {
+    const bool formats = count.size() == 3;  // 65535 entries of one format, in 4 bytes
+    std::string header;
+    header += std::string("\x05\x00\x08\x00", 4);                   // version 5, address size 8, no segment selector
+    std::string rest = std::string("\x01\x01\x01\xfb\x0e\x01", 6);  // ..., opcode_base 1
+    rest += formats ? std::string("\x01\x01\x08", 3) : std::string("\x00", 1);  // DW_LNCT_path as DW_FORM_string
+    rest += count + std::string("\x00\x00\x00\x00", 4);
+    std::string length(4, '\0'), unit;
+    const auto header_length = static_cast<uint32_t>(rest.size());
+    std::memcpy(length.data(), &header_length, 4);
+    unit = header + length + rest;
+    std::string unit_length(4, '\0');
+    const auto total = static_cast<uint32_t>(unit.size());
+    std::memcpy(unit_length.data(), &total, 4);
+    unit = unit_length + unit;
+    dwarf::LineSections sections{{reinterpret_cast<const unsigned char*>(unit.data()), unit.size()}, {}, {}};
+    auto r = dwarf::LineProgramFiles(sections, 0);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message == "line program header with forms this reader does not know");
+  }
 }
