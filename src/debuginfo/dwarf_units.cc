@@ -28,7 +28,17 @@ bool ReadyDwarf::UnitAt(uint64_t address, Dwarf_Die* cu) const {
     if (reader_) reader_->ReadThrough(*die);
     return dwarf_offdie(dwarf_, *die, cu) != nullptr;
   }
-  return dwarf_addrdie(dwarf_, address, cu) != nullptr;
+  if (dwarf_addrdie(dwarf_, address, cu)) return true;
+  // libdw 0.188 finds a unit by address only through .debug_aranges, which
+  // Go does not write, nor clang by default: each unit's own ranges say.
+  Dwarf_Off offset = 0, next = 0;
+  size_t header = 0;
+  while (dwarf_nextcu(dwarf_, offset, &next, &header, nullptr, nullptr, nullptr) == 0) {
+    if (reader_) reader_->ReadThrough(offset + header);
+    if (dwarf_offdie(dwarf_, offset + header, cu) && dwarf_haspc(cu, address) == 1) return true;
+    offset = next;
+  }
+  return false;
 }
 
 Dwarf_Off ReadyDwarf::Offset(Dwarf_Die* die) const { return windows_ ? windows_->Offset(die) : dwarf_dieoffset(die); }
