@@ -152,8 +152,12 @@ class Arch {
   // or without it (ABI0: no registers, everything on the stack). The
   // results come from a fresh register sequence: at a return instruction
   // they are where this says, whatever the DWARF's location lists say.
+  // `argument_area` is the size of the argument area: the values on the
+  // stack, then the spill slots of the arguments in registers, each part
+  // pointer-aligned (Go's ArgWidth, which its .gopclntab keeps as _func.args).
   struct GoFrame {
     std::vector<GoAbiPlace> args, results;
+    uint64_t argument_area = 0;
   };
   GoFrame PlaceGoValues(std::span<const GoAbiType> args, std::span<const GoAbiType> results, bool register_abi) const;
   // Which argument slot (1-based) register `name` holds at the entry.

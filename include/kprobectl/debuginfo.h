@@ -35,6 +35,7 @@ struct AbiValue {
   std::string name;            // the DWARF's name of it: "err", "~r0"
   GoAbiPlace place;            // its registers, or its offset from the stack pointer
   unsigned stack_pointer = 0;  // the stack pointer's DWARF number
+  std::string unplaceable;     // why its place is unknown (then `place` is not), said when it is fetched
 };
 
 // One address a probe point resolved to.
@@ -59,6 +60,7 @@ struct GoValue {
   std::string name;
   bool result = false;  // DW_AT_variable_parameter
   GoAbiType type;
+  std::string unplaceable;  // why its type cannot be placed by Go's ABI (then `type` is not set)
 };
 
 struct VariableInfo {
@@ -166,6 +168,10 @@ class Debuginfo {
   // The type a variable expression leads to, as the debuginfo names it
   // ("string", "&str", "[]uint8"), for the language's counted strings.
   virtual Result<std::string> TypeNameOf(const DwarfAddress& at, const ArgExpr& expr) = 0;
+  // The language of the unit that holds `at` (its DW_AT_language), as far
+  // as kprobectl treats languages apart: Go's and Rust's strings are counted.
+  enum class Language { kOther, kGo, kRust };
+  virtual Language LanguageAt(const DwarfAddress& at) = 0;
   // The receiver, arguments and results of the Go function at `at`, in
   // the DWARF's order (Go's: receiver, arguments, results).
   virtual Result<std::vector<GoValue>> GoValues(const DwarfAddress& at) = 0;

@@ -78,6 +78,10 @@ class ElfImage {
   // Whether that Go passes arguments in registers (its internal ABI): since
   // 1.17 on x86-64, 1.18 on arm64.
   bool go_register_abi() const;
+  // The size of a Go function's argument area, its _func.args in Go's
+  // .gopclntab (elf/go_pclntab.h), for the function that holds `pc`;
+  // nothing when the binary has no table kprobectl reads.
+  std::optional<uint32_t> GoArgumentAreaSize(uint64_t pc) const;
   // Every symbol, made on first use (a vmlinux has 100,000+ of them; the
   // look-ups below do not need them all).
   const std::vector<ElfSymbol>& symbols() const;
@@ -210,6 +214,7 @@ class ElfImage {
   bool shared_object_ = false;
   std::string build_id_;
   std::string go_version_;
+  uint64_t go_pclntab_offset_ = 0, go_pclntab_size_ = 0, text_address_ = 0;  // a Go binary's .gopclntab, .text
   std::vector<LoadSegment> segments_;
   std::vector<SdtNote> sdt_notes_;
   uint64_t rela_dyn_offset_ = 0, rela_dyn_size_ = 0;  // the file's .rela.dyn (SHT_RELA), if it has one

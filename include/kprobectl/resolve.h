@@ -198,8 +198,9 @@ Result<SourceListing> ListSource(const LineRange& range, Target& target, const F
 
 // What a counted string of type `type` (as vars lists it: "struct
 // string", "struct &str") is: "Go string", "Go []byte", "Rust &str",
-// "Rust String"...; none for another type. `go`: a Go binary's type.
-std::optional<std::string> CountedStringKind(const std::string& type, bool go);
+// "Rust String"...; none for another type, or in a unit of another
+// language (a C program's struct String).
+std::optional<std::string> CountedStringKind(const std::string& type, Debuginfo::Language language);
 
 // perf's account of where a probe is: "do_sys_openat2:14@fs/open.c",
 // "compute@/src/demo.c", "compute%return@...", "main+4@..."; empty when the

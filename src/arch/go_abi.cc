@@ -10,7 +10,8 @@
 // registers left or it holds an array of two or more elements, whole to
 // the stack: each such value aligned in turn in the argument area, the
 // receiver and arguments first, then, from a pointer-aligned start, the
-// results. The results take registers from the first again. Without the
+// results; after them, pointer-aligned, a spill slot for each argument in
+// registers. The results take registers from the first again. Without the
 // register ABI (ABI0, Go before 1.17 on amd64, 1.18 on arm64) the same
 // algorithm runs with no registers, which is the old stack layout.
 //
@@ -36,7 +37,11 @@ class Assigner {
   GoAbiPlace Assign(const GoAbiType& type) {
     GoAbiPlace place;
     size_t integer = integer_, fp = float_;
-    if (type.size > 0 && RegisterAssign(type, 0, place.pieces)) return place;
+    if (type.size > 0 && RegisterAssign(type, 0, place.pieces)) {
+      // An argument in registers has a spill slot (a result has none).
+      if (!results_) spill_ = AlignUp(spill_, type.align) + type.size;
+      return place;
+    }
     integer_ = integer;
     float_ = fp;
     place.pieces.clear();
@@ -52,7 +57,10 @@ class Assigner {
   void StartResults() {
     stack_ = AlignUp(stack_, 8);
     integer_ = float_ = 0;
+    results_ = true;
   }
+
+  uint64_t ArgumentArea() const { return AlignUp(stack_, 8) + AlignUp(spill_, 8); }
 
  private:
   bool RegisterAssign(const GoAbiType& type, uint64_t offset, std::vector<GoAbiPlace::Piece>& out) {
@@ -87,7 +95,8 @@ class Assigner {
   const ArchSpec& spec_;
   size_t integers_, floats_;
   size_t integer_ = 0, float_ = 0;
-  uint64_t stack_ = 0;
+  uint64_t stack_ = 0, spill_ = 0;
+  bool results_ = false;
 };
 
 }  // namespace
@@ -99,6 +108,7 @@ Arch::GoFrame Arch::PlaceGoValues(std::span<const GoAbiType> args, std::span<con
   for (const GoAbiType& arg : args) frame.args.push_back(assigner.Assign(arg));
   assigner.StartResults();
   for (const GoAbiType& result : results) frame.results.push_back(assigner.Assign(result));
+  frame.argument_area = assigner.ArgumentArea();
   return frame;
 }
 

@@ -167,7 +167,7 @@ Result<void> RunVars(const Options& options, const std::string& text, Streams io
     auto vars = KP_TRY(target.debuginfo->Variables(at, options.externs));
     std::erase_if(vars, [&](const VariableInfo& v) { return !filter.Matches(v.name); });
     const ElfSymbol* f = target.image->FunctionAt(at.address);
-    bool go = !target.image->go_version().empty();
+    const Debuginfo::Language language = target.debuginfo->LanguageAt(at);
     bool any = false;
     for (const VariableInfo& v : vars) {
       if (!v.available && !options.ranges) continue;
@@ -178,7 +178,7 @@ Result<void> RunVars(const Options& options, const std::string& text, Streams io
       io.out << v.c_type << "\t" << v.name;
       if (options.ranges && f && !v.external) io.out << "\t" << RangesText(f->value, DisplaySymbol(f->name), v.ranges);
       // A string or slice named whole is fetched as its bytes cut at its length.
-      if (auto counted = CountedStringKind(v.c_type, go))
+      if (auto counted = CountedStringKind(v.c_type, language))
         io.out << "\t(" << *counted << ": '" << v.name << "' whole is its bytes, cut at " << v.name << "__len)";
       if (v.in_pieces) io.out << "\t" << PiecesNote(v.piece_members, v.pieces_refused);
       io.out << "\n";

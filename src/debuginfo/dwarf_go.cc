@@ -15,6 +15,8 @@
 
 #include <dwarf.h>
 
+#include <algorithm>
+
 #include "dwarf_internal.h"
 #include "dwarf_pieces.h"
 #include "dwarf_types.h"
@@ -83,14 +85,30 @@ Result<GoAbiType> AbiTypeOf(Dwarf_Die type, const std::string& what, int depth) 
   }
 }
 
+// An out-of-line copy of a function Go also inlined has its parameters'
+// attributes on their abstract entries (DW_AT_abstract_origin).
 bool IsResult(Dwarf_Die* die) {
   Dwarf_Attribute attr;
   bool flag = false;
-  return dwarf_tag(die) == DW_TAG_formal_parameter && dwarf_attr(die, DW_AT_variable_parameter, &attr) &&
+  return dwarf_tag(die) == DW_TAG_formal_parameter && dwarf_attr_integrate(die, DW_AT_variable_parameter, &attr) &&
          dwarf_formflag(&attr, &flag) == 0 && flag;
 }
 
 }  // namespace
+
+Debuginfo::Language DwarfInfo::LanguageAt(const DwarfAddress& at) {
+  ReadyDwarf dwarf = Ready();
+  Dwarf_Die fn = dwarf.Die(at.die_offset);
+  Dwarf_Die cu = dwarf.CuOf(&fn);
+  switch (dwarf_srclang(&cu)) {
+    case DW_LANG_Go:
+      return Language::kGo;
+    case DW_LANG_Rust:
+      return Language::kRust;
+    default:
+      return Language::kOther;
+  }
+}
 
 Result<std::vector<GoValue>> DwarfInfo::GoValues(const DwarfAddress& at) {
   Dwarf_Die fn = Ready().Die(at.die_offset);
@@ -104,10 +122,18 @@ Result<std::vector<GoValue>> DwarfInfo::GoValues(const DwarfAddress& at) {
     GoValue value;
     value.name = DieName(&child);
     value.result = IsResult(&child);
+    // Go 1.19 on arm64 can write a result twice (main.row's "~r0", the
+    // same line and type): names are a function's own, one value each.
+    if (std::any_of(out.begin(), out.end(), [&](const GoValue& v) { return v.name == value.name; })) continue;
     Dwarf_Die type;
     std::string what = "'" + value.name + "' of " + at.function;
-    if (!TypeOf(&child, &type)) return Fail(what + " has no type in the debuginfo");
-    value.type = KP_TRY(AbiTypeOf(type, what, 0));
+    if (!TypeOf(&child, &type)) {
+      value.unplaceable = what + " has no type in the debuginfo";
+    } else if (auto placed = AbiTypeOf(type, what, 0)) {
+      value.type = std::move(*placed);
+    } else {
+      value.unplaceable = placed.error().message;
+    }
     out.push_back(std::move(value));
   } while (dwarf_siblingof(&child, &child) == 0);
   return out;
@@ -122,6 +148,9 @@ const AbiValue* ResultAt(const DwarfAddress& at, Dwarf_Die* var) {
 }
 
 Result<Place> AbiValuePlace(const AbiValue& value, const std::string& what, uint64_t size) {
+  if (!value.unplaceable.empty())
+    return Fail(what + " cannot be placed at the return: " + value.unplaceable,
+                "fetch the function's other results, or the value where its callers keep it");
   Place place;
   const GoAbiPlace& abi = value.place;
   if (abi.on_stack) {
@@ -135,6 +164,10 @@ Result<Place> AbiValuePlace(const AbiValue& value, const std::string& what, uint
     return "it is in " + p.name +
            ", a floating-point register: Go returns floating-point values there, and the kernel cannot fetch them";
   };
+  const bool all_float = std::all_of(abi.pieces.begin(), abi.pieces.end(), [](const auto& p) { return p.is_float; });
+  if (!abi.pieces.empty() && all_float && abi.pieces.size() > 1)  // a complex number: both halves
+    return Fail(what + " cannot be read here: " + unreadable(abi.pieces[0]) + " (and " + abi.pieces[1].name + ")",
+                "record it where the caller keeps it after the call, or fetch the function's other results");
   if (abi.pieces.size() == 1 && abi.pieces[0].offset == 0 && abi.pieces[0].size == size) {
     if (abi.pieces[0].is_float)
       return Fail(what + " cannot be read here: " + unreadable(abi.pieces[0]),

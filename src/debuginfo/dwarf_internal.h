@@ -216,6 +216,7 @@ class DwarfInfo : public Debuginfo {
   Result<std::string> TypeNameOf(const DwarfAddress& at, const ArgExpr& expr) override;
   std::optional<FetchType> ReturnType(const DwarfAddress& at) override;
   Result<std::vector<GoValue>> GoValues(const DwarfAddress& at) override;
+  Language LanguageAt(const DwarfAddress& at) override;
   Result<std::vector<VariableInfo>> Variables(const DwarfAddress& at, bool externs) override;
   Result<SourceListing> Listing(const LineRange& range, const FindOptions& options) override;
 

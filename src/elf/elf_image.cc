@@ -393,6 +393,12 @@ Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cach
   }
   image.sdt_notes_ = ReadSdtNotes(m.elf.get());
   image.go_version_ = ReadGoVersion(m, image);
+  if (GElf_Shdr pcln, text; !image.go_version_.empty() && SectionNamed(m.elf.get(), ".gopclntab", pcln) &&
+                            pcln.sh_type != SHT_NOBITS && SectionNamed(m.elf.get(), ".text", text)) {
+    image.go_pclntab_offset_ = pcln.sh_offset;
+    image.go_pclntab_size_ = pcln.sh_size;
+    image.text_address_ = text.sh_addr;
+  }
   Versions versions = ReadVersions(m.elf.get());
   // Only a file with both tables has symbols twice (a vmlinux has .symtab only).
   auto [tables, total] = KP_TRY(CountSymbols(m, path));

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "go_pclntab.h"
 #include "kprobectl/cache_file.h"
 #include "kprobectl/elf_image.h"
 #include "kprobectl/strings.h"
@@ -270,6 +271,17 @@ Result<std::string> ElfImage::ReadBytes(uint64_t start, uint64_t size) const {
   close(fd);
   if (n != static_cast<ssize_t>(size)) return Fail("cannot read " + Hex(start) + " in '" + path_ + "'");
   return bytes;
+}
+
+std::optional<uint32_t> ElfImage::GoArgumentAreaSize(uint64_t pc) const {
+  if (go_pclntab_size_ == 0) return std::nullopt;
+  std::string table(go_pclntab_size_, '\0');
+  int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  ssize_t n = pread(fd, table.data(), table.size(), static_cast<off_t>(go_pclntab_offset_));
+  close(fd);
+  if (n != static_cast<ssize_t>(table.size())) return std::nullopt;
+  return kprobectl::GoArgumentAreaSize(table, text_address_, pc);
 }
 
 size_t ElfImage::CountNamed(std::string_view name, ElfSymbol::Type type) const {

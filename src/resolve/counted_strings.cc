@@ -27,13 +27,14 @@ struct Shape {
   std::vector<std::string> length;
 };
 
-std::optional<Shape> ShapeOf(std::string type, bool go) {
+std::optional<Shape> ShapeOf(std::string type, Debuginfo::Language language) {
   if (type.starts_with("struct ")) type.erase(0, 7);
-  if (go) {
+  if (language == Debuginfo::Language::kGo) {
     if (type == "string") return Shape{"Go string", {{"str"}}, {"len"}};
     if (type == "[]uint8") return Shape{"Go []byte", {{"array"}}, {"len"}};
     return std::nullopt;
   }
+  if (language != Debuginfo::Language::kRust) return std::nullopt;
   if (type == "&str" || type == "&mut str" || type == "&[u8]" || type == "&mut [u8]")
     return Shape{"Rust " + type, {{"data_ptr"}}, {"length"}};
   std::vector<std::vector<std::string>> raw_vec = {
@@ -60,8 +61,8 @@ ProbeArg Member(const ProbeArg& whole, const std::vector<std::string>& path, std
 
 namespace kprobectl {
 
-std::optional<std::string> CountedStringKind(const std::string& type, bool go) {
-  auto shape = resolve::ShapeOf(type, go);
+std::optional<std::string> CountedStringKind(const std::string& type, Debuginfo::Language language) {
+  auto shape = resolve::ShapeOf(type, language);
   return shape ? std::optional<std::string>(shape->language) : std::nullopt;
 }
 
@@ -70,11 +71,13 @@ std::optional<std::string> CountedStringKind(const std::string& type, bool go) {
 namespace kprobectl::resolve {
 
 Result<std::optional<std::vector<TypedFetch>>> CountedStringArg(const ProbeSpec& spec, const ProbeArg& arg,
-                                                                Debuginfo& debuginfo, const DwarfAddress& at, bool go,
+                                                                Debuginfo& debuginfo, const DwarfAddress& at,
                                                                 const MemberFetcher& fetch) {
+  const Debuginfo::Language language = debuginfo.LanguageAt(at);
+  if (language == Debuginfo::Language::kOther) return std::nullopt;
   auto type_name = debuginfo.TypeNameOf(at, arg.expr);
   if (!type_name) return std::nullopt;  // the plain fetch says what is wrong
-  std::optional<Shape> shape = ShapeOf(*type_name, go);
+  std::optional<Shape> shape = ShapeOf(*type_name, language);
   if (!shape) return std::nullopt;
   unsigned bound = kCountedStringBound;
   if (!arg.type.empty()) {

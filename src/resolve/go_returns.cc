@@ -47,9 +47,7 @@ Result<void> RetvalInRegister(ProbeSpec& spec, const Arch& arch, bool register_a
 }  // namespace
 
 Result<std::vector<AbiValue>> GoResultsAt(Debuginfo& debuginfo, const DwarfAddress& at, const Arch& arch,
-                                          bool register_abi) {
-  std::vector<GoAbiType> args, results;
-  std::vector<std::string> names;
+                                          bool register_abi, std::optional<uint32_t> argument_area) {
   std::vector<GoValue> values = KP_TRY(debuginfo.GoValues(at));
   // A generic function's shape instantiation ("main.Sum[go.shape.int_0]")
   // takes its dictionary, a pointer, before its receiver and arguments
@@ -57,14 +55,44 @@ Result<std::vector<AbiValue>> GoResultsAt(Debuginfo& debuginfo, const DwarfAddre
   // lists it, as ".dict"): it takes a register, or a stack slot, as any
   // argument does.
   bool dictionary = std::any_of(values.begin(), values.end(), [](const GoValue& v) { return v.name == ".dict"; });
+  std::vector<GoAbiType> args, results;
   if (at.function.find("[go.shape.") != std::string::npos && !dictionary) args.push_back(GoAbiType{});
+  // A value whose type cannot be placed is said when a result it moves is
+  // fetched, not before: the results take registers afresh, so only those
+  // after such a result, and those on the stack after such an argument,
+  // are unknown.
+  std::string args_unknown, results_unknown;
+  std::vector<std::string> names;
   for (GoValue& value : values) {
     if (value.result) names.push_back(value.name);
-    (value.result ? results : args).push_back(std::move(value.type));
+    std::string& unknown = value.result ? results_unknown : args_unknown;
+    if (!value.unplaceable.empty() && unknown.empty()) unknown = value.unplaceable;
+    if (unknown.empty()) (value.result ? results : args).push_back(std::move(value.type));
   }
   Arch::GoFrame frame = arch.PlaceGoValues(args, results, register_abi);
+  // Go 1.19's DWARF has no entry for an unnamed or blank ("_") parameter,
+  // whose stack slot or register moves the stack's results: Go's own table
+  // of the function's argument area tells whether the DWARF's add up.
+  std::string undescribed;
+  if (args_unknown.empty() && results_unknown.empty() && argument_area && *argument_area != frame.argument_area)
+    undescribed = "the DWARF does not describe all of " + at.function +
+                  "'s parameters (Go writes none for an unnamed or '_' one): Go's table gives its argument area " +
+                  std::to_string(*argument_area) + " bytes, its DWARF's parameters " +
+                  std::to_string(frame.argument_area);
   std::vector<AbiValue> out;
-  for (size_t i = 0; i < names.size(); ++i) out.push_back({names[i], frame.results[i], arch.sp_dwarf()});
+  for (size_t i = 0; i < names.size(); ++i) {
+    AbiValue value{names[i], {}, arch.sp_dwarf(), ""};
+    if (i >= frame.results.size()) {
+      value.unplaceable = results_unknown;
+    } else {
+      value.place = frame.results[i];
+      if (value.place.on_stack && !args_unknown.empty())
+        value.unplaceable = "it is on the stack after the arguments, and " + args_unknown;
+      else if (value.place.on_stack)
+        value.unplaceable = undescribed;
+    }
+    out.push_back(std::move(value));
+  }
   return out;
 }
 
@@ -74,8 +102,15 @@ Result<std::vector<ResolvedLocation>> LocateGoReturns(const ProbeSpec& spec, Tar
   ProbeSpec entry = spec;
   entry.point.retprobe = false;
   entry.args.clear();
+  std::vector<ResolvedLocation> places = KP_TRY(locate(entry));
+  // An inlined copy's code ends in its caller's: its returns are the caller's.
+  std::erase_if(places, [](const ResolvedLocation& place) { return place.origin.inlined; });
+  if (places.empty())
+    return Fail("'" + DescribePoint(spec.point) +
+                    "' exists only as inlined copies here, and an inlined copy has no return to probe",
+                "probe the lines after the call in its callers, or the call's line");
   std::vector<ResolvedLocation> out;
-  for (const ResolvedLocation& place : KP_TRY(locate(entry))) {
+  for (const ResolvedLocation& place : places) {
     const ElfSymbol* f = image.FunctionAt(place.address);
     std::string what = "'" + (f ? f->name : DescribePoint(spec.point)) + "'";
     if (!f || f->size == 0)

@@ -52,7 +52,7 @@ Result<FetchType> CheckArgType(const ProbeSpec& spec, const ProbeArg& arg, const
 // fetched through `fetch` as a member path; none when `arg` is another type.
 using MemberFetcher = std::function<Result<TypedFetch>(const ProbeArg&)>;
 Result<std::optional<std::vector<TypedFetch>>> CountedStringArg(const ProbeSpec& spec, const ProbeArg& arg,
-                                                                Debuginfo& debuginfo, const DwarfAddress& at, bool go,
+                                                                Debuginfo& debuginfo, const DwarfAddress& at,
                                                                 const MemberFetcher& fetch);
 // FUNC%return on Go code (go_returns.cc): a probe on each return
 // instruction, never a uretprobe; `locate` resolves a point as Resolve does.
@@ -61,8 +61,10 @@ Result<std::vector<ResolvedLocation>> LocateGoReturns(const ProbeSpec& spec, Tar
                                                       const Locator& locate);
 // The results of the Go function at `at` where its return instructions
 // have them, by Go's ABI (go_returns.cc).
+// `argument_area`: its size in Go's own table (ElfImage::GoArgumentAreaSize),
+// which tells whether the DWARF describes every parameter.
 Result<std::vector<AbiValue>> GoResultsAt(Debuginfo& debuginfo, const DwarfAddress& at, const Arch& arch,
-                                          bool register_abi);
+                                          bool register_abi, std::optional<uint32_t> argument_area);
 // An argument that needs no debuginfo ($argN, %REG, @SYM, +OFF(...)...).
 Result<TypedFetch> RawArg(const ProbeSpec& spec, size_t index, const ArgContext& context);
 // Every argument of a spec without debuginfo.

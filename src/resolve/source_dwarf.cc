@@ -304,9 +304,9 @@ Result<std::vector<TypedFetch>> ArgsAt(const ProbeSpec& spec, Debuginfo& debugin
       from.push_back(&written);
       continue;
     }
-    auto counted =
-        KP_TRY(CountedStringArg(spec, arg, debuginfo, at, !ctx.image->go_version().empty(),
-                                [&](const ProbeArg& member) { return VariableArg(spec, member, debuginfo, at, ctx); }));
+    auto counted = KP_TRY(CountedStringArg(spec, arg, debuginfo, at, [&](const ProbeArg& member) {
+      return VariableArg(spec, member, debuginfo, at, ctx);
+    }));
     for (TypedFetch& part : counted.value_or(std::vector<TypedFetch>{})) {
       args.push_back(std::move(part));
       from.push_back(&written);
@@ -340,7 +340,8 @@ Result<std::vector<ResolvedLocation>> LocateWithDwarf(const ProbeSpec& spec, Tar
   if (options.go_return_sites)
     for (DwarfAddress& at : addresses) {
       at.go_return = true;
-      at.results = KP_TRY(GoResultsAt(debuginfo, at, *target.arch, image.go_register_abi()));
+      at.results = KP_TRY(
+          GoResultsAt(debuginfo, at, *target.arch, image.go_register_abi(), image.GoArgumentAreaSize(at.address)));
     }
   std::vector<ResolvedLocation> out;
   for (const DwarfAddress& at : addresses) {

@@ -133,7 +133,8 @@ TEST_CASE("trace: Go results at every return instruction equal what the program 
          group + ":point=main.point%return x=~r0.X y=~r0.Y pname=~r0.Name", group + ":ratio=main.ratio%return m=~r1",
          group + ":small=main.small%return ok b u", group + ":wide=main.wide%return i j",
          group + ":row=main.row%return ra=~r0.A rj=~r0.J", group + ":shifted=main.shifted%return r0=r[0] r1=r[1] sm=m",
-         group + ":spread=main.spread[...]%return g0=r[0] g1=r[1] k"});
+         group + ":spread=main.spread[...]%return g0=r[0] g1=r[1] k", group + ":blank=main.blank%return bn=n",
+         group + ":div=main.div%return q dtab=err.tab"});
     INFO(trace);
     INFO(out);
     // What the program printed as NAME=VALUE after PREFIX, in order.
@@ -172,6 +173,16 @@ TEST_CASE("trace: Go results at every return instruction equal what the program 
     CHECK(Values(trace, "g0") == printed("spread ", "r0"));
     CHECK(Values(trace, "g1") == printed("spread ", "r1"));
     CHECK(Values(trace, "k") == printed("spread ", "k"));
+    CHECK(Values(trace, "bn") == printed("blank ", "n"));
+    // div's own returns only: optimised, main's call of it is inlined (and
+    // main's returns no returns of div's), -N -l inlines nothing.
+    auto div_q = printed("divide ", "q"), div_nil = printed("divide ", "nilerr");
+    if (name == "gorets_noopt") {
+      div_q.insert(div_q.begin(), printed("div ", "q").at(0));
+      div_nil.insert(div_nil.begin(), printed("div ", "nilerr").at(0));
+    }
+    CHECK(Values(trace, "q") == div_q);
+    CHECK(nil(Values(trace, "dtab")) == div_nil);
     // Several return instructions: each of named's three fired, once.
     for (std::string event : {":named: ", ":named_1: ", ":named_2: ", ":lookup: ", ":lookup_1: "})
       CHECK(trace.find(group + event) != std::string::npos);

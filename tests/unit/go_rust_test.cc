@@ -7,7 +7,9 @@
 // from them, funcs listing them, the nearest names for a typo.
 #include <catch2/catch.hpp>
 
+#include "kprobectl/arch.h"
 #include "kprobectl/cxx_names.h"
+#include "kprobectl/debuginfo.h"
 #include "kprobectl/elf_image.h"
 #include "kprobectl/strings.h"
 #include "test_support.h"
@@ -153,6 +155,19 @@ TEST_CASE("Go: results on the stack and in registers at each return instruction"
     std::string named = Define(bin, "main.named%return n err.tab");
     CHECK(SplitLines(named).size() == 3);
     for (const std::string& line : SplitLines(named)) CHECK_THAT(line, Catch::EndsWith(" n=%ax:s64 tab=%di:x64"));
+    // A result in a register after blank parameters is placed; one on the
+    // stack after them is refused: Go's DWARF has no entry for a '_' one.
+    CHECK_THAT(Define(bin, "main.blank%return n"), Catch::EndsWith(" n=%ax:s64\n"));
+    auto blank = Run(bin, {"-D", "main.blank%return r[0]"});
+    CHECK(blank.status != 0);
+    CHECK_THAT(blank.err, Catch::Contains("'r' cannot be placed at the return: the DWARF does not describe all of "
+                                          "main.blank's parameters (Go writes none for an unnamed or '_' one): Go's "
+                                          "table gives its argument area 56 bytes, its DWARF's parameters 24"));
+    // div, inlined into main and called out of line: its own two returns,
+    // none of main's; its results' flag read from the abstract entry.
+    std::string div = Define(bin, "main.div%return q err.tab");
+    CHECK(SplitLines(div).size() == 2);
+    for (const std::string& line : SplitLines(div)) CHECK_THAT(line, Catch::EndsWith(" q=%ax:s64 tab=%bx:x64"));
     auto local = Run(bin, {"-D", "main.named%return nosuch"});
     CHECK(local.status != 0);
     CHECK(local.err.starts_with("kprobectl: error: invalid argument: no variable 'nosuch' at "));
@@ -200,5 +215,57 @@ TEST_CASE("Rust: probe points by demangled paths, legacy and v0 manglings") {
     for (std::string f : {"rsfx::shop::Cart::add\n", "rsfx::greet\n", "rsfx::main\n"})
       CHECK(funcs.out.find(f) != std::string::npos);
     CHECK(funcs.out.find("17h") == std::string::npos);
+  }
+}
+
+// Go's ABI as kprobectl assigns it (arch/go_abi.cc) against the compiler's
+// own figure: for every Go function of the fixtures whose DWARF lists its
+// parameters, the argument area its types add up to is the one Go's
+// .gopclntab gives (_func.args). Those whose DWARF leaves a parameter out
+// differ: main.blank's blank ('_') ones, and in the runtime and reflect
+// the receivers of generated (*T).M wrappers and a closure's (a few
+// dozen); for their results on the stack kprobectl refuses, saying why,
+// rather than read the wrong slot. (Assembly functions list none.)
+TEST_CASE("Go: the DWARF's parameters add up to Go's own argument area, function by function") {
+  struct Fixture {
+    std::string name;
+    const Arch* arch;
+  };
+  for (const Fixture& f : {Fixture{"gorets", &X86_64Arch()}, Fixture{"gorets_noopt", &X86_64Arch()},
+                           Fixture{"gofx", &X86_64Arch()}, Fixture{"arm64/gorets", &Aarch64Arch()}}) {
+    INFO(f.name);
+    std::string bin = FixturePath(f.name);
+    auto image = ElfImage::Open(bin);
+    REQUIRE(image);
+    auto debuginfo = Debuginfo::Open(bin);
+    REQUIRE(debuginfo);
+    size_t compared = 0;
+    std::vector<std::string> differ;
+    for (const ElfSymbol& s : image->symbols()) {
+      if (s.type != ElfSymbol::kFunction || s.size == 0 || s.name.find("[go.shape.") != std::string::npos) continue;
+      auto area = image->GoArgumentAreaSize(s.value);
+      auto at = (*debuginfo)->AtAddress(s.value);
+      if (!area || !at || at->address != s.value || at->inlined ||
+          (*debuginfo)->LanguageAt(*at) != Debuginfo::Language::kGo)
+        continue;
+      auto values = (*debuginfo)->GoValues(*at);
+      if (!values || values->empty()) continue;
+      std::vector<GoAbiType> args, results;
+      bool placeable = true;
+      for (const GoValue& v : *values) {
+        placeable &= v.unplaceable.empty();
+        (v.result ? results : args).push_back(v.type);
+      }
+      if (!placeable) continue;
+      ++compared;
+      if (f.arch->PlaceGoValues(args, results, image->go_register_abi()).argument_area != *area)
+        differ.push_back(s.name);
+    }
+    INFO(compared << " compared; differ: " << Join(differ, " "));
+    CHECK(compared > 1000);
+    if (f.name.find("gorets") != std::string::npos)
+      CHECK(std::find(differ.begin(), differ.end(), "main.blank") != differ.end());
+    for (const std::string& name : differ) CHECK((!name.starts_with("main.") || name == "main.blank"));
+    CHECK(differ.size() * 30 < compared);
   }
 }
