@@ -61,11 +61,12 @@ list(APPEND ARM64_FIXTURES ${ARM64_DIR}/sdt)
 if(KPROBECTL_GO)
   set(GO_ARM64_ENV env GOCACHE=${CMAKE_CURRENT_BINARY_DIR}/go-cache GOPATH=${CMAKE_CURRENT_BINARY_DIR}/go-path
       GO111MODULE=off GOFLAGS= CGO_ENABLED=0 GOOS=linux GOARCH=arm64)
-  add_custom_command(OUTPUT ${ARM64_DIR}/gorets ${ARM64_DIR}/gofx ${ARM64_DIR}/gofx_nodwarf
+  add_custom_command(OUTPUT ${ARM64_DIR}/gorets ${ARM64_DIR}/gofx ${ARM64_DIR}/gofx_nodwarf ${ARM64_DIR}/goargs
     COMMAND ${GO_ARM64_ENV} ${KPROBECTL_GO} build -o ${ARM64_DIR}/gorets ${LANG_DIR}/gorets.go
+    COMMAND ${GO_ARM64_ENV} ${KPROBECTL_GO} build -o ${ARM64_DIR}/goargs ${LANG_DIR}/goargs.go
     COMMAND ${GO_ARM64_ENV} ${KPROBECTL_GO} build -o ${ARM64_DIR}/gofx ${LANG_DIR}/gofx.go
     COMMAND ${GO_ARM64_ENV} ${KPROBECTL_GO} build -ldflags=-w -o ${ARM64_DIR}/gofx_nodwarf ${LANG_DIR}/gofx.go
-    DEPENDS ${LANG_DIR}/gorets.go ${LANG_DIR}/gofx.go VERBATIM)
+    DEPENDS ${LANG_DIR}/gorets.go ${LANG_DIR}/gofx.go ${LANG_DIR}/goargs.go VERBATIM)
   list(APPEND ARM64_FIXTURES ${ARM64_DIR}/gorets)
 endif()
 add_custom_target(arm64_fixtures ALL DEPENDS ${ARM64_FIXTURES})

@@ -36,6 +36,7 @@ struct AbiValue {
   GoAbiPlace place;            // its registers, or its offset from the stack pointer
   unsigned stack_pointer = 0;  // the stack pointer's DWARF number
   std::string unplaceable;     // why its place is unknown (then `place` is not), said when it is fetched
+  bool result = false;         // a result at a return instruction, else an argument at the entry
 };
 
 // One address a probe point resolved to.
@@ -52,6 +53,12 @@ struct DwarfAddress {
   // `results` says, whatever the DWARF's location lists say; $retval is the first.
   bool go_return = false;
   std::vector<AbiValue> results;
+  // The first instruction of a Go function, its parameters where Go's ABI
+  // puts them (`params`, the receiver first), whatever the DWARF's location
+  // lists say: Go's own can be wrong there (a slice's four pieces for
+  // three words, a struct's pieces without its padding).
+  bool go_entry = false;
+  std::vector<AbiValue> params;
 };
 
 // A Go function's receiver, argument or result, with its type as Go's ABI
@@ -66,6 +73,7 @@ struct GoValue {
 struct VariableInfo {
   std::string name;
   std::string c_type;
+  std::string underlying_type;  // c_type past its typedefs and qualifiers (Go's ".param0" is a string)
   bool parameter = false;
   bool external = false;                              // a global (--externs)
   bool available = false;                             // has a location at the address asked about
@@ -165,8 +173,15 @@ class Debuginfo {
   // those without one go to `skipped`.
   virtual Result<std::vector<VariableFetch>> FetchAll(const DwarfAddress& at, bool params_only,
                                                       std::vector<std::string>* skipped) = 0;
-  // The type a variable expression leads to, as the debuginfo names it
-  // ("string", "&str", "[]uint8"), for the language's counted strings.
+  // The variables FetchAll considers, in its order, each with the name of
+  // its type past typedefs (as TypeNameOf gives it), fetchable or not.
+  struct Visible {
+    std::string name, type;
+  };
+  virtual Result<std::vector<Visible>> VisibleAt(const DwarfAddress& at, bool params_only) = 0;
+  // The type a variable expression leads to, past typedefs, as the
+  // debuginfo names it ("string", "&str", "[]uint8"), for the language's
+  // counted strings.
   virtual Result<std::string> TypeNameOf(const DwarfAddress& at, const ArgExpr& expr) = 0;
   // The language of the unit that holds `at` (its DW_AT_language), as far
   // as kprobectl treats languages apart: Go's and Rust's strings are counted.

@@ -6,6 +6,7 @@
 // tighter), parentheses group: "vfs_* & !vfs_read".
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,7 +20,11 @@ bool IsGlob(std::string_view s);
 
 class GlobFilter {
  public:
-  static Result<GlobFilter> Parse(std::string_view expression);
+  // `leaf`, if given, makes each glob of the expression the pattern it
+  // stands for (a Go name's "(*T)" and "[...]": GoGlob). A '(' inside a
+  // glob ("net/http.(*ServeMux)*") is the glob's, through its ')'.
+  static Result<GlobFilter> Parse(std::string_view expression,
+                                  const std::function<std::string(std::string_view)>& leaf = {});
   bool Matches(std::string_view name) const;
 
   struct Node;

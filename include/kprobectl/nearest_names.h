@@ -5,7 +5,10 @@
 // hundred thousand names, so each is judged on its own and few are kept).
 // Close means a few edits away (insertions, deletions, substitutions,
 // transpositions: "vfs_raed" is "vfs_read"), then containing the name or
-// contained in it ("compu" in "compute"); nearest first.
+// contained in it ("compu" in "compute"), or, for a qualified name, the
+// same name with a path part left out or added ("ledger::Account::deposit"
+// for "ledger::bank::Account::deposit", "http.Header.Get" for
+// "net/http.Header.Get"); nearest first.
 #pragma once
 
 #include <string>
@@ -29,6 +32,7 @@ class NearestNames {
   std::string name_;
   size_t count_;
   size_t max_edits_;
+  std::vector<std::string> parts_;  // of a qualified name: "ns::Type::fn", "pkg/path.Type.Method"
   std::vector<Kept> kept_;  // sorted by score, then name; at most count_
 };
 

@@ -25,6 +25,7 @@ struct VariableFetch {
   std::vector<int64_t> derefs;  // kStatic: derefs[0] applies to `address`
   FetchType type;               // what reads the final value
   std::string name;             // default argument name: the last member or variable name
+  std::string variable;         // the variable it is (of), for $vars / $params
   std::string c_type;           // the C type, for messages and listings
 };
 

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "kprobectl/glob.h"
+#include "kprobectl/lang_names.h"
 #include "kprobectl/nearest_names.h"
 #include "kprobectl/strings.h"
 
@@ -39,8 +40,11 @@ Result<void> RunFuncs(const Options& options, const std::string& filter_text, St
   // -x, -k, -m, or else the running kernel's image, found as for add.
   Target target = KP_TRY(OpenTargetOf(options, io.err));
   if (options.sdt) return ListMarkers(target, filter_text, io);
-  // perf's default filter hides compiler-internal names.
-  auto filter = KP_TRY(GlobFilter::Parse(filter_text.empty() ? "!_*" : filter_text));
+  // perf's default filter hides compiler-internal names. In a Go binary a
+  // glob is a Go name's: "(*T)" and "[...]" as in a probe point.
+  std::function<std::string(std::string_view)> leaf;
+  if (target.image && !target.image->go_version().empty()) leaf = GoGlob;
+  auto filter = KP_TRY(GlobFilter::Parse(filter_text.empty() ? "!_*" : filter_text, leaf));
   // BTF alone has no addresses: the running kernel's own lists say what
   // ftrace traces and what kprobes refuse.
   std::optional<SystemView> running;

@@ -178,7 +178,7 @@ Result<void> RunVars(const Options& options, const std::string& text, Streams io
       io.out << v.c_type << "\t" << v.name;
       if (options.ranges && f && !v.external) io.out << "\t" << RangesText(f->value, DisplaySymbol(f->name), v.ranges);
       // A string or slice named whole is fetched as its bytes cut at its length.
-      if (auto counted = CountedStringKind(v.c_type, language))
+      if (auto counted = CountedStringKind(v.underlying_type, language))
         io.out << "\t(" << *counted << ": '" << v.name << "' whole is its bytes, cut at " << v.name << "__len)";
       if (v.in_pieces) io.out << "\t" << PiecesNote(v.piece_members, v.pieces_refused);
       io.out << "\n";

@@ -102,7 +102,8 @@ using Node = GlobFilter::Node;
 // factor := '!' factor | '(' filter ')' | glob
 class FilterParser {
  public:
-  explicit FilterParser(std::string_view text) : text_(text) {}
+  FilterParser(std::string_view text, const std::function<std::string(std::string_view)>& leaf)
+      : text_(text), leaf_(leaf) {}
 
   Result<std::unique_ptr<Node>> Parse() {
     auto node = KP_TRY(ParseOr());
@@ -184,7 +185,12 @@ class FilterParser {
       return inner;
     }
     size_t start = pos_;
-    while (pos_ < text_.size() && std::string_view("!&|() ").find(text_[pos_]) == std::string_view::npos) ++pos_;
+    for (; pos_ < text_.size() && std::string_view("!&|) ").find(text_[pos_]) == std::string_view::npos; ++pos_) {
+      if (text_[pos_] != '(') continue;
+      size_t close = text_.find(')', pos_);
+      if (pos_ == start || close == std::string_view::npos) break;  // a group, or no name's '('
+      pos_ = close;
+    }
     if (pos_ == start) return SyntaxError("expected a glob");
     if (size_t open = UnclosedClass(text_.substr(start, pos_ - start)); open != std::string_view::npos) {
       pos_ = start + open;
@@ -193,11 +199,13 @@ class FilterParser {
     auto n = std::make_unique<Node>();
     n->kind = Node::kGlob;
     n->glob = std::string(text_.substr(start, pos_ - start));
+    if (leaf_) n->glob = leaf_(n->glob);
     return n;
   }
 
   static constexpr int kMaxDepth = 100;
   std::string_view text_;
+  const std::function<std::string(std::string_view)>& leaf_;
   size_t pos_ = 0;
   int depth_ = 0;
 };
@@ -223,8 +231,9 @@ GlobFilter::GlobFilter(GlobFilter&&) noexcept = default;
 GlobFilter& GlobFilter::operator=(GlobFilter&&) noexcept = default;
 GlobFilter::~GlobFilter() = default;
 
-Result<GlobFilter> GlobFilter::Parse(std::string_view expression) {
-  FilterParser parser(expression);
+Result<GlobFilter> GlobFilter::Parse(std::string_view expression,
+                                     const std::function<std::string(std::string_view)>& leaf) {
+  FilterParser parser(expression, leaf);
   auto root = KP_TRY(parser.Parse());
   return GlobFilter(std::move(root));
 }

@@ -5,6 +5,36 @@
 
 namespace kprobectl {
 
+namespace {
+
+// A qualified name's parts: "ledger::bank::Account::deposit",
+// "net/http.(*Header).Write" split at "::", '.' and '/'.
+std::vector<std::string_view> Parts(std::string_view name) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= name.size(); ++i) {
+    const bool colons = i + 1 < name.size() && name[i] == ':' && name[i + 1] == ':';
+    if (i < name.size() && !colons && name[i] != '.' && name[i] != '/') continue;
+    if (i > start) out.push_back(name.substr(start, i - start));
+    if (colons) ++i;
+    start = i + 1;
+  }
+  return out;
+}
+
+// Whether `few`'s parts are `many`'s, some left out, in order, ending alike.
+template <typename Few, typename Many>
+bool PartsWithin(const Few& few, const Many& many) {
+  if (few.empty() || few.size() >= many.size() || std::string_view(few.back()) != std::string_view(many.back()))
+    return false;
+  size_t at = 0;
+  for (std::string_view part : many)
+    if (at < few.size() && part == std::string_view(few[at])) ++at;
+  return at == few.size();
+}
+
+}  // namespace
+
 size_t EditDistance(std::string_view a, std::string_view b, size_t limit) {
   size_t n = a.size(), m = b.size();
   if ((n > m ? n - m : m - n) > limit) return limit + 1;
@@ -29,7 +59,9 @@ size_t EditDistance(std::string_view a, std::string_view b, size_t limit) {
 }
 
 NearestNames::NearestNames(std::string_view name, size_t count)
-    : name_(name), count_(count), max_edits_(std::clamp<size_t>(name.size() / 4, 1, 3)) {}
+    : name_(name), count_(count), max_edits_(std::clamp<size_t>(name.size() / 4, 1, 3)) {
+  for (std::string_view part : Parts(name_)) parts_.emplace_back(part);
+}
 
 void NearestNames::Offer(std::string_view candidate) {
   if (candidate.empty() || candidate == name_) return;
@@ -38,8 +70,18 @@ void NearestNames::Offer(std::string_view candidate) {
     // Containing it, or contained: after every near miss, shorter first.
     bool contains = name_.size() >= 3 && candidate.find(name_) != std::string_view::npos;
     bool contained = candidate.size() > 3 && name_.find(candidate) != std::string::npos;
-    if (!contains && !contained) return;
     size_t gap = candidate.size() > name_.size() ? candidate.size() - name_.size() : name_.size() - candidate.size();
+    // A qualified name with a part left out or one too many
+    // ("ledger::Account::deposit" for "ledger::bank::Account::deposit").
+    if (!contains && !contained && parts_.size() >= 2 && candidate.ends_with(parts_.back())) {
+      auto parts = Parts(candidate);
+      if (PartsWithin(parts_, parts) || PartsWithin(parts, parts_))
+        gap = parts.size() > parts_.size() ? parts.size() - parts_.size() : parts_.size() - parts.size();
+      else
+        return;
+    } else if (!contains && !contained) {
+      return;
+    }
     score = max_edits_ + 1 + gap;
   }
   if (kept_.size() == count_ && score >= kept_.back().score) return;

@@ -38,8 +38,10 @@ std::string_view WithoutLlvmSuffix(std::string_view s) {
 
 // v0 writes an inherent impl's method as "<r::shop::Cart>::add" (the
 // type qualified in angle brackets), legacy as "r::shop::Cart::add": the
-// brackets go when they hold a plain path (no " as ", which a trait
-// impl's "<T as Trait>::m" needs), at the start of the name.
+// brackets go when they hold a plain path, at the start of the name: not a
+// trait impl's "<T as Trait>::m", nor a type that is no path, whose
+// brackets tell methods apart ("<*const u8>::is_null" and "<*mut
+// u8>::is_null", "<&dyn r::Shape>::m", "<[u8]>::len", "<dyn r::Shape>::m").
 std::string PlainInherentPath(std::string s) {
   if (!s.starts_with("<")) return s;
   int depth = 0;
@@ -47,7 +49,9 @@ std::string PlainInherentPath(std::string s) {
     if (s[i] == '<') ++depth;
     if (s[i] == '>' && --depth == 0) {
       std::string inner = s.substr(1, i - 1);
-      if (inner.find(" as ") != std::string::npos || s.compare(i + 1, 2, "::") != 0) return s;
+      const bool path = !inner.empty() && (std::isalpha(static_cast<unsigned char>(inner[0])) || inner[0] == '_') &&
+                        !inner.starts_with("dyn ") && !inner.starts_with("impl ");
+      if (!path || inner.find(" as ") != std::string::npos || s.compare(i + 1, 2, "::") != 0) return s;
       return inner + s.substr(i + 1);
     }
   }

@@ -4,9 +4,10 @@
 // function's results (formal parameters with DW_AT_variable_parameter,
 // named as written or "~r0", "~r1"...) no location at its return
 // instructions, where they are: in the registers and stack slots Go's ABI
-// assigns (arch/go_abi.cc). So the types of the receiver, arguments and
-// results are read here as that assignment needs them, and a result the
-// resolver placed at an address (DwarfAddress::results) gets that place:
+// assigns (arch/go_abi.cc); and at its entry its location lists for the
+// arguments can be wrong. So the types of the receiver, arguments and
+// results are read here as that assignment needs them, and a value the
+// resolver placed at an address (DwarfAddress::results, ::params) gets that place:
 // its registers as pieces, one per base value, as Go's own DWARF writes a
 // register-assigned argument at the entry, or memory at the stack pointer
 // plus its offset. Members, strings and counted strings then read it as
@@ -139,10 +140,15 @@ Result<std::vector<GoValue>> DwarfInfo::GoValues(const DwarfAddress& at) {
   return out;
 }
 
-const AbiValue* ResultAt(const DwarfAddress& at, Dwarf_Die* var) {
-  if (!at.go_return || !IsResult(var)) return nullptr;
+const AbiValue* AbiValueAt(const DwarfAddress& at, Dwarf_Die* var) {
+  if (dwarf_tag(var) != DW_TAG_formal_parameter) return nullptr;
+  const bool result = IsResult(var);
+  const std::vector<AbiValue>* values = at.go_return && result ? &at.results
+                                        : at.go_entry && !result ? &at.params
+                                                                 : nullptr;
+  if (!values) return nullptr;
   std::string name = DieName(var);
-  for (const AbiValue& v : at.results)
+  for (const AbiValue& v : *values)
     if (v.name == name) return &v;
   return nullptr;
 }
@@ -160,18 +166,20 @@ Result<Place> AbiValuePlace(const AbiValue& value, const std::string& what, uint
     place.offset = abi.stack_offset;
     return place;
   }
-  auto unreadable = [](const GoAbiPlace::Piece& p) {
-    return "it is in " + p.name +
-           ", a floating-point register: Go returns floating-point values there, and the kernel cannot fetch them";
+  auto unreadable = [&](const GoAbiPlace::Piece& p) {
+    return "it is in " + p.name + ", a floating-point register: Go " + (value.result ? "returns" : "passes") +
+           " floating-point values there, and the kernel cannot fetch them";
   };
+  const std::string float_hint = value.result
+                                     ? "record it where the caller keeps it after the call, or fetch the function's other results"
+                                     : "fetch it where the function keeps it further on (kprobectl vars FUNC:LINE), or "
+                                       "fetch the other arguments";
   const bool all_float = std::all_of(abi.pieces.begin(), abi.pieces.end(), [](const auto& p) { return p.is_float; });
   if (!abi.pieces.empty() && all_float && abi.pieces.size() > 1)  // a complex number: both halves
     return Fail(what + " cannot be read here: " + unreadable(abi.pieces[0]) + " (and " + abi.pieces[1].name + ")",
-                "record it where the caller keeps it after the call, or fetch the function's other results");
+                float_hint);
   if (abi.pieces.size() == 1 && abi.pieces[0].offset == 0 && abi.pieces[0].size == size) {
-    if (abi.pieces[0].is_float)
-      return Fail(what + " cannot be read here: " + unreadable(abi.pieces[0]),
-                  "record it where the caller keeps it after the call, or fetch the function's other results");
+    if (abi.pieces[0].is_float) return Fail(what + " cannot be read here: " + unreadable(abi.pieces[0]), float_hint);
     place.base.root = VariableFetch::kRegister;
     place.base.dwarf_register = abi.pieces[0].dwarf_register;
     return place;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
-// A Go function's result at a return instruction (dwarf_go.cc): the
-// place the resolver gave it, for the variable walk.
+// A Go function's result at a return instruction, or argument at its
+// entry (dwarf_go.cc): the place the resolver gave it, for the variable walk.
 #pragma once
 
 #include <elfutils/libdw.h>
@@ -10,9 +10,9 @@
 
 namespace kprobectl::dwarf {
 
-// The place `at` gives variable `var`, if it is a result and `at` a Go
-// return instruction.
-const AbiValue* ResultAt(const DwarfAddress& at, Dwarf_Die* var);
+// The place `at` gives variable `var`: a result at a Go return
+// instruction, an argument at a Go function's entry; null otherwise.
+const AbiValue* AbiValueAt(const DwarfAddress& at, Dwarf_Die* var);
 // That place as a variable's place; `size` is the variable's.
 Result<Place> AbiValuePlace(const AbiValue& value, const std::string& what, uint64_t size);
 

@@ -48,6 +48,13 @@ std::optional<Dwarf_Die> NestedFunctionAt(Dwarf_Die* cu, uint64_t address);
 // they are found by qualified and linkage names, their scopes bound lines.
 bool HasScopedNames(Dwarf_Die* cu);
 bool TypeOf(Dwarf_Die* die, Dwarf_Die* type);  // DW_AT_type, integrated
+// A location attribute (DW_AT_location, DW_AT_frame_base) of `die` in
+// `out`, as libdw's location calls take it; null when it has none. Go
+// writes a single expression as DW_FORM_block1 in DWARF 4 units, where the
+// standard has DW_FORM_exprloc and libdw 0.188 refuses any block ("not a
+// location list value"): a block1 under 128 bytes is an exprloc byte for
+// byte (its one-byte length a ULEB128), and is given as one.
+Dwarf_Attribute* LocationAttr(Dwarf_Die* die, unsigned name, Dwarf_Attribute* out);
 // C spelling of a type: "int", "struct req*", "const char*", "void*".
 std::string TypeName(Dwarf_Die* type);
 // Peels typedef, const, volatile, restrict and atomic.
@@ -217,6 +224,7 @@ class DwarfInfo : public Debuginfo {
   std::optional<FetchType> ReturnType(const DwarfAddress& at) override;
   Result<std::vector<GoValue>> GoValues(const DwarfAddress& at) override;
   Language LanguageAt(const DwarfAddress& at) override;
+  Result<std::vector<Visible>> VisibleAt(const DwarfAddress& at, bool params_only) override;
   Result<std::vector<VariableInfo>> Variables(const DwarfAddress& at, bool externs) override;
   Result<SourceListing> Listing(const LineRange& range, const FindOptions& options) override;
 

@@ -101,6 +101,16 @@ Place RegisterStart(const Dwarf_Op& op) {
   return place;
 }
 
+// The canonical frame address plus `offset`, as a register plus an offset.
+Result<Place> CfaStart(DwarfInfo& info, int64_t offset, const LocationContext& ctx) {
+  auto cfa = KP_TRY(info.CanonicalFrameAddress(ctx.address));
+  Place place;
+  place.base.root = VariableFetch::kRegister;
+  place.base.dwarf_register = cfa.first;
+  place.offset = cfa.second + offset;
+  return place;
+}
+
 // The value of DW_OP_fbreg k: the frame base (the CFA, a register plus an
 // offset, or a register's value) plus k.
 Result<Place> FrameBaseStart(DwarfInfo& info, const Dwarf_Op& op, const LocationContext& ctx) {
@@ -109,13 +119,10 @@ Result<Place> FrameBaseStart(DwarfInfo& info, const Dwarf_Op& op, const Location
   size_t fb_len = 0;
   int n = dwarf_getlocation_addr(ctx.frame_base, ctx.address, &fb, &fb_len, 1);
   if (n <= 0 || fb_len != 1) return Fail("the frame base of " + ctx.what + " is unknown at this address");
+  if (fb[0].atom == DW_OP_call_frame_cfa) return CfaStart(info, static_cast<int64_t>(op.number), ctx);
   Place place;
   place.base.root = VariableFetch::kRegister;
-  if (fb[0].atom == DW_OP_call_frame_cfa) {
-    auto cfa = KP_TRY(info.CanonicalFrameAddress(ctx.address));
-    place.base.dwarf_register = cfa.first;
-    place.offset = cfa.second + static_cast<int64_t>(op.number);
-  } else if (auto breg = BaseRegister(fb[0])) {
+  if (auto breg = BaseRegister(fb[0])) {
     place.base.dwarf_register = breg->first;
     place.offset = breg->second + static_cast<int64_t>(op.number);
   } else if (auto reg = Register(fb[0])) {
@@ -208,8 +215,11 @@ Result<Place> SinglePlace(DwarfInfo& info, Dwarf_Attribute* attr, const Dwarf_Op
     place.kind = Place::kValue;
     return place;
   }
-  if (BaseRegister(op) || op.atom == DW_OP_fbreg) {
-    Place start = KP_TRY(op.atom == DW_OP_fbreg ? FrameBaseStart(info, op, ctx) : RegisterStart(op));
+  if (BaseRegister(op) || op.atom == DW_OP_fbreg || op.atom == DW_OP_call_frame_cfa) {
+    // (Go puts an argument on the stack at DW_OP_call_frame_cfa, plus an offset.)
+    Place start = KP_TRY(op.atom == DW_OP_fbreg            ? FrameBaseStart(info, op, ctx)
+                         : op.atom == DW_OP_call_frame_cfa ? CfaStart(info, 0, ctx)
+                                                           : RegisterStart(op));
     return AddressArithmetic(start, ops + 1, len - 1, ctx);
   }
   if (op.atom == DW_OP_addr && len == 1) {

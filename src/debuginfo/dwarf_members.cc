@@ -212,7 +212,7 @@ Result<void> WalkMember(Walked& w, const ArgAccessor& acc) {
   Dwarf_Die t = PeelType(w.type);
   int tag = dwarf_tag(&t);
   Dwarf_Die aggregate = t;
-  bool arrow = acc.kind == ArgAccessor::kArrow;
+  bool arrow = acc.kind == ArgAccessor::kArrow || (w.dot_follows_pointers && tag == DW_TAG_pointer_type);
   std::string bare = w.what.substr(1, w.what.size() - 2);
   if (arrow) {
     if (tag != DW_TAG_pointer_type)
@@ -247,7 +247,7 @@ Result<void> WalkMember(Walked& w, const ArgAccessor& acc) {
     w.place.offset += member->offset;
   }
   if (!TypeOf(&member->die, &w.type)) return Fail("member '" + acc.member + "' has no type");
-  std::string what = "'" + bare + (arrow ? "->" : ".") + acc.member + "'";
+  std::string what = "'" + bare + (acc.kind == ArgAccessor::kArrow ? "->" : ".") + acc.member + "'";
   if (dwarf_hasattr(&member->die, DW_AT_bit_size)) {
     uint64_t type_size = ByteSize(&w.type);
     auto [bit, width] = BitfieldBits(&member->die, type_size);
@@ -318,7 +318,14 @@ Result<VariableFetch> Read(const Walked& walked, bool want_string) {
       if (count == 0 || count > 64)
         return Fail(w.what + " is an array of " + std::to_string(count) + " elements; the kernel reads 1 to 64",
                     "fetch elements, " + w.what.substr(1, w.what.size() - 2) + "[0]");
-      fetch.type = KP_TRY(ScalarFetchType(&elem, w.what + "'s elements")).ArrayOf(static_cast<unsigned>(count));
+      auto element = ScalarFetchType(&elem, w.what + "'s elements");
+      const std::string bare = w.what.substr(1, w.what.size() - 2);  // what the user wrote, unquoted
+      if (!element)
+        return Fail(w.what + " is an array of " + std::to_string(count) + " " + TypeName(&elem) +
+                        ", and the kernel fetches arrays of numbers only",
+                    "fetch its elements one by one: " + bare + "[0]" + (count > 1 ? " " + bare + "[1]" : "") +
+                        (count > 2 ? " ..." : ""));
+      fetch.type = element->ArrayOf(static_cast<unsigned>(count));
     }
   } else {
     fetch = KP_TRY(ReadPlace(place, w.what));

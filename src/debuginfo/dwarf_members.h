@@ -25,6 +25,7 @@ struct Walked {
   std::string name;  // the last member's or the variable's
   std::string what;  // "'req->hdr.len'", for messages
   std::optional<std::pair<FetchType, int64_t>> bitfield;
+  bool dot_follows_pointers = false;  // Go's and Rust's '.' reaches a pointee's member, as '->'
 };
 
 // One [N]: an element of an array in memory, or through a pointer.

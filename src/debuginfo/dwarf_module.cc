@@ -240,6 +240,12 @@ bool HasScopedNames(Dwarf_Die* cu) {
   }
 }
 
+Dwarf_Attribute* LocationAttr(Dwarf_Die* die, unsigned name, Dwarf_Attribute* out) {
+  if (!dwarf_attr(die, name, out)) return nullptr;
+  if (out->form == DW_FORM_block1 && out->valp && *out->valp < 0x80) out->form = DW_FORM_exprloc;
+  return out;
+}
+
 bool TypeOf(Dwarf_Die* die, Dwarf_Die* type) {
   Dwarf_Attribute attr;
   return dwarf_attr_integrate(die, DW_AT_type, &attr) && dwarf_formref_die(&attr, type);

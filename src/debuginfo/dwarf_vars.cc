@@ -117,7 +117,12 @@ namespace {
 // value. `explain` adds where else it has one when it has none here.
 Result<Place> VariablePlace(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const DwarfAddress& at,
                             const std::string& what, uint64_t size, bool explain) {
-  if (const AbiValue* result = ResultAt(at, var)) return AbiValuePlace(*result, what, size);
+  if (const AbiValue* placed = AbiValueAt(at, var)) return AbiValuePlace(*placed, what, size);
+  // At a Go function's first instruction only its arguments hold values:
+  // its frame, where -N -l code keeps the rest, is not made yet.
+  if (at.go_entry)
+    return Fail(what + " has no value yet at the entry of " + at.function + ", where only its arguments have one",
+                "probe a line of it (kprobectl line " + at.function + ")");
   LocationContext ctx;
   ctx.what = what;
   ctx.address = at.address;
@@ -125,10 +130,10 @@ Result<Place> VariablePlace(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, con
   uint64_t frame_entry = 0;
   ctx.function_entry = ctx.frame && EntryAddress(ctx.frame, &frame_entry) && frame_entry == at.address;
   Dwarf_Attribute frame_base_storage;
-  ctx.frame_base = ctx.frame ? dwarf_attr(ctx.frame, DW_AT_frame_base, &frame_base_storage) : nullptr;
+  ctx.frame_base = ctx.frame ? LocationAttr(ctx.frame, DW_AT_frame_base, &frame_base_storage) : nullptr;
   ctx.size = size;
   Dwarf_Attribute loc;
-  if (dwarf_attr(var, DW_AT_location, &loc)) {
+  if (LocationAttr(var, DW_AT_location, &loc)) {
     Dwarf_Op* ops = nullptr;
     size_t len = 0;
     int n = LocationAt(&loc, at.address, &ops, &len);
@@ -163,6 +168,7 @@ Result<Walked> StartWalk(DwarfInfo& info, Scopes& scopes, Dwarf_Die* var, const 
   Walked w;
   w.name = name;
   w.what = "'" + name + "'";
+  w.dot_follows_pointers = info.LanguageAt(at) != Debuginfo::Language::kOther;
   if (!TypeOf(var, &w.type)) return Fail(w.what + " has no type in the debuginfo");
   w.place = KP_TRY(VariablePlace(info, scopes, var, at, w.what, ByteSize(&w.type), explain));
   return w;
@@ -291,7 +297,8 @@ Result<std::string> DwarfInfo::TypeNameOf(const DwarfAddress& at, const ArgExpr&
   ReadyDwarf dwarf = Ready();
   return OnVariable(*this, dwarf, at, expr.name, [&](Scopes& scopes, Dwarf_Die* var) -> Result<std::string> {
     Walked w = KP_TRY(WalkDie(*this, scopes, var, at, expr, false));
-    return TypeName(&w.type);
+    Dwarf_Die underlying = PeelType(w.type);
+    return TypeName(&underlying);
   });
 }
 
@@ -306,20 +313,43 @@ Result<std::vector<VariableFetch>> DwarfInfo::FetchAll(const DwarfAddress& at, b
   // could find another of the name.
   for (Dwarf_Die& var : VisibleVariables(scopes, params_only, dwarf_dieoffset(&fn))) {
     // A struct split over several places, or passed by value: its members.
+    const std::string name = DieName(&var);
     if (auto w = ByMembers(*this, scopes, &var, at)) {
       for (MemberFetch& m : ReadableMembers(*w))
-        if (m.fetch)
+        if (m.fetch) {
+          m.fetch->variable = name;
           out.push_back(std::move(*m.fetch));
-        else if (skipped)
+        } else if (skipped) {
           skipped->push_back(m.path + ": " + m.fetch.error().message);
+        }
       continue;
     }
     ArgExpr expr = ByName(&var);
     auto fetch = FetchDie(*this, scopes, &var, at, expr, false, false);
-    if (fetch)
+    if (fetch) {
+      fetch->variable = name;
       out.push_back(*fetch);
-    else if (skipped)
+    } else if (skipped) {
       skipped->push_back(expr.name + ": " + fetch.error().message);
+    }
+  }
+  return out;
+}
+
+Result<std::vector<Debuginfo::Visible>> DwarfInfo::VisibleAt(const DwarfAddress& at, bool params_only) {
+  ReadyDwarf dwarf = Ready();
+  Dwarf_Die fn = dwarf.Die(at.die_offset);
+  Dwarf_Die cu = dwarf.CuOf(&fn);
+  Scopes scopes(*this, &cu, &fn, at);
+  std::vector<Visible> out;
+  for (Dwarf_Die& var : VisibleVariables(scopes, params_only, dwarf_dieoffset(&fn))) {
+    Dwarf_Die type;
+    std::string type_name = "void";
+    if (TypeOf(&var, &type)) {
+      Dwarf_Die underlying = PeelType(type);
+      type_name = TypeName(&underlying);
+    }
+    out.push_back({DieName(&var), type_name});
   }
   return out;
 }
@@ -351,10 +381,14 @@ Result<std::vector<VariableInfo>> DwarfInfo::Variables(const DwarfAddress& at, b
     info.name = DieName(&var);
     Dwarf_Die type;
     info.c_type = TypeOf(&var, &type) ? TypeName(&type) : "void";
+    if (info.c_type != "void") {
+      Dwarf_Die underlying = PeelType(type);
+      info.underlying_type = TypeName(&underlying);
+    }
     info.parameter = dwarf_tag(&var) == DW_TAG_formal_parameter;
     SetAvailable(*this, scopes, &var, at, info);
     Dwarf_Attribute loc;
-    if (dwarf_attr(&var, DW_AT_location, &loc)) {
+    if (LocationAttr(&var, DW_AT_location, &loc)) {
       Dwarf_Addr base, start, end;
       Dwarf_Op* expr;
       size_t exprlen;

@@ -30,6 +30,11 @@ struct Shape {
 std::optional<Shape> ShapeOf(std::string type, Debuginfo::Language language) {
   if (type.starts_with("struct ")) type.erase(0, 7);
   if (language == Debuginfo::Language::kGo) {
+    // A generic function's shape instantiation names its type parameters'
+    // types as shapes of their own: "go.shape.string_0", "go.shape.[]uint8_1".
+    if (type.starts_with("go.shape.") && type.find_last_of('_') != std::string::npos) {
+      type = type.substr(9, type.find_last_of('_') - 9);
+    }
     if (type == "string") return Shape{"Go string", {{"str"}}, {"len"}};
     if (type == "[]uint8") return Shape{"Go []byte", {{"array"}}, {"len"}};
     return std::nullopt;
@@ -45,6 +50,15 @@ std::optional<Shape> ShapeOf(std::string type, Debuginfo::Language language) {
   }
   if (type == "Vec<u8>" || type == "Vec<u8, alloc::alloc::Global>") return Shape{"Rust Vec<u8>", raw_vec, {"len"}};
   return std::nullopt;
+}
+
+// The value's path as written: "m.Currency", "r[0]", "p->name".
+std::string PathOf(const ArgExpr& e) {
+  std::string out = e.name;
+  for (const ArgAccessor& a : e.accessors)
+    out += a.kind == ArgAccessor::kIndex ? "[" + std::to_string(a.index) + "]"
+                                         : (a.kind == ArgAccessor::kArrow ? "->" : ".") + a.member;
+  return out;
 }
 
 ProbeArg Member(const ProbeArg& whole, const std::vector<std::string>& path, std::string name, std::string type) {
@@ -84,21 +98,27 @@ Result<std::optional<std::vector<TypedFetch>>> CountedStringArg(const ProbeSpec&
     auto type = ParseFetchType(arg.type);
     if (!type || !type->array_len || type->base != FetchType::kUnsigned || type->bits != 8)
       return ArgError(spec, arg.type_pos,
-                      "'" + arg.expr.name + "' is a " + shape->language +
+                      "'" + PathOf(arg.expr) + "' is a " + shape->language +
                           ", a pointer and a length: its bytes are fetched as u8[N], N the bound (1 to 64), "
                           "and cut at its length",
                       "write :u8[N] to set the bound (" + std::to_string(kCountedStringBound) +
                           " without a type), or fetch its members");
     bound = type->array_len;
   }
+  // Named as the plain fetch would be: by its last member ("it.Name":
+  // Name), else the variable's name ("r[0]": r).
   std::string base = arg.name;
-  if (base.empty()) base = arg.expr.accessors.empty() ? arg.expr.name : arg.expr.accessors.back().member;
+  if (base.empty()) {
+    base = arg.expr.name;
+    for (const ArgAccessor& a : arg.expr.accessors)
+      if (!a.member.empty()) base = a.member;
+  }
   std::optional<Error> first_error;
   for (const std::vector<std::string>& pointer : shape->pointers) {
     auto bytes = fetch(Member(arg, pointer, base, "u8[" + std::to_string(bound) + "]"));
     if (!bytes || !bytes->c_type.ends_with('*')) {
       if (!first_error)
-        first_error = bytes ? Error{"'" + arg.expr.name + "' is a " + shape->language +
+        first_error = bytes ? Error{"'" + PathOf(arg.expr) + "' is a " + shape->language +
                                         " whose pointer to its bytes is not where kprobectl looks for it",
                                     "fetch its members"}
                             : bytes.error();

@@ -46,8 +46,8 @@ Result<void> RetvalInRegister(ProbeSpec& spec, const Arch& arch, bool register_a
 
 }  // namespace
 
-Result<std::vector<AbiValue>> GoResultsAt(Debuginfo& debuginfo, const DwarfAddress& at, const Arch& arch,
-                                          bool register_abi, std::optional<uint32_t> argument_area) {
+Result<GoPlaces> GoPlacesAt(Debuginfo& debuginfo, const DwarfAddress& at, const Arch& arch, bool register_abi,
+                            std::optional<uint32_t> argument_area) {
   std::vector<GoValue> values = KP_TRY(debuginfo.GoValues(at));
   // A generic function's shape instantiation ("main.Sum[go.shape.int_0]")
   // takes its dictionary, a pointer, before its receiver and arguments
@@ -57,31 +57,41 @@ Result<std::vector<AbiValue>> GoResultsAt(Debuginfo& debuginfo, const DwarfAddre
   bool dictionary = std::any_of(values.begin(), values.end(), [](const GoValue& v) { return v.name == ".dict"; });
   std::vector<GoAbiType> args, results;
   if (at.function.find("[go.shape.") != std::string::npos && !dictionary) args.push_back(GoAbiType{});
-  // A value whose type cannot be placed is said when a result it moves is
-  // fetched, not before: the results take registers afresh, so only those
-  // after such a result, and those on the stack after such an argument,
-  // are unknown.
+  const size_t dictionaries = args.size();
+  // A value whose type cannot be placed is said when a value it moves is
+  // fetched, not before: the results take registers afresh, so only the
+  // arguments after such an argument, the results after such a result, and
+  // the results on the stack after such an argument are unknown.
   std::string args_unknown, results_unknown;
-  std::vector<std::string> names;
+  std::vector<std::string> arg_names, result_names;
   for (GoValue& value : values) {
-    if (value.result) names.push_back(value.name);
+    (value.result ? result_names : arg_names).push_back(value.name);
     std::string& unknown = value.result ? results_unknown : args_unknown;
     if (!value.unplaceable.empty() && unknown.empty()) unknown = value.unplaceable;
     if (unknown.empty()) (value.result ? results : args).push_back(std::move(value.type));
   }
   Arch::GoFrame frame = arch.PlaceGoValues(args, results, register_abi);
   // Go 1.19's DWARF has no entry for an unnamed or blank ("_") parameter,
-  // whose stack slot or register moves the stack's results: Go's own table
-  // of the function's argument area tells whether the DWARF's add up.
+  // nor for a generated wrapper's receiver, whose register or stack slot
+  // moves every argument after it and the results on the stack: Go's own
+  // table of the function's argument area tells whether the DWARF's add up.
   std::string undescribed;
   if (args_unknown.empty() && results_unknown.empty() && argument_area && *argument_area != frame.argument_area)
     undescribed = "the DWARF does not describe all of " + at.function +
                   "'s parameters (Go writes none for an unnamed or '_' one): Go's table gives its argument area " +
                   std::to_string(*argument_area) + " bytes, its DWARF's parameters " +
                   std::to_string(frame.argument_area);
-  std::vector<AbiValue> out;
-  for (size_t i = 0; i < names.size(); ++i) {
-    AbiValue value{names[i], {}, arch.sp_dwarf(), ""};
+  GoPlaces out;
+  for (size_t i = 0; i < arg_names.size(); ++i) {
+    AbiValue value{arg_names[i], {}, arch.sp_dwarf(), undescribed, false};
+    if (dictionaries + i >= frame.args.size())
+      value.unplaceable = args_unknown;
+    else
+      value.place = frame.args[dictionaries + i];
+    out.args.push_back(std::move(value));
+  }
+  for (size_t i = 0; i < result_names.size(); ++i) {
+    AbiValue value{result_names[i], {}, arch.sp_dwarf(), "", true};
     if (i >= frame.results.size()) {
       value.unplaceable = results_unknown;
     } else {
@@ -91,7 +101,7 @@ Result<std::vector<AbiValue>> GoResultsAt(Debuginfo& debuginfo, const DwarfAddre
       else if (value.place.on_stack)
         value.unplaceable = undescribed;
     }
-    out.push_back(std::move(value));
+    out.results.push_back(std::move(value));
   }
   return out;
 }

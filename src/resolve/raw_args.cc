@@ -165,6 +165,13 @@ Result<void> ApplyWritten(const ProbeSpec& spec, const ProbeArg& arg, const std:
                           const std::string& c_type, TypedFetch& fetch) {
   if (type && type->array_len && c_type.ends_with("*")) fetch.derefs.push_back({0, false});
   for (const ArgDeref& d : arg.expr.derefs) fetch.derefs.push_back(d);
+  // The kernel reads an array from memory only ("String accepts only
+  // memory argument", whatever the elements).
+  if (type && type->array_len && fetch.derefs.empty() && fetch.root.kind != FetchRoot::kStatic)
+    return ArgError(spec, arg.type_pos,
+                    "'" + arg.text.substr(0, arg.text.find(':')) + "' is kept in a register here, and the kernel reads " +
+                        arg.type + " (an array) from memory only",
+                    "leave the type out, or give a number's (:u64, :s32, ...)");
   if (type) fetch.type = type;
   if (!arg.name.empty()) fetch.name = arg.name;
   return CheckDepth(spec, arg, fetch);
@@ -233,8 +240,14 @@ Result<void> FinishArgs(const ProbeSpec& spec, std::vector<TypedFetch>& out, con
     if (!clash) continue;
     if (from[i] && !from[i]->name.empty())
       return ArgError(spec, from[i]->pos, "two arguments are named '" + out[i].name + "'");
-    std::string base = out[i].name.substr(0, kMaxArgNameLength - 3);
-    for (int n = 1; taken(out[i].name); ++n) out[i].name = base + "_" + std::to_string(n);
+    // A counted string's bytes and length (NAME, NAME__len) are renamed
+    // together: the printer pairs them by name.
+    const std::string length_suffix(kCountedLengthSuffix);
+    const bool counted = i + 1 < out.size() && out[i + 1].name == out[i].name + length_suffix;
+    std::string base = out[i].name.substr(0, kMaxArgNameLength - 3 - (counted ? length_suffix.size() : 0));
+    for (int n = 1; taken(out[i].name) || (counted && taken(out[i].name + length_suffix)); ++n)
+      out[i].name = base + "_" + std::to_string(n);
+    if (counted) out[i + 1].name = out[i].name + length_suffix;
   }
   return {};
 }

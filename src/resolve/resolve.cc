@@ -132,9 +132,13 @@ Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& t
   }
   // Without DWARF, the reason there is none; when nobody said (a target
   // made without looking), the symbol table's own explanation.
+  // (Go writes DWARF unless told not to: -ldflags=-w or -s.)
   if (needs_dwarf && !target.debuginfo_error.message.empty())
     return Fail("'" + DescribePoint(spec.point) + "' needs debuginfo: " + target.debuginfo_error.message,
-                target.debuginfo_error.hint);
+                target.image->go_version().empty()
+                    ? target.debuginfo_error.hint
+                    : "build it without -ldflags=-w or -s (Go writes DWARF by default), or fetch "
+                      "$argN and $retval, which follow Go's ABI without it");
   return LocateWithSymbols(spec, target, system);
 }
 

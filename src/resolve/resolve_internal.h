@@ -59,12 +59,16 @@ Result<std::optional<std::vector<TypedFetch>>> CountedStringArg(const ProbeSpec&
 using Locator = std::function<Result<std::vector<ResolvedLocation>>(const ProbeSpec&)>;
 Result<std::vector<ResolvedLocation>> LocateGoReturns(const ProbeSpec& spec, Target& target, bool register_abi,
                                                       const Locator& locate);
-// The results of the Go function at `at` where its return instructions
-// have them, by Go's ABI (go_returns.cc).
-// `argument_area`: its size in Go's own table (ElfImage::GoArgumentAreaSize),
-// which tells whether the DWARF describes every parameter.
-Result<std::vector<AbiValue>> GoResultsAt(Debuginfo& debuginfo, const DwarfAddress& at, const Arch& arch,
-                                          bool register_abi, std::optional<uint32_t> argument_area);
+// The arguments of the Go function at `at` where its entry has them, and
+// its results where its return instructions have them, by Go's ABI
+// (go_returns.cc). `argument_area`: its size in Go's own table
+// (ElfImage::GoArgumentAreaSize), which tells whether the DWARF describes
+// every parameter; a value that cannot be placed says why when fetched.
+struct GoPlaces {
+  std::vector<AbiValue> args, results;
+};
+Result<GoPlaces> GoPlacesAt(Debuginfo& debuginfo, const DwarfAddress& at, const Arch& arch, bool register_abi,
+                            std::optional<uint32_t> argument_area);
 // An argument that needs no debuginfo ($argN, %REG, @SYM, +OFF(...)...).
 Result<TypedFetch> RawArg(const ProbeSpec& spec, size_t index, const ArgContext& context);
 // Every argument of a spec without debuginfo.

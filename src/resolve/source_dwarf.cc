@@ -75,6 +75,10 @@ Result<std::vector<DwarfAddress>> GoAddresses(const ProbePoint& p, Debuginfo& de
   std::string shown;
   for (const ElfSymbol& s : image.symbols())
     if (s.type == ElfSymbol::kFunction && s.value != 0 && NameMatches(wanted, s, &shown)) names.push_back(s.name);
+  // A function Go inlined into every caller has no symbol: the DWARF has
+  // its copies, by its name.
+  if (names.empty() && !wanted.glob)
+    if (auto inlined = debuginfo.Resolve(p, find); inlined && !inlined->empty()) return inlined;
   if (names.empty())
     return Fail("no function '" + p.function + "' in " + image.path(), NoFunctionHint(image, p.function));
   std::sort(names.begin(), names.end());
@@ -271,6 +275,73 @@ Result<ProbeArg> FirstResult(const ProbeSpec& spec, const ProbeArg& arg, const D
   return out;
 }
 
+Result<GoPlaces> PlaceGo(Debuginfo& debuginfo, const DwarfAddress& at, const Target& target) {
+  const ElfImage& image = *target.image;
+  return GoPlacesAt(debuginfo, at, *target.arch, image.go_register_abi(), image.GoArgumentAreaSize(at.address));
+}
+
+// A Go function's entry: its arguments are where Go's ABI puts them, which
+// its DWARF describes wrongly at times (a slice in four pieces, a struct's
+// members without their padding); placed so, they are fetched there, at
+// its first instruction, and true is returned. Otherwise (not Go's, inlined,
+// a parameter the DWARF leaves out, a type it cannot place) the DWARF says,
+// after the prologue.
+bool GoEntry(Debuginfo& debuginfo, DwarfAddress& at, const Target& target) {
+  if (!at.entry || at.inlined || target.image->go_version().empty() ||
+      debuginfo.LanguageAt(at) != Debuginfo::Language::kGo)
+    return false;
+  auto places = PlaceGo(debuginfo, at, target);
+  if (!places ||
+      std::any_of(places->args.begin(), places->args.end(), [](const AbiValue& v) { return !v.unplaceable.empty(); }))
+    return false;
+  at.params = std::move(places->args);
+  return true;
+}
+
+// $vars / $params: every variable with a place there, in the DWARF's
+// order. A Go or Rust string or byte slice is fetched as when named: its
+// bytes cut at its length (else Rust's String and Vec, whose pointer lies
+// deep in wrappers, would be skipped, and Go's strings split in members).
+Result<std::vector<TypedFetch>> AllVariables(const ProbeSpec& spec, const ArgExpr& e, Debuginfo& debuginfo,
+                                             const DwarfAddress& at, const ArgContext& ctx,
+                                             std::vector<std::string>* skipped) {
+  const bool params_only = e.kind == ArgKind::kParams;
+  std::vector<std::string> skips;
+  std::vector<VariableFetch> fetches = KP_TRY(debuginfo.FetchAll(at, params_only, &skips));
+  std::vector<Debuginfo::Visible> visible;
+  if (debuginfo.LanguageAt(at) != Debuginfo::Language::kOther) visible = KP_TRY(debuginfo.VisibleAt(at, params_only));
+  std::vector<TypedFetch> out;
+  auto add = [&](const VariableFetch& v) {
+    auto fetch = FetchOf(v, spec, ctx);
+    if (fetch)
+      out.push_back(std::move(*fetch));
+    else
+      skips.push_back(v.name + ": " + fetch.error().message);
+  };
+  if (visible.empty()) {
+    for (const VariableFetch& v : fetches) add(v);
+  }
+  for (const Debuginfo::Visible& var : visible) {
+    ProbeArg named;
+    named.expr.kind = ArgKind::kVariable;
+    named.expr.name = var.name;
+    named.pos = e.pos;
+    auto counted = CountedStringArg(spec, named, debuginfo, at,
+                                    [&](const ProbeArg& member) { return VariableArg(spec, member, debuginfo, at, ctx); });
+    if (counted && *counted) {
+      for (TypedFetch& part : **counted) out.push_back(std::move(part));
+      std::erase_if(skips, [&](const std::string& s) {
+        return s.starts_with(var.name + ":") || s.starts_with(var.name + ".");
+      });
+      continue;
+    }
+    for (const VariableFetch& v : fetches)
+      if (v.variable == var.name) add(v);
+  }
+  if (skipped) skipped->insert(skipped->end(), skips.begin(), skips.end());
+  return out;
+}
+
 // The arguments at one place: variables through the DWARF, $vars/$params
 // expanded, the rest as raw arguments.
 Result<std::vector<TypedFetch>> ArgsAt(const ProbeSpec& spec, Debuginfo& debuginfo, const DwarfAddress& at,
@@ -286,13 +357,8 @@ Result<std::vector<TypedFetch>> ArgsAt(const ProbeSpec& spec, Debuginfo& debugin
     const ProbeArg& arg = retval.expr.name.empty() ? written : retval;
     const ArgExpr& e = arg.expr;
     if (e.kind == ArgKind::kVars || e.kind == ArgKind::kParams) {
-      for (const VariableFetch& v : KP_TRY(debuginfo.FetchAll(at, e.kind == ArgKind::kParams, skipped))) {
-        auto fetch = FetchOf(v, spec, ctx);
-        if (!fetch) {
-          skipped->push_back(v.name + ": " + fetch.error().message);
-          continue;
-        }
-        args.push_back(std::move(*fetch));
+      for (TypedFetch& fetch : KP_TRY(AllVariables(spec, e, debuginfo, at, ctx, skipped))) {
+        args.push_back(std::move(fetch));
         from.push_back(nullptr);
       }
       continue;
@@ -335,14 +401,16 @@ Result<std::vector<ResolvedLocation>> LocateWithDwarf(const ProbeSpec& spec, Tar
   // Unoptimized code fills its variables' stack slots in the prologue.
   bool has_variables = options.for_variables;
   for (const ProbeArg& arg : spec.args) has_variables |= NeedsDebuginfo(arg.expr);
-  if (has_variables && !p.line && !p.lazy_pattern && !p.offset && !p.retprobe && !p.address)
-    for (DwarfAddress& at : addresses) at = debuginfo.AfterPrologue(at);
-  if (options.go_return_sites)
-    for (DwarfAddress& at : addresses) {
+  const bool entries = has_variables && !p.line && !p.lazy_pattern && !p.offset && !p.retprobe && !p.address;
+  for (DwarfAddress& at : addresses) {
+    if (options.go_return_sites) {
       at.go_return = true;
-      at.results = KP_TRY(
-          GoResultsAt(debuginfo, at, *target.arch, image.go_register_abi(), image.GoArgumentAreaSize(at.address)));
+      at.results = KP_TRY(PlaceGo(debuginfo, at, target)).results;
+    } else if (entries) {
+      at.go_entry = GoEntry(debuginfo, at, target);
+      if (!at.go_entry) at = debuginfo.AfterPrologue(at);
     }
+  }
   std::vector<ResolvedLocation> out;
   for (const DwarfAddress& at : addresses) {
     ResolvedLocation loc;

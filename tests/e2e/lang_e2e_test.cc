@@ -189,3 +189,53 @@ TEST_CASE("trace: Go results at every return instruction equal what the program 
     CheckNothingLeft(tracefs, group);
   }
 }
+
+// Arguments at a Go function's entry where Go's ABI puts them (goargs.go):
+// a []byte whose optimised DWARF gave its length the pointer's register,
+// struct members after padding, ints on the stack, a variadic slice's
+// length, strings through a generic function's shapes, the elements of an
+// array of strings at a return, $params' strings whole; optimised and -N -l.
+TEST_CASE("trace: Go arguments at the entry equal what the program printed, where Go's DWARF is wrong") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("garg");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  for (std::string name : {"goargs", "goargs_noopt"}) {
+    INFO(name);
+    auto [trace, out] =
+        TraceFixture(name, dir,
+                     {group + ":sum=main.checksum data seed",
+                      group + ":greet=main.greet c.Name c.Home.City c.Home.Zip vip=c.VIP age=c.Age times",
+                      group + ":many=main.many a1 a9 a10 a11 a12", group + ":total=main.total $params",
+                      group + ":lookup=main.Lookup[...] k def", group + ":pair=main.pair%return r[0] r[1] rn=n"});
+    INFO(trace);
+    INFO(out);
+    auto printed = [&](const std::string& prefix, const std::string& field) {
+      std::vector<std::string> values;
+      for (const std::string& line : SplitLines(out))
+        if (line.starts_with(prefix)) values.push_back(Values(" " + line.substr(prefix.size()), field).at(0));
+      return values;
+    };
+    CHECK(Values(trace, "data") ==
+          std::vector<std::string>{"\"a\\x00b\\xff\"", PrintedCut(out, "checksum data=", 64)[1]});
+    CHECK(Values(trace, "data__len") == printed("checksum ", "len"));
+    CHECK(Values(trace, "seed") == printed("checksum ", "seed"));
+    CHECK(Values(trace, "Name") == printed("greet ", "name"));
+    CHECK(Values(trace, "City") == printed("greet ", "city"));
+    CHECK(Values(trace, "Zip") == printed("greet ", "zip"));
+    CHECK(Values(trace, "vip") == std::vector<std::string>{printed("greet ", "vip").at(0) == "true" ? "1" : "0"});
+    CHECK(Values(trace, "age") == printed("greet ", "age"));
+    CHECK(Values(trace, "times") == printed("greet ", "times"));
+    for (std::string a : {"a1", "a9", "a10", "a11", "a12"}) CHECK(Values(trace, a) == printed("many ", a));
+    CHECK(Values(trace, "prefix") == printed("total ", "prefix"));
+    CHECK(Values(trace, "nums_len") == printed("total ", "n"));
+    // Lookup[string, int]'s k is a string, Lookup[int, string]'s def.
+    CHECK(Values(trace, "k") == std::vector<std::string>{"\"a\"", "2"});
+    CHECK(Values(trace, "def") == std::vector<std::string>{"0", "\"none\""});
+    CHECK(Values(trace, "r") == printed("pair ", "r0"));
+    CHECK(Values(trace, "r_1") == printed("pair ", "r1"));
+    CHECK(Values(trace, "r_1__len") == std::vector<std::string>{"4"});
+    CHECK(Values(trace, "rn") == printed("pair ", "n"));
+    CheckNothingLeft(tracefs, group);
+  }
+}

@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "kprobectl/lang_names.h"
+
 using namespace kprobectl;
 
 TEST_CASE("globs") {
@@ -56,6 +58,11 @@ TEST_CASE("perf's filter language") {
       {"!(a* | b*)", "cat", true},
       {"!_*", "_start", false},
       {"!_*", "main", true},
+      // A '(' inside a glob is the name's (Go's pointer receivers), through its ')'.
+      {"net/http.(*ServeMux)*", "net/http.(*ServeMux).ServeHTTP", true},
+      {"main.(*T).M | main.f", "main.f", true},
+      {"(main.(*T)* | x) & !main.(*T).N", "main.(*T).M", true},
+      {"(main.(*T)* | x) & !main.(*T).N", "main.(*T).N", false},
   };
   for (const Row& row : rows) {
     INFO(row.filter << " ~ " << row.name);
@@ -63,6 +70,15 @@ TEST_CASE("perf's filter language") {
     REQUIRE(filter);
     CHECK(filter->Matches(row.name) == row.match);
   }
+}
+
+TEST_CASE("a filter's globs through a leaf's own pattern: Go's names") {
+  auto filter = GlobFilter::Parse("main.Sum[...] | main.(*S).M", [](std::string_view g) { return GoGlob(g); });
+  REQUIRE(filter);
+  CHECK(filter->Matches("main.Sum[go.shape.int_0]"));
+  CHECK(filter->Matches("main.(*S).M"));
+  CHECK_FALSE(filter->Matches("main.(xS).M"));
+  CHECK_FALSE(filter->Matches("main.Sum"));
 }
 
 TEST_CASE("bad filters point at the problem") {

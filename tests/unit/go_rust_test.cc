@@ -198,6 +198,8 @@ TEST_CASE("Go on arm64: register ABI, return instructions, results") {
   auto named_nodwarf = Run(nodwarf, {"-D", "main.handle%return total"});
   CHECK(named_nodwarf.status != 0);
   CHECK(named_nodwarf.err.find("has no DWARF debuginfo") != std::string::npos);
+  CHECK(named_nodwarf.err.find("hint: build it without -ldflags=-w or -s (Go writes DWARF by default)") !=
+        std::string::npos);
 }
 
 TEST_CASE("Rust: probe points by demangled paths, legacy and v0 manglings") {
@@ -268,4 +270,62 @@ TEST_CASE("Go: the DWARF's parameters add up to Go's own argument area, function
     for (const std::string& name : differ) CHECK((!name.starts_with("main.") || name == "main.blank"));
     CHECK(differ.size() * 30 < compared);
   }
+}
+
+// At a Go function's first instruction its arguments are where Go's ABI
+// puts them, which Go 1.19's own DWARF gets wrong in optimised code: a
+// []byte's location list has four 8-byte pieces (RAX, RAX, RBX, RCX) for
+// its three words, so its length read RAX; a struct's pieces leave out its
+// padding, so c.VIP (byte 40) was "left out"; a tenth int lies at
+// DW_OP_call_frame_cfa, which was no place kprobectl read. A generic
+// function's string shape is a string; a function inlined into every
+// caller is found by its DWARF; an array of strings' elements are strings,
+// named apart; -N -l code's locals at a line (frame base in DW_FORM_block1).
+TEST_CASE("Go: arguments at the entry where Go's ABI puts them, whatever Go's DWARF says") {
+  for (std::string name : {"goargs", "goargs_noopt"}) {
+    std::string bin = FixturePath(name);
+    INFO(name);
+    CHECK_THAT(Define(bin, "main.checksum data seed"),
+               Catch::EndsWith(" data=+0(%ax):u8[64] data__len=%bx:s64 seed=%di:u32\n"));
+    CHECK_THAT(
+        Define(bin, "main.greet c.Name c.Home.Zip c.VIP c.Age times"),
+        Catch::EndsWith(" Name=+0(%ax):u8[64] Name__len=%bx:s64 Zip=%si:s32 VIP=%r8:u8 Age=%r9:s8 times=%r10:s64\n"));
+    CHECK_THAT(Define(bin, "main.many a9 a10 a12"), Catch::EndsWith(" a9=%r11:s64 a10=+8(%sp):s64 a12=+24(%sp):s64\n"));
+    CHECK_THAT(Define(bin, "main.total $params"),
+               Catch::EndsWith(" prefix=+0(%ax):u8[64] prefix__len=%bx:s64 nums_array=%cx:x64 nums_len=%di:s64 "
+                               "nums_cap=%si:s64\n"));
+    // The dictionary in RAX, the map in RBX, then k and def.
+    CHECK_THAT(Define(bin, "main.Lookup[go.shape.string_0,go.shape.int_1] k def"),
+               Catch::EndsWith(" k=+0(%cx):u8[64] k__len=%di:s64 def=%si:s64\n"));
+    CHECK_THAT(Define(bin, "main.pair%return r[0] r[1] n"),
+               Catch::EndsWith(" r=+0(+8(%sp)):u8[64] r__len=+16(%sp):s64 r_1=+0(+24(%sp)):u8[64] "
+                               "r_1__len=+32(%sp):s64 n=%ax:s64\n"));
+    auto whole = Run(bin, {"-D", "main.pair%return r"});
+    CHECK(whole.err.find("'r' is an array of 2 struct string, and the kernel fetches arrays of numbers only") !=
+          std::string::npos);
+    CHECK(whole.err.find("hint: fetch its elements one by one: r[0] r[1]") != std::string::npos);
+    // What cannot be fetched says why, naming what was written.
+    auto typed = Run(bin, {"-D", "main.greet c.Home.City:string"});
+    CHECK(typed.err.find("'c.Home.City' is a Go string, a pointer and a length") != std::string::npos);
+    auto array = Run(bin, {"-D", "main.greet times:u8[3]"});
+    CHECK(
+        array.err.find("'times' is kept in a register here, and the kernel reads u8[3] (an array) from memory only") !=
+        std::string::npos);
+    // Only the arguments have values at the entry.
+    auto local = Run(bin, {"-D", "main.checksum h"});
+    CHECK(local.status != 0);
+    CHECK(local.err.find("'h' has no value yet at the entry of main.checksum") != std::string::npos);
+  }
+  // Inlined into both its callers, it has no symbol: the DWARF's copies.
+  CHECK(SplitLines(Define(FixturePath("goargs"), "main.shout")).size() == 2);
+  // -N -l: locals at a line, from the frame base (DW_OP_call_frame_cfa in a DW_FORM_block1).
+  CHECK_THAT(Define(FixturePath("goargs_noopt"), "main.split:6 i head"),
+             Catch::Matches(".* i=\\+[0-9]+\\(%sp\\):s64 head=\\+0\\(\\+[0-9]+\\(%sp\\)\\):u8\\[64\\] "
+                            "head__len=\\+[0-9]+\\(%sp\\):s64\n"));
+  // arm64: R0-R15, the stack's arguments from 8(SP).
+  std::string arm64 = FixturePath("arm64/goargs");
+  CHECK_THAT(Define(arm64, "main.checksum data seed"),
+             Catch::EndsWith(" data=+0(%x0):u8[64] data__len=%x1:s64 seed=%x3:u32\n"));
+  CHECK_THAT(Define(arm64, "main.many a12"), Catch::EndsWith(" a12=%x11:s64\n"));
+  CHECK_THAT(Define(arm64, "main.greet c.VIP c.Age times"), Catch::EndsWith(" VIP=%x5:u8 Age=%x6:s8 times=%x7:s64\n"));
 }

@@ -25,6 +25,10 @@ TEST_CASE("Rust: legacy and v0 symbols demangled without hashes, C++ left to lib
       {"_RINvCsi7GFBnvyxwE_1r3genhEB2_", "r::gen::<u8>"},
       {"_RNCNvCsi7GFBnvyxwE_1r4main0B3_", "r::main::{closure#0}"},
       {"_ZN4shop4Cart3addEl", "shop::Cart::add(long)"},
+      // Impls on types that are no path keep their brackets, which tell them apart.
+      {"_RNvMNtNtCs6IL9ONYDOZW_4core3ptr7mut_ptrOh7is_nullCsj9RPml7LDWX_6ledger", "<*mut u8>::is_null"},
+      {"_RNvMNtNtCs6IL9ONYDOZW_4core3ptr7mut_ptrORDNtCsj9RPml7LDWX_6ledger5ShapeEL_7is_nullBG_",
+       "<*mut &dyn ledger::Shape>::is_null"},
   };
   for (const Row& row : rows) {
     INFO(row.symbol);

@@ -25,6 +25,15 @@ TEST_CASE("nearest names: near misses first, then names that contain it, each on
   NearestNames part("compu");
   for (const char* name : {"compute", "main", "recompute_all", "cmp"}) part.Offer(name);
   CHECK(part.Take() == std::vector<std::string>{"compute", "recompute_all"});
+  // A qualified name with a path part left out, or one too many.
+  NearestNames path("ledger::Account::deposit");
+  for (const char* name :
+       {"ledger::bank::accounts::Account::deposit", "ledger::Account::withdraw", "deposit", "other::Account::deposit"})
+    path.Offer(name);
+  CHECK(path.Take() == std::vector<std::string>{"ledger::bank::accounts::Account::deposit", "deposit"});
+  NearestNames go("net/http.Header.Get");
+  for (const char* name : {"http.Header.Get", "net/http.Header.Set", "net/textproto.MIMEHeader.Get"}) go.Offer(name);
+  CHECK(go.Take() == std::vector<std::string>{"net/http.Header.Set", "http.Header.Get"});
   NearestNames none("nosuchfunc");
   for (const char* name : {"vfs_read", "main"}) none.Offer(name);
   CHECK(none.Take().empty());
