@@ -125,7 +125,7 @@ uint64_t DwarfInfo::LastOwnLine(Dwarf_Die* cu, const std::string& file, uint64_t
       // __compiletime_assert_N of BUG_ON, min()) among the CU's own.
       if (tag == DW_TAG_subprogram && !dwarf_hasattr(&child, DW_AT_declaration)) {
         int line = 0;
-        const char* decl = dwarf_decl_file(&child);
+        const char* decl = DeclFile(&child);
         if (decl && file == decl && dwarf_decl_line(&child, &line) == 0 && static_cast<uint64_t>(line) > decl_line)
           next = std::min(next, static_cast<uint64_t>(line));
       } else if (cxx && (tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
@@ -195,7 +195,7 @@ Result<DwarfInfo::ListingScope> DwarfInfo::FunctionScope(const LineRange& range)
   const FunctionInstance* chosen = nullptr;
   for (const FunctionInstance& fn : instances) {
     Dwarf_Die die = dwarf.Die(fn.die);
-    const char* decl = dwarf_decl_file(&die);
+    const char* decl = DeclFile(&die);
     if (!range.file.empty() && !(decl && PathMatches(decl, range.file))) continue;
     if (!chosen || (chosen->inlined && !fn.inlined)) chosen = &fn;
   }
@@ -208,7 +208,7 @@ Result<DwarfInfo::ListingScope> DwarfInfo::FunctionScope(const LineRange& range)
   // Every instance of the function contributes the lines it has code for.
   for (const FunctionInstance& fn : instances) {
     Dwarf_Die die = dwarf.Die(fn.die);
-    const char* decl = dwarf_decl_file(&die);
+    const char* decl = DeclFile(&die);
     if (!decl || std::string_view(decl) != scope.path) continue;
     auto ranges = Ranges(&die);
     Dwarf_Die fn_cu = dwarf.CuOf(&die);

@@ -20,10 +20,10 @@ namespace kprobectl::dwarf {
 
 namespace {
 
-bool FileMatches(const ReadyDwarf& dwarf, const FunctionInstance& fn, const std::string& file) {
+bool FileMatches(DwarfInfo& info, const ReadyDwarf& dwarf, const FunctionInstance& fn, const std::string& file) {
   if (file.empty()) return true;
   Dwarf_Die die = dwarf.Die(fn.die);
-  const char* decl = dwarf_decl_file(&die);
+  const char* decl = info.DeclFile(&die);
   if (decl && PathMatches(decl, file)) return true;
   Dwarf_Die cu = dwarf.CuOf(&die);
   const char* cu_name = dwarf_diename(&cu);
@@ -254,7 +254,7 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveFunction(const ProbePoint& p
   for (const std::string& name : names) {
     auto [dwarf, instances] = Instances(name);
     for (const FunctionInstance& fn : instances) {
-      if (!FileMatches(dwarf, fn, point.file)) continue;
+      if (!FileMatches(*this, dwarf, fn, point.file)) continue;
       if (!written.params.empty()) {
         std::string params = ParamsOf(dwarf, fn);
         if (!ParamsMatch(written.params, params)) {
@@ -291,7 +291,7 @@ std::optional<FunctionInstance> DwarfInfo::FunctionOfLine(Dwarf_Die* cu, const s
     int tag = dwarf_tag(&scope);
     if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
     if (!chosen) chosen = i;
-    const char* decl = dwarf_decl_file(&scope);
+    const char* decl = DeclFile(&scope);
     if (decl && file == decl) {
       chosen = i;
       break;
