@@ -147,6 +147,9 @@ class Arch {
   // the arguments before it. Before it (ABI0) every argument is on the
   // stack, slot 1 at 8(SP) at the entry.
   Result<std::string> GoArgumentAtEntry(unsigned n, bool register_abi) const;
+  // The register where Go's register ABI keeps the running goroutine (its
+  // g): R14, R28; as the kernel names it.
+  std::string_view GoGoroutineRegister() const;
   // Go's assignment of a function's arguments (receiver first) and
   // results to registers and the stack (go_abi.cc), with its register ABI,
   // or without it (ABI0: no registers, everything on the stack). The

@@ -33,7 +33,7 @@ class NearestNames {
   size_t count_;
   size_t max_edits_;
   std::vector<std::string> parts_;  // of a qualified name: "ns::Type::fn", "pkg/path.Type.Method"
-  std::vector<Kept> kept_;  // sorted by score, then name; at most count_
+  std::vector<Kept> kept_;          // sorted by score, then name; at most count_
 };
 
 // The optimal-string-alignment distance between `a` and `b`, or `limit` + 1

@@ -241,4 +241,10 @@ Result<ProbeTarget> TargetAt(ProbeKind kind, const ElfImage& image, uint64_t add
 // The address in `image` that a kernel target names, if the image says.
 std::optional<uint64_t> KernelImageAddress(const ElfImage& image, const ProbeTarget& target);
 
+// Whether `def` is a probe on a return instruction of a Go function of
+// `image` (FUNC%return on Go: go_returns.cc), and if so that function's
+// entry, where trace --latency times it from, and the register of Go's
+// goroutine (with Go's register ABI), which tells its calls apart.
+std::optional<ReturnSite> GoReturnSite(const TraceEventDef& def, const ElfImage& image);
+
 }  // namespace kprobectl

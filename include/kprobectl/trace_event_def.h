@@ -41,6 +41,10 @@ enum class ProbeType { kProbe, kFprobe, kTracepoint, kEventProbe };
 inline constexpr std::string_view kCaptureRegisterPrefix = "__kp_r";
 inline constexpr std::string_view kCaptureStackPrefix = "__kp_s";
 inline constexpr unsigned kCaptureChunkBytes = 512;  // x64[64]: the kernel's longest array
+// trace --latency on Go's FUNC%return: the goroutine (Go's g register),
+// a hidden argument of the entry and of each return instruction's probe,
+// pairs them; a goroutine may move to another thread between the two.
+inline constexpr std::string_view kGoroutineField = "__kp_g";
 
 // A counted string (Go's string, Rust's &str...): its bytes in NAME, a
 // u8[N] of the bound, and its length in NAME + kCountedLengthSuffix right
@@ -82,6 +86,14 @@ struct TraceEventDef {
   // event known. Such a definition is listed and deleted, never rewritten.
   std::string unread;
   std::string FullName() const { return group + ":" + event; }
+};
+
+// A probe on a return instruction of a function (Go's FUNC%return): that
+// function's entry, and the register that tells its calls apart where a
+// thread does not (Go's goroutine: "r14"; empty: the thread).
+struct ReturnSite {
+  ProbeTarget entry;
+  std::string call_register;
 };
 
 // The file a definition is written to and read from: kprobe_events,

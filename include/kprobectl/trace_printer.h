@@ -47,8 +47,12 @@ struct EventPlan {
   // For a user return probe: names the caller's runtime address, given the
   // process and the probed function's runtime address; empty if unknown.
   std::function<std::string(int pid, uint64_t func_ip, uint64_t ret_ip)> caller;
-  // --latency: entries and returns of one function share a key.
+  // --latency: entries and returns of one function share a key; a return
+  // is a return probe's event, or a probe on a return instruction (Go's:
+  // latency_return).
   std::string latency_key;
+  bool latency_return = false;
+  std::optional<unsigned> call_offset;  // kGoroutineField: the call's goroutine, which pairs it, not the thread
   // trace --stack on a user probe kprobectl added: where its hidden
   // arguments captured the registers (DWARF number, offset) and the stack
   // bytes (chunk offsets, kCaptureChunkBytes each, contiguous in memory).
@@ -172,8 +176,8 @@ class Printer {
   std::function<std::string(uint64_t)> kernel_symbol_;
   std::function<std::string(int, uint64_t)> user_frame_;
   UnwindFrames unwind_;
-  std::map<std::pair<std::string, int>, std::vector<uint64_t>> open_calls_;  // (key, tid) -> entry times
-  std::map<std::string, std::vector<uint64_t>> durations_;                   // key -> durations (ns)
+  std::map<std::pair<std::string, uint64_t>, std::vector<uint64_t>> open_calls_;  // (key, tid or g) -> entry times
+  std::map<std::string, std::vector<uint64_t>> durations_;                        // key -> durations (ns)
   std::map<std::string, std::string> latency_names_;
   uint64_t printed_ = 0;
   std::vector<std::string> symbols_;  // the names of the line's %pS values, looked up before it is written

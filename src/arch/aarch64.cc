@@ -145,6 +145,7 @@ const ArchSpec kAarch64Spec = {
     .go_float_dwarf = 64,
     .go_float_prefix = "F",
     .go_integer_names = kGoIntegerNames,
+    .go_goroutine_register = "x28",  // Go's g (abi-internal.md, arm64)
     .stack_pointer = "sp",
     .return_register = "x0",
     .instruction_pointer = "pc",

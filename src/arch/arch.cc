@@ -124,6 +124,8 @@ std::string Arch::ArgumentAtEntry(unsigned n) const {
   return "+" + std::to_string(offset) + "(%" + std::string(spec_->stack_pointer) + ")";
 }
 
+std::string_view Arch::GoGoroutineRegister() const { return spec_->go_goroutine_register; }
+
 Result<std::string> Arch::GoArgumentAtEntry(unsigned n, bool register_abi) const {
   if (!register_abi)
     return "+" + std::to_string(kGoArgumentArea + 8 * static_cast<int64_t>(n - 1)) + "(%" +

@@ -34,6 +34,7 @@ struct ArchSpec {
   unsigned go_float_dwarf = 0;                              // the DWARF number of the first (XMM0, V0)
   std::string_view go_float_prefix;                         // Go's assembler's names of them: "X" (X0, X1...), "F"
   std::span<const std::string_view> go_integer_names;       // Go's assembler's names of go_argument_registers
+  std::string_view go_goroutine_register;                   // where Go's register ABI keeps the current g
   std::string_view stack_pointer;
   std::string_view return_register;
   std::string_view instruction_pointer;

@@ -117,6 +117,7 @@ const ArchSpec kX86_64Spec = {
     .go_float_dwarf = 17,
     .go_float_prefix = "X",
     .go_integer_names = kGoIntegerNames,
+    .go_goroutine_register = "r14",  // Go's g (abi-internal.md, amd64)
     .stack_pointer = "sp",
     .return_register = "ax",
     .instruction_pointer = "ip",

@@ -33,6 +33,14 @@ Result<void> HistRun::PlanLatency(HistRun& run, const AggregationSpec& given, co
     spec.sort = spec.keys.back().text;
     spec.descending = false;
   }
+  // A Go function's returns are probes on its return instructions, its
+  // calls told apart by goroutine: trace --latency pairs them so, hist's
+  // pairing (a hist variable per thread in the kernel) cannot.
+  if (!plan.returns.empty())
+    return Fail("--latency cannot time " + plan.returns.begin()->first +
+                    ": it is a probe on a Go function's return instruction, and hist pairs an entry with its "
+                    "return by thread, where a goroutine may move between them",
+                "time it with 'kprobectl trace --latency', which pairs them by goroutine");
   int n = 0;
   for (const TraceEventDef& ret : plan.events) {
     if (!ret.retprobe) continue;

@@ -234,6 +234,10 @@ Result<Decoding> DecodingFor(const TracefsDir& dir, const TracePlan& plan, const
     p.kernel = def.kind == ProbeKind::kKernel;
     p.hidden = plan.hidden.contains(def.group + "/" + def.event);
     p.latency_key = trace.latency && !event_probe ? FormatTarget(def.target) : std::string();
+    if (auto at = plan.returns.find(def.group + "/" + def.event); at != plan.returns.end()) {
+      p.latency_key = at->second;  // a return instruction: timed from its function's entry
+      p.latency_return = true;
+    }
     locations.Locate(def, p);
     out.plans.push_back(std::move(p));
   }
@@ -282,7 +286,17 @@ Result<TracePlan> PlanFor(const Options& options, const TraceOptions& trace, con
   EventNamer namer(KP_TRY(events.Names()), true);
   auto temporary = KP_TRY(ResolveTemporary(options, trace, dir, namer, io));
   std::vector<TraceEventDef> existing = KP_TRY(events.List());
-  return PlanTrace({trace.events, trace.latency}, existing, temporary, namer);
+  // --latency: Go's FUNC%return is probes on return instructions, timed
+  // from the function's entry as a return probe is.
+  std::map<std::string, std::optional<ElfImage>> images;
+  auto return_site_of = [&](const TraceEventDef& def) -> std::optional<ReturnSite> {
+    if (def.kind != ProbeKind::kUser || def.target.kind != ProbeTarget::kFile) return std::nullopt;
+    auto [at, added] = images.try_emplace(def.target.path);
+    if (added)
+      if (auto image = ElfImage::Open(def.target.path)) at->second = std::move(*image);
+    return at->second ? GoReturnSite(def, *at->second) : std::nullopt;
+  };
+  return PlanTrace({trace.events, trace.latency}, existing, temporary, namer, return_site_of);
 }
 
 }  // namespace

@@ -83,6 +83,10 @@ Result<EventPlan> PlanEvent(const EventFormat& format, bool event_probe) {
       plan.captured_stack.push_back(field.offset);
       continue;
     }
+    if (field.name == kGoroutineField && field.size == 8) {
+      plan.call_offset = field.offset;
+      continue;
+    }
     ArgPlan arg;
     arg.name = field.name;
     arg.offset = field.offset;

@@ -62,13 +62,20 @@ void AppendJsonString(std::string& out, std::string_view bytes) {
 
 std::optional<uint64_t> Printer::TrackLatency(const EventPlan& plan, const Record& record) {
   if (plan.latency_key.empty()) return std::nullopt;
-  auto& stack = open_calls_[{plan.latency_key, record.pid}];
-  if (!plan.retprobe) {
+  // A call is its goroutine's where the probes record it (Go's g), else
+  // its thread's.
+  uint64_t call = static_cast<uint64_t>(record.pid);
+  if (plan.call_offset && *plan.call_offset + 8 <= record.size) std::memcpy(&call, record.data + *plan.call_offset, 8);
+  auto& stack = open_calls_[{plan.latency_key, call}];
+  if (!plan.retprobe && !plan.latency_return) {
     stack.push_back(record.ts);
     return std::nullopt;
   }
-  latency_names_.try_emplace(plan.latency_key, plan.location);  // a return probe's location is its function
-  if (stack.empty()) return std::nullopt;                       // entered before tracing began
+  // A return probe's location is its function; a return instruction's is
+  // FUNC+OFF.
+  latency_names_.try_emplace(plan.latency_key,
+                             plan.location.substr(0, plan.retprobe ? std::string::npos : plan.location.rfind('+')));
+  if (stack.empty()) return std::nullopt;  // entered before tracing began
   uint64_t start = stack.back();
   stack.pop_back();
   uint64_t duration = record.ts >= start ? record.ts - start : 0;

@@ -11,7 +11,9 @@
 #include "kprobectl/cxx_names.h"
 #include "kprobectl/debuginfo.h"
 #include "kprobectl/elf_image.h"
+#include "kprobectl/resolve.h"
 #include "kprobectl/strings.h"
+#include "kprobectl/trace_event_def.h"
 #include "test_support.h"
 
 using namespace kprobectl;
@@ -172,6 +174,33 @@ TEST_CASE("Go: results on the stack and in registers at each return instruction"
     CHECK(local.status != 0);
     CHECK(local.err.starts_with("kprobectl: error: invalid argument: no variable 'nosuch' at "));
   }
+}
+
+// trace --latency on Go's FUNC%return: each probe on a return instruction
+// is known as one, with its function's entry; no other probe is.
+TEST_CASE("Go: a probe on a return instruction is known as one, with its function's entry") {
+  std::string bin = FixturePath("gorets");
+  auto image = ElfImage::Open(bin);
+  REQUIRE(image);
+  const ElfSymbol* named = image->Find("main.named");
+  REQUIRE(named);
+  std::vector<std::string> lines = SplitLines(Run(bin, {"-D", "main.named%return"}).out);
+  REQUIRE(lines.size() == 3);
+  for (const std::string& line : lines) {
+    auto def = ParseDefinition(line, ProbeKind::kUser);
+    REQUIRE(def);
+    auto site = GoReturnSite(*def, *image);
+    REQUIRE(site);
+    CHECK(site->entry.offset == *image->FileOffset(named->value));
+    CHECK(site->entry.path == def->target.path);
+    CHECK(site->call_register == "r14");
+  }
+  auto at_entry = ParseDefinition(Run(bin, {"-D", "main.named"}).out, ProbeKind::kUser);
+  REQUIRE(at_entry);
+  CHECK_FALSE(GoReturnSite(*at_entry, *image));
+  auto inside = ParseDefinition(Run(bin, {"-D", "main.named+4"}).out, ProbeKind::kUser);
+  REQUIRE(inside);
+  CHECK_FALSE(GoReturnSite(*inside, *image));
 }
 
 // arm64 Go, cross-built by Debian's go, read offline: Go's arm64 register

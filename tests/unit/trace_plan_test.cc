@@ -89,6 +89,43 @@ TEST_CASE("trace plan: globs select, probe* by default, --probe added, latency e
   CHECK(none.error().message == "no probe event matches nothing:*");
 }
 
+// Go's FUNC%return is plain probes on the return instructions: --latency
+// times them from the function's entry, one hidden entry for both, and a
+// call is its goroutine's (R14, a hidden argument of each), not its
+// thread's; where a probe of the function is in the kernel already (not
+// kprobectl's to shape), by thread.
+TEST_CASE("trace plan: --latency times probes on a Go function's return instructions from its entry") {
+  std::vector<TraceEventDef> temporary = {Def("p:tmp/f__return /bin/g:0x120"), Def("p:tmp/f__return_1 /bin/g:0x150"),
+                                          Def("p:tmp/h /bin/g:0x200")};
+  EventNamer namer({"tmp/f__return", "tmp/f__return_1", "tmp/h"}, true);
+  ReturnSiteOf return_site_of = [](const TraceEventDef& def) -> std::optional<ReturnSite> {
+    if (def.target.offset != 0x120 && def.target.offset != 0x150 && def.target.offset != 0x350) return std::nullopt;
+    ReturnSite site{def.target, "r14"};
+    site.entry.offset = def.target.offset == 0x350 ? 0x300 : 0x100;
+    return site;
+  };
+  auto plan = PlanTrace({{}, true}, {}, temporary, namer, return_site_of);
+  REQUIRE(plan);
+  CHECK(Names(plan->add) == std::vector<std::string>{"tmp/f__return", "tmp/f__return_1", "tmp/h", "tmp/f__entry"});
+  CHECK(plan->hidden == std::set<std::string>{"tmp/f__entry"});
+  CHECK(FormatDefinition(plan->add[0]) == "p:tmp/f__return /bin/g:0x120 __kp_g=%r14:x64");
+  CHECK(FormatDefinition(plan->add[2]) == "p:tmp/h /bin/g:0x200");
+  CHECK(FormatDefinition(plan->add.back()) == "p:tmp/f__entry /bin/g:0x100 __kp_g=%r14:x64");
+  CHECK(plan->returns ==
+        std::map<std::string, std::string>{{"tmp/f__return", "/bin/g:0x100"}, {"tmp/f__return_1", "/bin/g:0x100"}});
+  // A return instruction's probe in the kernel already: by thread.
+  std::vector<TraceEventDef> existing = {Def("p:probe_g/k__return /bin/g:0x350")};
+  plan = PlanTrace({{"probe_g:*"}, true}, existing, {}, namer, return_site_of);
+  REQUIRE(plan);
+  CHECK(Names(plan->add) == std::vector<std::string>{"probe_g/k__entry"});
+  CHECK(FormatDefinition(plan->add[0]) == "p:probe_g/k__entry /bin/g:0x300");
+  // Without --latency, nothing is looked up.
+  plan = PlanTrace({{}, false}, {}, temporary, namer, return_site_of);
+  REQUIRE(plan);
+  CHECK(plan->returns.empty());
+  CHECK(FormatDefinition(plan->add[0]) == "p:tmp/f__return /bin/g:0x120");
+}
+
 TEST_CASE("tracer: a captured page printed to the stream it is given") {
   std::vector<std::pair<std::string, std::string>> formats;
   for (const char* event : {"all", "ret__return", "tick"})

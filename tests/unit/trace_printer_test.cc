@@ -189,3 +189,47 @@ TEST_CASE("latency: entry and return paired per thread, log2 histogram") {
         "[2K, 4K)             0 |                                                  |\n"
         "[4K, 8K)             1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n");
 }
+
+// Go's FUNC%return: plain probes on the return instructions, a call paired
+// by its goroutine (the hidden __kp_g argument), whichever thread runs it
+// when it returns; the histogram named by the function, not FUNC+OFF.
+TEST_CASE("latency: a Go return instruction paired with its entry by goroutine, not thread") {
+  EventFormat entry_format;
+  entry_format.id = 1;
+  entry_format.system = "g";
+  entry_format.name = "f__entry";
+  entry_format.fields = {{"__probe_ip", 8, 8, false, false, 0}, {"__kp_g", 16, 8, false, false, 0}};
+  entry_format.print_fmt = "(%lx) __kp_g=0x%Lx";
+  EventFormat ret_format = entry_format;
+  ret_format.id = 2;
+  ret_format.name = "f__return";
+  EventPlan entry = *PlanEvent(entry_format), ret = *PlanEvent(ret_format);
+  CHECK(entry.args.empty());  // the goroutine is never printed
+  REQUIRE(ret.call_offset);
+  entry.latency_key = ret.latency_key = "/bin/g:0x100";
+  ret.latency_return = true;
+  entry.location = "main.f+0x0";
+  ret.location = "main.f+0x2c";
+  Printer printer(
+      {false, true, {}}, [](int) { return std::string("g"); }, nullptr);
+  std::string out;
+  auto at = [&](uint64_t ts, int pid, uint64_t goroutine, bool is_ret) {
+    uint8_t data[24] = {};
+    std::memcpy(data + 16, &goroutine, 8);
+    Record r;
+    r.ts = ts;
+    r.pid = pid;
+    r.data = data;
+    r.size = sizeof data;
+    printer.Print(is_ret ? ret : entry, r, out);
+  };
+  at(1000, 1, 0xa0, false);
+  at(2000, 1, 0xb0, false);  // the thread runs another goroutine
+  at(5000, 2, 0xa0, true);   // the first returns on another thread: 4000 ns
+  at(9000, 1, 0xb0, true);   // 7000 ns
+  auto lines = SplitLines(out);
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[2].ends_with(" latency=4.000us"));
+  CHECK(lines[3].ends_with(" latency=7.000us"));
+  CHECK(printer.Histograms().starts_with("\nmain.f: 2 calls, min 4000 ns, avg 5500 ns, max 7000 ns\n"));
+}
