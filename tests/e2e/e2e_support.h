@@ -57,6 +57,15 @@ inline std::pair<std::string, std::string> TraceFixture(const std::string& name,
   return {ReadFile(dir / "trace.txt"), ReadFile(dir / "out")};
 }
 
+// What a program printed as FIELD=VALUE on its lines that begin with
+// PREFIX, in order (VALUE up to a blank).
+inline std::vector<std::string> Printed(const std::string& out, const std::string& prefix, const std::string& field) {
+  std::vector<std::string> values;
+  for (const std::string& line : SplitLines(out))
+    if (line.starts_with(prefix)) values.push_back(Values(" " + line.substr(prefix.size()), field).at(0));
+  return values;
+}
+
 // What a program printed as NAME="..." (Go's %q, Rust's {:?}; the
 // fixtures' strings need no escapes), as trace prints a counted string
 // fetched with `bound`: cut there, "..." after a cut.

@@ -137,49 +137,43 @@ TEST_CASE("trace: Go results at every return instruction equal what the program 
          group + ":div=main.div%return q dtab=err.tab"});
     INFO(trace);
     INFO(out);
-    // What the program printed as NAME=VALUE after PREFIX, in order.
-    auto printed = [&](const std::string& prefix, const std::string& field) {
-      std::vector<std::string> values;
-      for (const std::string& line : SplitLines(out))
-        if (line.starts_with(prefix)) values.push_back(Values(" " + line.substr(prefix.size()), field).at(0));
-      return values;
-    };
     auto nil = [](const std::vector<std::string>& tabs) {
       std::vector<std::string> nils;
       for (const std::string& t : tabs) nils.push_back(t == "0x0" ? "true" : "false");
       return nils;
     };
-    CHECK(Values(trace, "n") == printed("lookup ", "n"));
-    CHECK(nil(Values(trace, "tab")) == printed("lookup ", "nilerr"));
-    CHECK(Values(trace, "retval") == printed("pair ", "s"));
+    CHECK(Values(trace, "n") == Printed(out, "lookup ", "n"));
+    CHECK(nil(Values(trace, "tab")) == Printed(out, "lookup ", "nilerr"));
+    CHECK(Values(trace, "retval") == Printed(out, "pair ", "s"));
     CHECK(Values(trace, "retval__len") == std::vector<std::string>{"3"});
-    CHECK(Values(trace, "nn") == printed("named ", "n"));
-    CHECK(Values(trace, "s") == printed("named ", "s"));
-    CHECK(nil(Values(trace, "etab")) == printed("named ", "nilerr"));
-    CHECK(Values(trace, "x") == printed("point ", "x"));
-    CHECK(Values(trace, "y") == printed("point ", "y"));
-    CHECK(Values(trace, "pname") == printed("point ", "name"));
-    CHECK(Values(trace, "m") == printed("ratio ", "m"));
-    CHECK(Values(trace, "ok") == std::vector<std::string>{printed("small ", "ok").at(0) == "true" ? "1" : "0"});
-    CHECK(Values(trace, "b") == printed("small ", "b"));
-    CHECK(Values(trace, "u") == printed("small ", "u"));
-    CHECK(Values(trace, "i") == std::vector<std::string>{printed("pair ", "i").at(0), printed("wide ", "i").at(0)});
-    CHECK(Values(trace, "j") == printed("wide ", "j"));
-    CHECK(Values(trace, "ra") == printed("row ", "a"));
-    CHECK(Values(trace, "rj") == printed("row ", "j"));
-    CHECK(Values(trace, "r0") == printed("shifted ", "r0"));
-    CHECK(Values(trace, "r1") == printed("shifted ", "r1"));
-    CHECK(Values(trace, "sm") == printed("shifted ", "m"));
-    CHECK(Values(trace, "g0") == printed("spread ", "r0"));
-    CHECK(Values(trace, "g1") == printed("spread ", "r1"));
-    CHECK(Values(trace, "k") == printed("spread ", "k"));
-    CHECK(Values(trace, "bn") == printed("blank ", "n"));
+    CHECK(Values(trace, "nn") == Printed(out, "named ", "n"));
+    CHECK(Values(trace, "s") == Printed(out, "named ", "s"));
+    CHECK(nil(Values(trace, "etab")) == Printed(out, "named ", "nilerr"));
+    CHECK(Values(trace, "x") == Printed(out, "point ", "x"));
+    CHECK(Values(trace, "y") == Printed(out, "point ", "y"));
+    CHECK(Values(trace, "pname") == Printed(out, "point ", "name"));
+    CHECK(Values(trace, "m") == Printed(out, "ratio ", "m"));
+    CHECK(Values(trace, "ok") == std::vector<std::string>{Printed(out, "small ", "ok").at(0) == "true" ? "1" : "0"});
+    CHECK(Values(trace, "b") == Printed(out, "small ", "b"));
+    CHECK(Values(trace, "u") == Printed(out, "small ", "u"));
+    CHECK(Values(trace, "i") ==
+          std::vector<std::string>{Printed(out, "pair ", "i").at(0), Printed(out, "wide ", "i").at(0)});
+    CHECK(Values(trace, "j") == Printed(out, "wide ", "j"));
+    CHECK(Values(trace, "ra") == Printed(out, "row ", "a"));
+    CHECK(Values(trace, "rj") == Printed(out, "row ", "j"));
+    CHECK(Values(trace, "r0") == Printed(out, "shifted ", "r0"));
+    CHECK(Values(trace, "r1") == Printed(out, "shifted ", "r1"));
+    CHECK(Values(trace, "sm") == Printed(out, "shifted ", "m"));
+    CHECK(Values(trace, "g0") == Printed(out, "spread ", "r0"));
+    CHECK(Values(trace, "g1") == Printed(out, "spread ", "r1"));
+    CHECK(Values(trace, "k") == Printed(out, "spread ", "k"));
+    CHECK(Values(trace, "bn") == Printed(out, "blank ", "n"));
     // div's own returns only: optimised, main's call of it is inlined (and
     // main's returns no returns of div's), -N -l inlines nothing.
-    auto div_q = printed("divide ", "q"), div_nil = printed("divide ", "nilerr");
+    auto div_q = Printed(out, "divide ", "q"), div_nil = Printed(out, "divide ", "nilerr");
     if (name == "gorets_noopt") {
-      div_q.insert(div_q.begin(), printed("div ", "q").at(0));
-      div_nil.insert(div_nil.begin(), printed("div ", "nilerr").at(0));
+      div_q.insert(div_q.begin(), Printed(out, "div ", "q").at(0));
+      div_nil.insert(div_nil.begin(), Printed(out, "div ", "nilerr").at(0));
     }
     CHECK(Values(trace, "q") == div_q);
     CHECK(nil(Values(trace, "dtab")) == div_nil);
@@ -210,32 +204,26 @@ TEST_CASE("trace: Go arguments at the entry equal what the program printed, wher
                       group + ":lookup=main.Lookup[...] k def", group + ":pair=main.pair%return r[0] r[1] rn=n"});
     INFO(trace);
     INFO(out);
-    auto printed = [&](const std::string& prefix, const std::string& field) {
-      std::vector<std::string> values;
-      for (const std::string& line : SplitLines(out))
-        if (line.starts_with(prefix)) values.push_back(Values(" " + line.substr(prefix.size()), field).at(0));
-      return values;
-    };
     CHECK(Values(trace, "data") ==
           std::vector<std::string>{"\"a\\x00b\\xff\"", PrintedCut(out, "checksum data=", 64)[1]});
-    CHECK(Values(trace, "data__len") == printed("checksum ", "len"));
-    CHECK(Values(trace, "seed") == printed("checksum ", "seed"));
-    CHECK(Values(trace, "Name") == printed("greet ", "name"));
-    CHECK(Values(trace, "City") == printed("greet ", "city"));
-    CHECK(Values(trace, "Zip") == printed("greet ", "zip"));
-    CHECK(Values(trace, "vip") == std::vector<std::string>{printed("greet ", "vip").at(0) == "true" ? "1" : "0"});
-    CHECK(Values(trace, "age") == printed("greet ", "age"));
-    CHECK(Values(trace, "times") == printed("greet ", "times"));
-    for (std::string a : {"a1", "a9", "a10", "a11", "a12"}) CHECK(Values(trace, a) == printed("many ", a));
-    CHECK(Values(trace, "prefix") == printed("total ", "prefix"));
-    CHECK(Values(trace, "nums_len") == printed("total ", "n"));
+    CHECK(Values(trace, "data__len") == Printed(out, "checksum ", "len"));
+    CHECK(Values(trace, "seed") == Printed(out, "checksum ", "seed"));
+    CHECK(Values(trace, "Name") == Printed(out, "greet ", "name"));
+    CHECK(Values(trace, "City") == Printed(out, "greet ", "city"));
+    CHECK(Values(trace, "Zip") == Printed(out, "greet ", "zip"));
+    CHECK(Values(trace, "vip") == std::vector<std::string>{Printed(out, "greet ", "vip").at(0) == "true" ? "1" : "0"});
+    CHECK(Values(trace, "age") == Printed(out, "greet ", "age"));
+    CHECK(Values(trace, "times") == Printed(out, "greet ", "times"));
+    for (std::string a : {"a1", "a9", "a10", "a11", "a12"}) CHECK(Values(trace, a) == Printed(out, "many ", a));
+    CHECK(Values(trace, "prefix") == Printed(out, "total ", "prefix"));
+    CHECK(Values(trace, "nums_len") == Printed(out, "total ", "n"));
     // Lookup[string, int]'s k is a string, Lookup[int, string]'s def.
     CHECK(Values(trace, "k") == std::vector<std::string>{"\"a\"", "2"});
     CHECK(Values(trace, "def") == std::vector<std::string>{"0", "\"none\""});
-    CHECK(Values(trace, "r") == printed("pair ", "r0"));
-    CHECK(Values(trace, "r_1") == printed("pair ", "r1"));
+    CHECK(Values(trace, "r") == Printed(out, "pair ", "r0"));
+    CHECK(Values(trace, "r_1") == Printed(out, "pair ", "r1"));
     CHECK(Values(trace, "r_1__len") == std::vector<std::string>{"4"});
-    CHECK(Values(trace, "rn") == printed("pair ", "n"));
+    CHECK(Values(trace, "rn") == Printed(out, "pair ", "n"));
     CheckNothingLeft(tracefs, group);
   }
 }
