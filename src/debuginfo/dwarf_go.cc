@@ -143,7 +143,7 @@ Result<std::vector<GoValue>> DwarfInfo::GoValues(const DwarfAddress& at) {
 const AbiValue* AbiValueAt(const DwarfAddress& at, Dwarf_Die* var) {
   if (dwarf_tag(var) != DW_TAG_formal_parameter) return nullptr;
   const bool result = IsResult(var);
-  const std::vector<AbiValue>* values = at.go_return && result ? &at.results
+  const std::vector<AbiValue>* values = at.go_return && result   ? &at.results
                                         : at.go_entry && !result ? &at.params
                                                                  : nullptr;
   if (!values) return nullptr;
@@ -170,10 +170,10 @@ Result<Place> AbiValuePlace(const AbiValue& value, const std::string& what, uint
     return "it is in " + p.name + ", a floating-point register: Go " + (value.result ? "returns" : "passes") +
            " floating-point values there, and the kernel cannot fetch them";
   };
-  const std::string float_hint = value.result
-                                     ? "record it where the caller keeps it after the call, or fetch the function's other results"
-                                     : "fetch it where the function keeps it further on (kprobectl vars FUNC:LINE), or "
-                                       "fetch the other arguments";
+  const std::string float_hint =
+      value.result ? "record it where the caller keeps it after the call, or fetch the function's other results"
+                   : "fetch it where the function keeps it further on (kprobectl vars FUNC:LINE), or "
+                     "fetch the other arguments";
   const bool all_float = std::all_of(abi.pieces.begin(), abi.pieces.end(), [](const auto& p) { return p.is_float; });
   if (!abi.pieces.empty() && all_float && abi.pieces.size() > 1)  // a complex number: both halves
     return Fail(what + " cannot be read here: " + unreadable(abi.pieces[0]) + " (and " + abi.pieces[1].name + ")",

@@ -169,8 +169,9 @@ Result<void> ApplyWritten(const ProbeSpec& spec, const ProbeArg& arg, const std:
   // memory argument", whatever the elements).
   if (type && type->array_len && fetch.derefs.empty() && fetch.root.kind != FetchRoot::kStatic)
     return ArgError(spec, arg.type_pos,
-                    "'" + arg.text.substr(0, arg.text.find(':')) + "' is kept in a register here, and the kernel reads " +
-                        arg.type + " (an array) from memory only",
+                    "'" + arg.text.substr(0, arg.text.find(':')) +
+                        "' is kept in a register here, and the kernel reads " + arg.type +
+                        " (an array) from memory only",
                     "leave the type out, or give a number's (:u64, :s32, ...)");
   if (type) fetch.type = type;
   if (!arg.name.empty()) fetch.name = arg.name;

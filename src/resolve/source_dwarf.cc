@@ -326,13 +326,13 @@ Result<std::vector<TypedFetch>> AllVariables(const ProbeSpec& spec, const ArgExp
     named.expr.kind = ArgKind::kVariable;
     named.expr.name = var.name;
     named.pos = e.pos;
-    auto counted = CountedStringArg(spec, named, debuginfo, at,
-                                    [&](const ProbeArg& member) { return VariableArg(spec, member, debuginfo, at, ctx); });
+    auto counted = CountedStringArg(spec, named, debuginfo, at, [&](const ProbeArg& member) {
+      return VariableArg(spec, member, debuginfo, at, ctx);
+    });
     if (counted && *counted) {
       for (TypedFetch& part : **counted) out.push_back(std::move(part));
-      std::erase_if(skips, [&](const std::string& s) {
-        return s.starts_with(var.name + ":") || s.starts_with(var.name + ".");
-      });
+      std::erase_if(
+          skips, [&](const std::string& s) { return s.starts_with(var.name + ":") || s.starts_with(var.name + "."); });
       continue;
     }
     for (const VariableFetch& v : fetches)
