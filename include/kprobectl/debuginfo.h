@@ -191,7 +191,9 @@ class Debuginfo {
   // the DWARF's order (Go's: receiver, arguments, results).
   virtual Result<std::vector<GoValue>> GoValues(const DwarfAddress& at) = 0;
   // The fetch type for $retval of the function at `at`, if it has one.
-  virtual std::optional<FetchType> ReturnType(const DwarfAddress& at) = 0;
+  // An error when it returns a floating-point value, which is in a
+  // floating-point register, not the one $retval reads.
+  virtual Result<std::optional<FetchType>> ReturnType(const DwarfAddress& at) = 0;
 
   virtual Result<std::vector<VariableInfo>> Variables(const DwarfAddress& at, bool externs) = 0;
   virtual Result<SourceListing> Listing(const LineRange& range, const FindOptions& options) = 0;

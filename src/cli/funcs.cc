@@ -57,8 +57,11 @@ Result<void> RunFuncs(const Options& options, const std::string& filter_text, St
   }
   std::vector<std::string> names = KP_TRY(ProbeableFunctions(target, filter, running ? &*running : nullptr));
   for (const std::string& name : names) io.out << name << "\n";
-  // A name, not a glob, that is no function: said, with the nearest ones.
-  if (!names.empty() || !IsIdentifier(filter_text)) return {};
+  // A name, not a glob nor a filter, that is no function ("main.handel",
+  // "depot::store::totl"): said, with the nearest ones.
+  if (!names.empty() || filter_text.empty() || IsGlob(filter_text) ||
+      filter_text.find_first_of("!&|() ") != std::string::npos)
+    return {};
   NearestNames nearest(filter_text);
   for (const std::string& name :
        KP_TRY(ProbeableFunctions(target, *GlobFilter::Parse("*"), running ? &*running : nullptr)))

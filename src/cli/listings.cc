@@ -13,13 +13,16 @@ namespace kprobectl::cli {
 
 namespace {
 
-std::string RangesText(uint64_t function_start, const std::string& function,
+std::string RangesText(uint64_t function_start, uint64_t function_size, const std::string& function,
                        const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
   std::vector<std::string> parts;
+  // A location of one expression holds everywhere ([0, -1)): the function's
+  // own code, then.
+  const uint64_t function_end = function_size ? function_start + function_size : UINT64_MAX;
   for (const auto& [start, end] : ranges) {
-    if (end <= function_start) continue;
+    if (end <= function_start || start >= function_end) continue;
     uint64_t s = start < function_start ? 0 : start - function_start;
-    parts.push_back(std::to_string(s) + "-" + std::to_string(end - function_start));
+    parts.push_back(std::to_string(s) + "-" + std::to_string(std::min(end, function_end) - function_start));
   }
   return "@<" + function + "+[" + Join(parts, ",") + "]>";
 }
@@ -176,7 +179,8 @@ Result<void> RunVars(const Options& options, const std::string& text, Streams io
       if (options.ranges) io.out << (v.available ? "[VAL]\t" : "[INV]\t");
       if (v.external) io.out << "(extern) ";
       io.out << v.c_type << "\t" << v.name;
-      if (options.ranges && f && !v.external) io.out << "\t" << RangesText(f->value, DisplaySymbol(f->name), v.ranges);
+      if (options.ranges && f && !v.external)
+        io.out << "\t" << RangesText(f->value, f->size, DisplaySymbol(f->name), v.ranges);
       // A string or slice named whole is fetched as its bytes cut at its length.
       if (auto counted = CountedStringKind(v.underlying_type, language))
         io.out << "\t(" << *counted << ": '" << v.name << "' whole is its bytes, cut at " << v.name << "__len)";

@@ -73,7 +73,14 @@ void NearestNames::Offer(std::string_view candidate) {
     size_t gap = candidate.size() > name_.size() ? candidate.size() - name_.size() : name_.size() - candidate.size();
     // A qualified name with a part left out or one too many
     // ("ledger::Account::deposit" for "ledger::bank::Account::deposit").
-    if (!contains && !contained && parts_.size() >= 2 && candidate.ends_with(parts_.back())) {
+    // An unqualified name a few edits from a qualified one's last part
+    // ("handel" for "main.handle").
+    if (!contains && !contained && parts_.size() == 1 && candidate.size() > name_.size() &&
+        candidate.find_first_of(":./") != std::string_view::npos) {
+      auto parts = Parts(candidate);
+      if (parts.size() < 2 || EditDistance(name_, parts.back(), max_edits_) > max_edits_) return;
+      gap = parts.size() - 1 + EditDistance(name_, parts.back(), max_edits_);
+    } else if (!contains && !contained && parts_.size() >= 2 && candidate.ends_with(parts_.back())) {
       auto parts = Parts(candidate);
       if (PartsWithin(parts_, parts) || PartsWithin(parts, parts_))
         gap = parts.size() > parts_.size() ? parts.size() - parts_.size() : parts_.size() - parts.size();

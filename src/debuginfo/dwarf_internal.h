@@ -221,7 +221,7 @@ class DwarfInfo : public Debuginfo {
   Result<std::vector<VariableFetch>> FetchAll(const DwarfAddress& at, bool params_only,
                                               std::vector<std::string>* skipped) override;
   Result<std::string> TypeNameOf(const DwarfAddress& at, const ArgExpr& expr) override;
-  std::optional<FetchType> ReturnType(const DwarfAddress& at) override;
+  Result<std::optional<FetchType>> ReturnType(const DwarfAddress& at) override;
   Result<std::vector<GoValue>> GoValues(const DwarfAddress& at) override;
   Language LanguageAt(const DwarfAddress& at) override;
   Result<std::vector<Visible>> VisibleAt(const DwarfAddress& at, bool params_only) override;

@@ -122,8 +122,11 @@ uint64_t DwarfInfo::LastOwnLine(Dwarf_Die* cu, const std::string& file, uint64_t
     do {
       int tag = dwarf_tag(&child);
       // A declaration bounds nothing: gcc puts a block-scope one (the
-      // __compiletime_assert_N of BUG_ON, min()) among the CU's own.
-      if (tag == DW_TAG_subprogram && !dwarf_hasattr(&child, DW_AT_declaration)) {
+      // __compiletime_assert_N of BUG_ON, min()) among the CU's own. Nor
+      // does a Rust closure or async block ("{closure#0}"), declared in its
+      // function's body but put in a namespace of the function's name.
+      const char* name = dwarf_diename(&child);
+      if (tag == DW_TAG_subprogram && !dwarf_hasattr(&child, DW_AT_declaration) && !(name && name[0] == '{')) {
         int line = 0;
         const char* decl = DeclFile(&child);
         if (decl && file == decl && dwarf_decl_line(&child, &line) == 0 && static_cast<uint64_t>(line) > decl_line)

@@ -354,10 +354,20 @@ Result<std::vector<Debuginfo::Visible>> DwarfInfo::VisibleAt(const DwarfAddress&
   return out;
 }
 
-std::optional<FetchType> DwarfInfo::ReturnType(const DwarfAddress& at) {
+Result<std::optional<FetchType>> DwarfInfo::ReturnType(const DwarfAddress& at) {
   Dwarf_Die fn = Ready().Die(at.die_offset);
   Dwarf_Die type;
   if (!TypeOf(&fn, &type)) return std::nullopt;
+  Dwarf_Die base = PeelType(type);
+  Dwarf_Attribute attr;
+  Dwarf_Word encoding = 0;
+  if (dwarf_tag(&base) == DW_TAG_base_type &&
+      dwarf_formudata(dwarf_attr(&base, DW_AT_encoding, &attr), &encoding) == 0 &&
+      (encoding == DW_ATE_float || encoding == DW_ATE_complex_float))
+    return Fail(at.function + " returns a " + TypeName(&base) +
+                    ", in a floating-point register, which the kernel cannot fetch ($retval reads the integer "
+                    "return register)",
+                "record the value where the caller keeps it after the call");
   auto fetch_type = ScalarFetchType(&type, "the return value");
   return fetch_type ? std::optional<FetchType>(*fetch_type) : std::nullopt;
 }

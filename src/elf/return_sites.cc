@@ -17,7 +17,9 @@
 #include <capstone/capstone.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
+#include <optional>
 
 #include "kprobectl/shared_library.h"
 #include "kprobectl/strings.h"
@@ -75,10 +77,20 @@ std::optional<uint64_t> DirectTarget(const cs_insn& insn, cs_arch arch) {
   return std::nullopt;
 }
 
-}  // namespace
+// One instruction as the sweeps need it.
+struct Insn {
+  uint64_t address = 0, next = 0;
+  bool ret = false, call = false, jump = false, conditional = false;
+  std::optional<uint64_t> target;  // a direct jump's or call's
+  std::string text;                // "jmp 0x485880", for messages
+};
 
-Result<std::vector<uint64_t>> FindReturnSites(std::string_view code, uint64_t address, const Arch& arch,
-                                              const std::string& what) {
+// Decodes `code` (at `address`) instruction by instruction, in order, up
+// to its end or its trailing zero padding, giving each to `visit`, which
+// returns false to stop. `failing` and `hint` say what bytes that do not
+// decode stop.
+Result<void> Sweep(std::string_view code, uint64_t address, const Arch& arch, const std::string& failing,
+                   const std::string& hint, const std::function<Result<bool>(const Insn&)>& visit) {
   CapstoneMode mode = KP_TRY(ModeOf(arch));
   const Capstone cs = KP_TRY(LoadCapstone());
   csh handle = 0;
@@ -92,29 +104,70 @@ Result<std::vector<uint64_t>> FindReturnSites(std::string_view code, uint64_t ad
   if (!insn) return Fail("Capstone could not allocate an instruction");
   const auto* bytes = reinterpret_cast<const uint8_t*>(code.data());
   size_t left = code.size();
-  uint64_t at = address, end = address + code.size();
-  std::vector<uint64_t> sites;
+  uint64_t at = address;
   while (left > 0) {
     if (!cs.disasm_iter(handle, &bytes, &left, &at, insn.get())) {
       if (std::all_of(bytes, bytes + left, [](uint8_t b) { return b == 0; })) break;
-      return Fail("cannot find the returns of " + what + ": the instruction at " + Hex(at) + " does not decode",
-                  "probe its last lines (kprobectl line FUNC) instead");
+      return Fail(failing + ": the instruction at " + Hex(at) + " does not decode", hint);
     }
-    if (cs.insn_group(handle, insn.get(), CS_GRP_RET)) {
-      sites.push_back(insn->address);
-      continue;
-    }
-    // A call returns here (Capstone 4 puts arm64's bl and blr in the jump group, not the call group).
-    bool call = cs.insn_group(handle, insn.get(), CS_GRP_CALL) ||
-                (mode.arch == CS_ARCH_ARM64 && (insn->id == ARM64_INS_BL || insn->id == ARM64_INS_BLR));
-    if (!cs.insn_group(handle, insn.get(), CS_GRP_JUMP) || call) continue;
-    auto target = DirectTarget(*insn, mode.arch);
-    if (target && (*target < address || *target >= end))
-      return Fail("cannot find the returns of " + what + ": it jumps out of itself at " + Hex(insn->address) + " (" +
-                      insn->mnemonic + " " + insn->op_str + "), a tail call whose return is another function's",
-                  "probe the function it jumps to, or its last lines (kprobectl line FUNC)");
+    Insn i;
+    i.address = insn->address;
+    i.next = at;
+    i.ret = cs.insn_group(handle, insn.get(), CS_GRP_RET);
+    // Capstone 4 puts arm64's bl and blr in the jump group, not the call group.
+    i.call = cs.insn_group(handle, insn.get(), CS_GRP_CALL) ||
+             (mode.arch == CS_ARCH_ARM64 && (insn->id == ARM64_INS_BL || insn->id == ARM64_INS_BLR));
+    i.jump = !i.call && cs.insn_group(handle, insn.get(), CS_GRP_JUMP);
+    if (mode.arch == CS_ARCH_X86)
+      i.conditional = i.jump && insn->id != X86_INS_JMP;
+    else
+      i.conditional = i.jump && (insn->id == ARM64_INS_CBZ || insn->id == ARM64_INS_CBNZ || insn->id == ARM64_INS_TBZ ||
+                                 insn->id == ARM64_INS_TBNZ ||
+                                 (insn->id == ARM64_INS_B && insn->detail->arm64.cc != ARM64_CC_INVALID &&
+                                  insn->detail->arm64.cc != ARM64_CC_AL));
+    if (i.jump || i.call) i.target = DirectTarget(*insn, mode.arch);
+    i.text = std::string(insn->mnemonic) + " " + insn->op_str;
+    if (!KP_TRY(visit(i))) break;
   }
+  return {};
+}
+
+}  // namespace
+
+Result<std::vector<uint64_t>> FindReturnSites(std::string_view code, uint64_t address, const Arch& arch,
+                                              const std::string& what) {
+  const uint64_t end = address + code.size();
+  std::vector<uint64_t> sites;
+  KP_TRY_VOID(Sweep(code, address, arch, "cannot find the returns of " + what,
+                    "probe its last lines (kprobectl line FUNC) instead", [&](const Insn& i) -> Result<bool> {
+                      if (i.ret) sites.push_back(i.address);
+                      if (i.jump && i.target && (*i.target < address || *i.target >= end))
+                        return Fail("cannot find the returns of " + what + ": it jumps out of itself at " +
+                                        Hex(i.address) + " (" + i.text +
+                                        "), a tail call whose return is another function's",
+                                    "probe the function it jumps to, or its last lines (kprobectl line FUNC)");
+                      return true;
+                    }));
   return sites;
+}
+
+Result<uint64_t> GoEntryPastStackCheck(std::string_view code, uint64_t address, const Arch& arch,
+                                       const std::string& what) {
+  // The check is one of the function's first instructions; the jump back
+  // to its start, after runtime.morestack's call, at its end.
+  constexpr int kCheckWithin = 8;
+  std::optional<Insn> check;
+  bool back = false;
+  int seen = 0;
+  KP_TRY_VOID(Sweep(code, address, arch, "cannot find where the entry of " + what + " runs once a call",
+                    "probe a line of it (kprobectl line FUNC)", [&](const Insn& i) -> Result<bool> {
+                      if (++seen <= kCheckWithin && !check && i.conditional && i.target && *i.target > i.address)
+                        check = i;
+                      if (check && i.jump && !i.conditional && i.target == address && i.address >= *check->target)
+                        back = true;
+                      return !back;
+                    }));
+  return check && back ? check->next : address;
 }
 
 }  // namespace kprobectl

@@ -106,6 +106,23 @@ Result<GoPlaces> GoPlacesAt(Debuginfo& debuginfo, const DwarfAddress& at, const 
   return out;
 }
 
+Result<void> PastGoStackChecks(std::vector<ResolvedLocation>& locations, const Target& target) {
+  const ElfImage& image = *target.image;
+  for (ResolvedLocation& loc : locations) {
+    if (!loc.origin.entry || loc.origin.inlined) continue;
+    const ElfSymbol* f = image.FunctionAt(loc.address);
+    if (!f || f->value != loc.address || f->size == 0) continue;
+    std::string code = KP_TRY(image.ReadBytes(f->value, f->size));
+    uint64_t past = KP_TRY(GoEntryPastStackCheck(code, f->value, *target.arch, "'" + f->name + "'"));
+    if (past == loc.address) continue;
+    loc.target = KP_TRY(TargetAt(target.probe_kind(), image, past));
+    loc.origin.symbol_offset += past - loc.address;
+    if (loc.dwarf) loc.dwarf->address = past;
+    loc.address = past;
+  }
+  return {};
+}
+
 Result<std::vector<ResolvedLocation>> LocateGoReturns(const ProbeSpec& spec, Target& target, bool register_abi,
                                                       const Locator& locate) {
   const ElfImage& image = *target.image;
@@ -168,7 +185,9 @@ std::optional<ReturnSite> GoReturnSite(const TraceEventDef& def, const ElfImage&
   auto code = image.ReadBytes(f->value, f->size);
   if (!code) return std::nullopt;
   auto sites = FindReturnSites(*code, f->value, **arch, f->name);
-  auto entry = image.FileOffset(f->value);
+  // Timed from where the entry runs once a call, as an entry probe is.
+  auto past = GoEntryPastStackCheck(*code, f->value, **arch, f->name);
+  auto entry = past ? image.FileOffset(*past) : std::unexpected(past.error());
   if (!sites || !entry || std::find(sites->begin(), sites->end(), *address) == sites->end()) return std::nullopt;
   ReturnSite site{def.target, image.go_register_abi() ? std::string((*arch)->GoGoroutineRegister()) : ""};
   site.entry.offset = *entry;

@@ -193,6 +193,13 @@ Result<TypedFetch> RawArg(const ProbeSpec& spec, size_t index, const ArgContext&
     is_memory = true;
   }
   if (out.type && out.type->IsString() && !is_memory && e.kind != ArgKind::kComm) out.derefs.push_back({0, false});
+  // The kernel reads an array from memory only ("String accepts only
+  // memory argument", whatever the elements).
+  if (out.type && out.type->array_len && !is_memory && out.root.kind != FetchRoot::kStatic)
+    return ArgError(spec, arg.type_pos,
+                    "'" + arg.text.substr(0, arg.text.find(':')) + "' is a register's value, and the kernel reads " +
+                        arg.type + " (an array) from memory only",
+                    "read what it points to: +0(" + arg.text.substr(0, arg.text.find(':')) + "):" + arg.type);
   KP_TRY_VOID(CheckDepth(spec, arg, out));
   out.name = arg.name.empty() ? DefaultName(e, index + 1) : arg.name;
   return out;

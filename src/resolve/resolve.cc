@@ -124,7 +124,9 @@ Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& t
   if (target.debuginfo && spec.point.version.empty()) {
     auto dwarf = LocateWithDwarf(spec, target, system, options);
     if (dwarf) LeaveOutSplitParts(spec, *dwarf, &out.left_out);
-    if (dwarf || needs_dwarf) return dwarf;
+    // The symbol table stands in where the DWARF has no such function, not
+    // where it knows an argument cannot be fetched ($retval of a double).
+    if (dwarf || needs_dwarf || dwarf.error().message.starts_with("invalid argument: ")) return dwarf;
     auto symbols = LocateWithSymbols(spec, target, system);
     if (!symbols) return std::unexpected(dwarf.error());
     if (notes) notes->push_back("'" + DescribePoint(spec.point) + "' from the symbol table: " + dwarf.error().message);
@@ -178,6 +180,8 @@ Result<Resolution> Resolve(const std::vector<ProbeSpec>& specs, Target& target, 
     auto located = Locate(spec, target, system, options, out);
     if (!located) return std::unexpected(resolve::RefusedByName(spec, target, system).value_or(located.error()));
     probe.locations = std::move(*located);
+    if (target.image && !target.image->go_version().empty())
+      KP_TRY_VOID(resolve::PastGoStackChecks(probe.locations, target));
     if (!spec.point.tracepoint.empty() && target.kernel()) probe.type = ProbeType::kTracepoint;
     if (event_probe) probe.type = ProbeType::kEventProbe;
     // A marker's events are perf's: group sdt_PROVIDER.

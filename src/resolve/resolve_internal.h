@@ -54,6 +54,10 @@ using MemberFetcher = std::function<Result<TypedFetch>(const ProbeArg&)>;
 Result<std::optional<std::vector<TypedFetch>>> CountedStringArg(const ProbeSpec& spec, const ProbeArg& arg,
                                                                 Debuginfo& debuginfo, const DwarfAddress& at,
                                                                 const MemberFetcher& fetch);
+// A Go function's entry probed where it runs once a call: past its stack
+// check, whose morestack path jumps back to the first instruction
+// (go_returns.cc). Its arguments are where they were at the first.
+Result<void> PastGoStackChecks(std::vector<ResolvedLocation>& locations, const Target& target);
 // FUNC%return on Go code (go_returns.cc): a probe on each return
 // instruction, never a uretprobe; `locate` resolves a point as Resolve does.
 using Locator = std::function<Result<std::vector<ResolvedLocation>>(const ProbeSpec&)>;

@@ -90,7 +90,14 @@ Result<std::vector<DwarfAddress>> GoAddresses(const ProbePoint& p, Debuginfo& de
     auto found = debuginfo.Resolve(one, find);
     // A glob's assembly functions (no DWARF) are left to the symbol table.
     if (!found && wanted.glob) continue;
-    for (DwarfAddress& a : KP_TRY(std::move(found))) out.push_back(std::move(a));
+    for (DwarfAddress& a : KP_TRY(std::move(found))) {
+      // An ABI wrapper (runtime.newstack.abi0, for assembly's calls), which
+      // Go's DWARF names as its function, calls that function: probing both
+      // would count one call twice.
+      const ElfSymbol* f = image.FunctionAt(a.address);
+      if (f && f->name == name + ".abi0") continue;
+      out.push_back(std::move(a));
+    }
   }
   if (out.empty()) return Fail("no function matching '" + p.function + "' is in the DWARF of " + image.path());
   std::sort(out.begin(), out.end(), [](const DwarfAddress& a, const DwarfAddress& b) { return a.address < b.address; });
@@ -365,7 +372,11 @@ Result<std::vector<TypedFetch>> ArgsAt(const ProbeSpec& spec, Debuginfo& debugin
     }
     if (e.kind != ArgKind::kVariable) {
       TypedFetch fetch = KP_TRY(RawArg(spec, i, ctx));
-      if (e.kind == ArgKind::kRetval && arg.type.empty() && e.derefs.empty()) fetch.type = debuginfo.ReturnType(at);
+      if (e.kind == ArgKind::kRetval && e.derefs.empty()) {
+        auto type = debuginfo.ReturnType(at);
+        if (!type) return ArgError(spec, e.pos, type.error().message, type.error().hint);
+        if (arg.type.empty()) fetch.type = *type;
+      }
       args.push_back(std::move(fetch));
       from.push_back(&written);
       continue;

@@ -5,7 +5,10 @@
 // by the names each language writes (Go's "main.(*Server).Serve" and
 // "main.Sum[...]", Rust's demangled paths, legacy and v0), events named
 // from them, funcs listing them, the nearest names for a typo.
+#include <elf.h>
+
 #include <catch2/catch.hpp>
+#include <cstring>
 
 #include "kprobectl/arch.h"
 #include "kprobectl/cxx_names.h"
@@ -38,6 +41,31 @@ std::vector<std::string> At(const std::string& bin, const std::string& name) {
   return out;
 }
 
+// The file offset past a Go function's stack check, where its entry is
+// probed (its morestack path jumps back to the first instruction): the
+// branch among its first bytes, x86-64's `jbe rel32` (0f 86), arm64's
+// `b.ls` (0x54000009 under its mask); its first byte when it has none (a
+// leaf that grows no stack).
+std::string PastCheck(const std::string& bin, const std::string& name) {
+  auto image = ElfImage::Open(bin);
+  REQUIRE(image);
+  const ElfSymbol* f = image->Find(name);
+  REQUIRE(f);
+  uint64_t offset = *image->FileOffset(f->value);
+  std::string code = ReadFile(bin).substr(offset, 24);
+  INFO(name);
+  if (image->machine() == EM_AARCH64) {
+    for (size_t at = 0; at + 4 <= code.size(); at += 4) {
+      uint32_t word = 0;
+      std::memcpy(&word, code.data() + at, 4);
+      if ((word & 0xff00001f) == 0x54000009) return Hex(offset + at + 4);
+    }
+    return Hex(offset);
+  }
+  size_t jbe = code.find("\x0f\x86");
+  return Hex(jbe == std::string::npos ? offset : offset + jbe + 6);
+}
+
 CliResult Run(const std::string& bin, std::vector<std::string> args) {
   args.insert(args.begin(), {"-q", "-x", bin});
   return RunKprobectl(args);
@@ -58,9 +86,10 @@ TEST_CASE("Go: probe points by Go's names, events named from them") {
     auto image = ElfImage::Open(bin);
     REQUIRE(image);
     CHECK(image->go_version().starts_with("go1."));
-    std::string serve = At(bin, "main.(*Server).Serve")[0], handle = At(bin, "main.handle")[0];
-    std::string sum_int = At(bin, "main.Sum[go.shape.int_0]")[0];
-    std::string sum_float = At(bin, "main.Sum[go.shape.float64_0]")[0];
+    // Probed past the stack check, where the entry runs once a call.
+    std::string serve = PastCheck(bin, "main.(*Server).Serve"), handle = PastCheck(bin, "main.handle");
+    std::string sum_int = PastCheck(bin, "main.Sum[go.shape.int_0]");
+    std::string sum_float = PastCheck(bin, "main.Sum[go.shape.float64_0]");
     std::string group = "probe_" + name;
     CHECK(Define(bin, "main.(*Server).Serve") == "p:" + group + "/main__Server__Serve BIN:" + serve + "\n");
     CHECK(Define(bin, "\"main.(*Server).Serve\"") == "p:" + group + "/main__Server__Serve BIN:" + serve + "\n");
@@ -110,6 +139,8 @@ TEST_CASE("Go: probe points by Go's names, events named from them") {
     CHECK(stack.err.find("$arg10 of a Go function: Go's register ABI has 9 integer argument registers on x86-64") !=
           std::string::npos);
 
+    // The ABI wrapper Go's DWARF names as its function calls it: one probe, not two.
+    CHECK(SplitLines(Define(bin, "runtime.newstack")).size() == 1);
     // Never a uretprobe on Go code: a function that leaves by a jump is refused.
     auto ret = Run(bin, {"-D", "runtime.morestack_noctxt.abi0%return"});
     CHECK(ret.status != 0);
@@ -191,7 +222,7 @@ TEST_CASE("Go: a probe on a return instruction is known as one, with its functio
     REQUIRE(def);
     auto site = GoReturnSite(*def, *image);
     REQUIRE(site);
-    CHECK(site->entry.offset == *image->FileOffset(named->value));
+    CHECK(Hex(site->entry.offset) == PastCheck(bin, "main.named"));
     CHECK(site->entry.path == def->target.path);
     CHECK(site->call_register == "r14");
   }
@@ -222,7 +253,7 @@ TEST_CASE("Go on arm64: register ABI, return instructions, results") {
   auto real = Run(bin, {"-D", "main.ratio%return $retval"});
   CHECK(real.err.find("'~r0' cannot be read here: it is in F0, a floating-point register") != std::string::npos);
   CHECK(Define(nodwarf, "main.handle $arg1 $arg16") ==
-        "p:probe_gofx_nodwarf/main__handle BIN:" + At(nodwarf, "main.handle")[0] + " arg1=%x0 arg16=%x15\n");
+        "p:probe_gofx_nodwarf/main__handle BIN:" + PastCheck(nodwarf, "main.handle") + " arg1=%x0 arg16=%x15\n");
   CHECK_THAT(Define(nodwarf, "main.(*Server).Serve%return $retval:s64"), Catch::EndsWith(" retval=%x0:s64\n"));
   auto named_nodwarf = Run(nodwarf, {"-D", "main.handle%return total"});
   CHECK(named_nodwarf.status != 0);
@@ -357,4 +388,18 @@ TEST_CASE("Go: arguments at the entry where Go's ABI puts them, whatever Go's DW
              Catch::EndsWith(" data=+0(%x0):u8[64] data__len=%x1:s64 seed=%x3:u32\n"));
   CHECK_THAT(Define(arm64, "main.many a12"), Catch::EndsWith(" a12=%x11:s64\n"));
   CHECK_THAT(Define(arm64, "main.greet c.VIP c.Age times"), Catch::EndsWith(" VIP=%x5:u8 Age=%x6:s8 times=%x7:s64\n"));
+}
+
+// A floating-point result is in a floating-point register (XMM0, V0), not
+// the one $retval reads: refused with the reason, for Rust as for C; an
+// integer instantiation of the same generic keeps its type.
+TEST_CASE("Rust: $retval of a floating-point result refused, of an integer one typed") {
+  std::string bin = FixturePath("rsfx_v0");
+  auto f64 = Run(bin, {"-D", "rsfx::largest::<f64>%return $retval"});
+  CHECK(f64.status != 0);
+  CHECK(
+      f64.err.starts_with("kprobectl: error: invalid argument: rsfx::largest::<f64> returns a f64, in a "
+                          "floating-point register, which the kernel cannot fetch ($retval reads the integer return "
+                          "register)\n"));
+  CHECK_THAT(Define(bin, "rsfx::largest::<u32>%return $retval"), Catch::EndsWith(" retval=$retval:u32\n"));
 }

@@ -34,6 +34,11 @@ TEST_CASE("nearest names: near misses first, then names that contain it, each on
   NearestNames go("net/http.Header.Get");
   for (const char* name : {"http.Header.Get", "net/http.Header.Set", "net/textproto.MIMEHeader.Get"}) go.Offer(name);
   CHECK(go.Take() == std::vector<std::string>{"net/http.Header.Set", "http.Header.Get"});
+  // An unqualified name a few edits from a qualified one's last part.
+  NearestNames unqualified("handel");
+  for (const char* name : {"main.handle", "main.main", "net/http.Header.Get", "handle_all_of_it"})
+    unqualified.Offer(name);
+  CHECK(unqualified.Take() == std::vector<std::string>{"main.handle"});
   NearestNames none("nosuchfunc");
   for (const char* name : {"vfs_read", "main"}) none.Offer(name);
   CHECK(none.Take().empty());

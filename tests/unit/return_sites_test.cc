@@ -65,3 +65,36 @@ TEST_CASE("return sites: every return instruction, a jump out of the function re
     }
   }
 }
+
+// Go's stack check: a conditional branch among the first instructions to
+// a block that calls morestack and jumps back to the start; past the
+// branch is where the entry runs once a call. Without the jump back, the
+// start itself.
+TEST_CASE("Go's entry past its stack check") {
+  const Arch& x86 = **ArchOfUname("x86_64");
+  const Arch& arm64 = **ArchOfUname("aarch64");
+  struct Case {
+    const Arch* arch;
+    std::string code;
+    uint64_t past;
+  } cases[] = {
+      // cmp 0x10(%r14),%rsp; jbe 0x1007; ret; call (morestack); jmp 0x1000
+      {&x86, std::string("\x49\x3b\x66\x10\x76\x01\xc3\xe8\x00\x00\x00\x00\xeb\xf2", 14), 0x1006},
+      // a leaf: xor eax,eax; ret
+      {&x86, std::string("\x31\xc0\xc3", 3), 0x1000},
+      // a conditional branch but no jump back to the start
+      {&x86, std::string("\x48\x39\xc0\x75\x01\xc3\xc3\xcc", 8), 0x1000},
+      // ldr x16, [x28, #16]; cmp x17, x16; b.ls 0x1010; ret; bl (morestack); b 0x1000
+      {&arm64,
+       std::string("\x90\x0b\x40\xf9\x3f\x02\x10\xeb\x49\x00\x00\x54\xc0\x03\x5f\xd6\x01\x00\x00\x94\xfb\xff\xff\x17",
+                   24),
+       0x100c},
+      // arm64 leaf: ret
+      {&arm64, std::string("\xc0\x03\x5f\xd6", 4), 0x1000},
+  };
+  for (const Case& c : cases) {
+    auto past = GoEntryPastStackCheck(c.code, 0x1000, *c.arch, "'f'");
+    REQUIRE(past);
+    CHECK(*past == c.past);
+  }
+}
