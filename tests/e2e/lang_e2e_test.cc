@@ -94,23 +94,50 @@ TEST_CASE("trace: Go FUNC%return at return instructions while goroutines' stacks
   TempDir dir;
   for (std::string name : {"gostack", "gostack_noopt"}) {
     INFO(name);
-    auto [trace, out] = TraceFixture(
-        name, dir, {group + ":work=main.work%return $retval:s64", group + ":depth=main.depth%return $retval:s64"});
+    auto [trace, out] = TraceFixture(name, dir,
+                                     {group + ":work=main.work%return $retval:s64",
+                                      group + ":depth=main.depth%return $retval:s64", group + ":enter=main.depth n"});
     std::vector<std::string> printed, recorded;
     for (const std::string& line : SplitLines(out))
       if (line.starts_with("work(")) printed.push_back(line.substr(line.find('=') + 1));
-    size_t depth_returns = 0;
+    size_t depth_returns = 0, depth_entries = 0;
     for (const std::string& line : SplitLines(trace)) {
       if (line.find(" " + group + ":work: ") != std::string::npos) recorded.push_back(Values(line, "retval").at(0));
       depth_returns += line.find(" " + group + ":depth") != std::string::npos;
+      depth_entries += line.find(" " + group + ":enter: ") != std::string::npos;
     }
     std::sort(printed.begin(), printed.end());
     std::sort(recorded.begin(), recorded.end());
     CHECK(printed.size() == 40);
     CHECK(recorded == printed);
     CHECK(depth_returns == 4820);  // 101 + 102 + ... + 140 returns of depth
+    // Each call entered once, also those that grew the stack (the morestack
+    // path jumps back to the function's first instruction, before the probe).
+    CHECK(depth_entries == 4820);
     CheckNothingLeft(tracefs, group);
   }
+}
+
+// trace --latency on Go's FUNC%return: each call timed from its entry to
+// the return instruction it left by, paired by its goroutine (40 of them,
+// on however many threads Go runs them).
+TEST_CASE("trace: --latency on a Go function's returns, one per call, paired by goroutine") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("glat");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  std::string bin = FixturePath("gostack");
+  int status = Wait(Spawn({kKprobectl, "trace", "--latency", "-o", dir / "l.txt", "-x", bin, "--probe",
+                           group + ":work=main.work%return $retval:s64", "--", bin},
+                          dir / "out", dir / "err"));
+  CHECK(status == 0);
+  std::string err = ReadFile(dir / "err");
+  INFO(err);
+  auto lines = SplitLines(ReadFile(dir / "l.txt"));
+  CHECK(lines.size() == 40);
+  for (const std::string& line : lines) CHECK(line.find(" latency=") != std::string::npos);
+  CHECK(err.find("\nmain.work: 40 calls, min ") != std::string::npos);
+  CheckNothingLeft(tracefs, group);
 }
 
 // FUNC%return on Go with the results where Go's ABI puts them at each
