@@ -218,17 +218,20 @@ Result<KprobeBlacklist> KprobeBlacklist::FromImage(const ElfImage& image, const 
   const ElfSymbol* start = found[names.size() - 2];
   const ElfSymbol* end = found[names.size() - 1];
   if (start && end && end->value > start->value) {
-    for (const ElfSymbol* f :
-         image.FunctionsStartingAt(KP_TRY(image.ReadWords(start->value, end->value, arch.relative_relocation()))))
-      out.ranges_.push_back({f->value, f->value + std::max<uint64_t>(f->size, 1), f->name});
+    out.functions_ = KP_TRY(image.ReadWords(start->value, end->value, arch.relative_relocation()));
+    std::sort(out.functions_.begin(), out.functions_.end());
+    out.image_ = &image;
   }
   return out;
 }
 
-const BlacklistRange* KprobeBlacklist::Find(uint64_t address) const {
+std::optional<BlacklistRange> KprobeBlacklist::Find(uint64_t address) const {
   for (const BlacklistRange& r : ranges_)
-    if (address >= r.start && address < r.end) return &r;
-  return nullptr;
+    if (address >= r.start && address < r.end) return r;
+  if (functions_.empty() || !image_ || address < functions_.front()) return std::nullopt;
+  const ElfSymbol* f = image_->FunctionAt(address);
+  if (!f || !std::binary_search(functions_.begin(), functions_.end(), f->value)) return std::nullopt;
+  return BlacklistRange{f->value, f->value + std::max<uint64_t>(f->size, 1), f->name};
 }
 
 TraceableFunctions TraceableFunctions::FromAvailable(std::string_view text) {

@@ -49,8 +49,7 @@ std::optional<Error> Refusal(ResolvedLocation& loc, const ElfImage* image, const
   bool has_address = image && loc.address != 0;
   const ElfSymbol* function = has_address ? image->FunctionAt(loc.address) : nullptr;
   std::string name = function ? function->name : loc.target.symbol;
-  if (const BlacklistRange* listed = has_address ? lists.blacklist.Find(loc.address) : nullptr)
-    return Blacklisted(name, *listed);
+  if (auto listed = has_address ? lists.blacklist.Find(loc.address) : std::nullopt) return Blacklisted(name, *listed);
   ElfSymbol by_name;
   by_name.name = name;
   if (!lists.traceable.KprobeAllowed(function ? *function : by_name, image) ||
@@ -154,7 +153,7 @@ std::optional<Error> RefusedByName(const ProbeSpec& spec, const Target& target, 
   if (!symbol || symbol->value == 0) return std::nullopt;
   auto lists = ListsFor(target.image.get(), *target.arch, system);
   if (!lists) return std::nullopt;
-  if (const BlacklistRange* listed = lists->blacklist.Find(symbol->value + p.offset.value_or(0)))
+  if (auto listed = lists->blacklist.Find(symbol->value + p.offset.value_or(0)))
     return Blacklisted(p.function, *listed);
   return std::nullopt;
 }
