@@ -142,7 +142,7 @@ std::optional<AggCell> KeyCell(Cursor& c, const AggKey& key, std::string_view ne
     if (!c.Eat("~ 2^")) return std::nullopt;
     auto k = c.Number();
     c.Blanks();
-    if (!k) return std::nullopt;
+    if (!k || *k > 64) return std::nullopt;  // a 64-bit value's bucket is at most 2^64
     return NumberCell(key, *k, true);
   }
   if (key.buckets == AggKey::kLinear) {

@@ -122,9 +122,14 @@ std::unique_ptr<char[]> Blob::ReadAll(const Source& source) {
 // most of an index's build.
 void PreferHugePages(const void* p, size_t size) {
   constexpr uintptr_t kHuge = 2 << 20;
-  const auto start = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
-  const auto end = (reinterpret_cast<uintptr_t>(p) + size) & ~(kHuge - 1);
-  if (end > start) madvise(reinterpret_cast<void*>(start), end - start, MADV_HUGEPAGE);
+  // The 2 MB boundaries inside [p, p + size), as offsets from p: the
+  // pointer itself stays a pointer (no integer made one again).
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  const size_t skip = (kHuge - address % kHuge) % kHuge;
+  if (size <= skip) return;
+  const size_t length = (size - skip) / kHuge * kHuge;
+  auto* start = const_cast<char*>(static_cast<const char*>(p)) + skip;
+  if (length > 0) madvise(start, length, MADV_HUGEPAGE);
 }
 
 void Pad(std::string& out) { out.resize((out.size() + 7) / 8 * 8, '\0'); }

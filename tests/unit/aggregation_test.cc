@@ -159,6 +159,17 @@ TEST_CASE("aggregation: the kernel's hist file read back (Linux 6.1)") {
   auto broken = ParseKernelHist("{ fd: x } hitcount: 1\n", kernel, "samp:ksys");
   REQUIRE(!broken);
   CHECK(broken.error().message == "cannot read samp:ksys's hist line: { fd: x } hitcount: 1");
+  // A bucket past a 64-bit value's (the serve fuzz target's: a shift by 3126).
+  auto widest = ParseKernelHist("{ n: ~ 2^64  } hitcount:          1\n\nTotals:\n    Hits: 1\n", log2, "samp:work");
+  REQUIRE(widest);
+  t = *widest;
+  CHECK(FormatTable(t, log2) ==
+        "samp:work: 1 hits\n"
+        "                       n.log2  hits\n"
+        "  (9223372036854775808, 2^64]     1\n");
+  auto too_far = ParseKernelHist("{ n: ~ 2^3127  } hitcount:          1\n", log2, "samp:work");
+  REQUIRE(!too_far);
+  CHECK(too_far.error().message == "cannot read samp:work's hist line: { n: ~ 2^3127  } hitcount:          1");
 }
 
 TEST_CASE("aggregation: log2 buckets are the kernel's") {
