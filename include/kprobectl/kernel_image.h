@@ -111,7 +111,7 @@ class TraceableFunctions {
   bool known_ = false;
   bool by_address_ = false;
   std::set<std::string> names_;
-  std::vector<uint64_t> sites_;         // ftrace call sites, sorted
+  ImageWords sites_;                    // ftrace call sites, sorted
   std::pair<int64_t, int64_t> window_;  // where a function's site lies, from its symbol
 };
 

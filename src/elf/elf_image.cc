@@ -385,6 +385,8 @@ Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cach
   image.machine_ = m.ehdr.e_machine;
   image.shared_object_ = m.ehdr.e_type == ET_DYN;
   image.build_id_ = ReadBuildId(m.elf.get());
+  image.file_mapping_ = m.mapping;
+  image.file_size_ = m.size;
   ElfReader::ReadSegments(m.elf.get(), image.segments_);
   if (GElf_Shdr rela; SectionNamed(m.elf.get(), ".rela.dyn", rela) && rela.sh_type == SHT_RELA &&
                       rela.sh_entsize == sizeof(Elf64_Rela) && gelf_getclass(m.elf.get()) == ELFCLASS64) {

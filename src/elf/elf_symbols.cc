@@ -43,15 +43,19 @@ void ElfImage::Table::IndexAddresses() {
 
 bool ElfImage::Table::Named(std::string_view name, std::vector<std::pair<uint32_t, Entry>>& out) const {
   const size_t mask = name_slots.size() - 1;
-  for (size_t slot = Hash64(name.data(), name.size()) & mask, probes = 0; probes < name_slots.size();
-       slot = (slot + 1) & mask, ++probes) {
+  const uint64_t hash = Hash64(name.data(), name.size());
+  for (size_t slot = hash & mask, probes = 0; probes < name_slots.size(); slot = (slot + 1) & mask, ++probes) {
     if (!Checked(&name_slots[slot])) return false;
-    if (name_slots[slot] > raw_count) {
+    const uint64_t value = name_slots[slot];
+    if (!value) return true;
+    if ((value & 0xffffffff) > raw_count) {
       IndexFailed();
       return false;
     }
-    if (!name_slots[slot]) return true;
-    uint32_t i = name_slots[slot] - 1;
+    // Another name's: its symbol not read (a page of .symtab and one of
+    // .strtab, a fault each the first time).
+    if (value >> 32 != hash >> 32 || (value & 0xffffffff) == 0) continue;
+    uint32_t i = static_cast<uint32_t>(value & 0xffffffff) - 1;
     Entry e = At(i);
     if (!e.skip && Name(e) == name) out.emplace_back(i, e);
   }
@@ -239,27 +243,30 @@ const ElfSymbol* ElfImage::SymbolAt(uint64_t vaddr, ElfSymbol::Type type) const 
 const ElfSymbol* ElfImage::FunctionAt(uint64_t vaddr) const { return SymbolAt(vaddr, ElfSymbol::kFunction); }
 const ElfSymbol* ElfImage::ObjectAt(uint64_t vaddr) const { return SymbolAt(vaddr, ElfSymbol::kObject); }
 
-Result<std::vector<uint64_t>> ElfImage::ReadWords(uint64_t start, uint64_t end, uint32_t relative_type) const {
+Result<ImageWords> ElfImage::ReadWords(uint64_t start, uint64_t end, uint32_t relative_type) const {
   if (end < start || (end - start) % 8 != 0) return Fail("bad table bounds in " + path_);
   uint64_t offset = KP_TRY(FileOffset(start));
-  std::vector<uint64_t> words((end - start) / 8);
-  if (words.empty()) return words;
-  int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return Fail("cannot open '" + path_ + "': " + std::strerror(errno));
-  ssize_t n = pread(fd, words.data(), words.size() * 8, static_cast<off_t>(offset));
-  std::vector<Elf64_Rela> relocations;
-  if (n == static_cast<ssize_t>(words.size() * 8) && relative_type && rela_dyn_size_) {
-    relocations.resize(rela_dyn_size_ / sizeof(Elf64_Rela));
-    size_t bytes = relocations.size() * sizeof(Elf64_Rela);
-    if (pread(fd, relocations.data(), bytes, static_cast<off_t>(rela_dyn_offset_)) != static_cast<ssize_t>(bytes))
-      relocations.clear();
+  const size_t count = (end - start) / 8;
+  if (count == 0) return ImageWords{};
+  if (offset > file_size_ || count > (file_size_ - offset) / 8)
+    return Fail("cannot read " + Hex(start) + " in '" + path_ + "'");
+  const auto* in_file = static_cast<const unsigned char*>(file_mapping_.get()) + offset;
+  if (!(relative_type && rela_dyn_size_) && offset % alignof(uint64_t) == 0)
+    return ImageWords{file_mapping_, {reinterpret_cast<const uint64_t*>(in_file), count}};
+  auto words = std::make_shared<std::vector<uint64_t>>(count);
+  std::memcpy(words->data(), in_file, count * 8);
+  if (relative_type && rela_dyn_size_ && rela_dyn_offset_ <= file_size_ &&
+      rela_dyn_size_ <= file_size_ - rela_dyn_offset_) {
+    const auto* rela = static_cast<const unsigned char*>(file_mapping_.get()) + rela_dyn_offset_;
+    for (size_t at = 0; at + sizeof(Elf64_Rela) <= rela_dyn_size_; at += sizeof(Elf64_Rela)) {
+      Elf64_Rela r;
+      std::memcpy(&r, rela + at, sizeof r);
+      if (ELF64_R_TYPE(r.r_info) == relative_type && r.r_offset >= start && r.r_offset < end && r.r_offset % 8 == 0)
+        (*words)[(r.r_offset - start) / 8] = static_cast<uint64_t>(r.r_addend);
+    }
   }
-  close(fd);
-  if (n != static_cast<ssize_t>(words.size() * 8)) return Fail("cannot read " + Hex(start) + " in '" + path_ + "'");
-  for (const Elf64_Rela& r : relocations)
-    if (ELF64_R_TYPE(r.r_info) == relative_type && r.r_offset >= start && r.r_offset < end && r.r_offset % 8 == 0)
-      words[(r.r_offset - start) / 8] = static_cast<uint64_t>(r.r_addend);
-  return words;
+  std::span<const uint64_t> view(*words);
+  return ImageWords{std::move(words), view};
 }
 
 Result<std::string> ElfImage::ReadBytes(uint64_t start, uint64_t size) const {

@@ -218,7 +218,8 @@ Result<KprobeBlacklist> KprobeBlacklist::FromImage(const ElfImage& image, const 
   const ElfSymbol* start = found[names.size() - 2];
   const ElfSymbol* end = found[names.size() - 1];
   if (start && end && end->value > start->value) {
-    out.functions_ = KP_TRY(image.ReadWords(start->value, end->value, arch.relative_relocation()));
+    ImageWords listed = KP_TRY(image.ReadWords(start->value, end->value, arch.relative_relocation()));
+    out.functions_.assign(listed.words.begin(), listed.words.end());
     std::sort(out.functions_.begin(), out.functions_.end());
     out.image_ = &image;
   }
@@ -251,13 +252,19 @@ Result<TraceableFunctions> TraceableFunctions::FromImage(const ElfImage& image, 
   const ElfSymbol* start = found[0];
   const ElfSymbol* end = found[1];
   if (!start || !end || end->value <= start->value) return out;  // unknown: not a kernel built with ftrace
-  out.sites_ = KP_TRY(image.ReadWords(start->value, end->value, arch.relative_relocation()));
+  ImageWords sites = KP_TRY(image.ReadWords(start->value, end->value, arch.relative_relocation()));
   out.known_ = true;
   out.by_address_ = true;
   // Sorted already where the build sorts it (CONFIG_BUILDTIME_MCOUNT_SORT,
   // Linux 5.17+: Debian's 6.1 has 37,697 sites in order): a check in one
   // pass, where sorting them anyway cost a warm command 12% of its work.
-  if (!std::is_sorted(out.sites_.begin(), out.sites_.end())) std::sort(out.sites_.begin(), out.sites_.end());
+  if (!std::is_sorted(sites.words.begin(), sites.words.end())) {
+    auto sorted = std::make_shared<std::vector<uint64_t>>(sites.words.begin(), sites.words.end());
+    std::sort(sorted->begin(), sorted->end());
+    sites.words = *sorted;
+    sites.owner = std::move(sorted);
+  }
+  out.sites_ = std::move(sites);
   return out;
 }
 
@@ -268,8 +275,9 @@ bool TraceableFunctions::Traceable(const ElfSymbol& function) const {
   // endbr64, arm64's BTI), or just before it (arm64's CALL_OPS): within
   // the architecture's window.
   uint64_t from = function.value + static_cast<uint64_t>(window_.first);
-  auto it = std::lower_bound(sites_.begin(), sites_.end(), from);
-  return it != sites_.end() && *it < function.value + static_cast<uint64_t>(window_.second) &&
+  std::span<const uint64_t> sites = sites_.words;
+  auto it = std::lower_bound(sites.begin(), sites.end(), from);
+  return it != sites.end() && *it < function.value + static_cast<uint64_t>(window_.second) &&
          *it < function.value + std::max<uint64_t>(function.size, 1);
 }
 
