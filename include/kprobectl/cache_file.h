@@ -77,6 +77,11 @@ class CheckedBytes {
                                    size_t hash_at);
   // Bytes built by this process: nothing to check.
   static CheckedBytes Trusted(const unsigned char* data, size_t payload);
+  // A file a cache refers to rather than copies (`size` bytes at `data`),
+  // checked against `table`: HashBlocks' hashes of it when the cache was
+  // built, kept in the cache (whose own check vouches for them), which
+  // must outlive this.
+  static CheckedBytes Against(const unsigned char* data, size_t size, const unsigned char* table);
   // [offset, offset + length) of the payload, once each block it touches
   // has matched its hash; null outside the payload or on a mismatch.
   const unsigned char* Read(uint64_t offset, uint64_t length) const;
@@ -113,6 +118,10 @@ class CacheBytes {
 
 // The size of the table SealBlocks appends to a payload of `payload` bytes.
 size_t BlockTableSize(size_t payload, size_t header_size);
+
+// The hash of each kCheckBlock bytes of `data` (`size` bytes), into `table`
+// (BlockTableSize(size, 0) bytes): what CheckedBytes::Against checks.
+void HashBlocks(const unsigned char* data, size_t size, unsigned char* table);
 
 // Creates the directory as needed, writes a temporary file beside `path`
 // and renames it into place.

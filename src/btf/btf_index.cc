@@ -23,14 +23,14 @@ Error Corrupt() { return Error{"the BTF index failed its check (a block's hash)"
 
 Index::~Index() = default;
 
-Result<std::unique_ptr<Index>> Index::FromBytes(std::string bytes, const BlobKey& key) {
+Result<std::unique_ptr<Index>> Index::FromBytes(std::string bytes, const BlobKey& key, std::string_view blob) {
   std::unique_ptr<Index> index(new Index);
   index->bytes_ = CacheBytes::Owned(std::move(bytes));
-  KP_TRY_VOID(index->Adopt(key, false));
+  KP_TRY_VOID(index->Adopt(key, false, blob));
   return index;
 }
 
-Result<void> Index::Adopt(const BlobKey& key, bool trusted) {
+Result<void> Index::Adopt(const BlobKey& key, bool trusted, std::string_view blob) {
   IndexHeader h;
   const unsigned char* header = bytes_.Header(sizeof h);
   if (!header) return Fail("truncated");
@@ -44,11 +44,28 @@ Result<void> Index::Adopt(const BlobKey& key, bool trusted) {
   // The seal vouches for the header: its sections are checked against the
   // payload once, each read against its section.
   auto inside = [&](uint64_t at, uint64_t bytes) { return at >= sizeof h && at + bytes <= checked_.payload(); };
-  if (h.types == 0 || !inside(h.types_at, h.types_len) || !inside(h.strs_at, h.strs_len) || h.strs_len == 0 ||
-      !inside(h.offsets_at, uint64_t{h.types} * 4) || !std::has_single_bit(h.slots) ||
-      !inside(h.slots_at, uint64_t{h.slots} * sizeof(NameSlot)) || !inside(h.pointers_at, uint64_t{h.types} * 4) ||
-      !inside(h.funcs_at, uint64_t{h.funcs} * 4))
+  const bool refer = (h.flags & kReferToBlob) != 0;
+  // The types and strings: in this file, or in the blob (a table of its
+  // blocks' hashes in this file).
+  auto in_sections = [&](uint64_t at, uint64_t bytes) { return refer ? at + bytes <= key.size : inside(at, bytes); };
+  if (h.flags & ~kReferToBlob || h.types == 0 || !in_sections(h.types_at, h.types_len) ||
+      !in_sections(h.strs_at, h.strs_len) || h.strs_len == 0 || !inside(h.offsets_at, uint64_t{h.types} * 4) ||
+      !std::has_single_bit(h.slots) || !inside(h.slots_at, uint64_t{h.slots} * sizeof(NameSlot)) ||
+      !inside(h.pointers_at, uint64_t{h.types} * 4) || !inside(h.funcs_at, uint64_t{h.funcs} * 4) ||
+      (refer && !inside(h.blob_hashes_at, BlockTableSize(key.size, 0))))
     return Fail("corrupt (a section outside the file)");
+  if (refer) {
+    if (blob.size() != key.size) return Fail("refers to the blob, which cannot be mapped");
+    const auto* data = reinterpret_cast<const unsigned char*>(blob.data());
+    if (trusted) {
+      blob_checked_ = CheckedBytes::Trusted(data, blob.size());
+    } else {
+      const unsigned char* table = checked_.Read(h.blob_hashes_at, BlockTableSize(key.size, 0));
+      if (!table) return std::unexpected(Corrupt());
+      blob_checked_ = CheckedBytes::Against(data, blob.size(), table);
+    }
+    sections_ = &blob_checked_;
+  }
   types_ = h.types;
   types_at_ = h.types_at;
   types_len_ = h.types_len;
@@ -69,6 +86,12 @@ Result<const unsigned char*> Index::Read(uint64_t offset, uint64_t length) const
   return p;
 }
 
+Result<const unsigned char*> Index::ReadSections(uint64_t offset, uint64_t length) const {
+  const unsigned char* p = sections_->Read(offset, length);
+  if (!p) return std::unexpected(Corrupt());
+  return p;
+}
+
 Result<uint32_t> Index::Word(uint64_t offset) const { return U32(KP_TRY(Read(offset, 4))); }
 
 Result<std::string> Index::String(uint32_t offset) const {
@@ -79,7 +102,7 @@ Result<std::string> Index::String(uint32_t offset) const {
     // One block at a time, up to its end or the section's.
     uint64_t absolute = strs_at_ + at;
     uint64_t chunk = std::min<uint64_t>(kCheckBlock - absolute % kCheckBlock, strs_len_ - at);
-    const unsigned char* p = KP_TRY(Read(absolute, chunk));
+    const unsigned char* p = KP_TRY(ReadSections(absolute, chunk));
     const void* nul = std::memchr(p, '\0', chunk);
     size_t take = nul ? static_cast<size_t>(static_cast<const unsigned char*>(nul) - p) : chunk;
     out.append(reinterpret_cast<const char*>(p), take);
@@ -94,12 +117,12 @@ Result<Type> Index::Get(uint32_t id) const {
   if (id == 0 || id >= types_) return out;  // void, or an id out of range
   uint32_t offset = KP_TRY(Word(offsets_at_ + uint64_t{id} * 4));
   if (uint64_t{offset} + 12 > types_len_) return std::unexpected(Corrupt());
-  const unsigned char* t = KP_TRY(Read(uint64_t{types_at_} + offset, 12));
+  const unsigned char* t = KP_TRY(ReadSections(uint64_t{types_at_} + offset, 12));
   const uint32_t name_off = U32(t), info = U32(t + 4), size_type = U32(t + 8);
   const uint32_t kind = KindOfInfo(info), vlen = VlenOfInfo(info);
   int64_t extra = ExtraSize(kind, vlen);
   if (extra < 0 || uint64_t{offset} + 12 + static_cast<uint64_t>(extra) > types_len_) return std::unexpected(Corrupt());
-  const unsigned char* x = KP_TRY(Read(uint64_t{types_at_} + offset + 12, static_cast<uint64_t>(extra)));
+  const unsigned char* x = KP_TRY(ReadSections(uint64_t{types_at_} + offset + 12, static_cast<uint64_t>(extra)));
   out.kind = TypeKindOf(kind);
   out.name = KP_TRY(String(name_off));
   switch (kind) {
@@ -168,7 +191,7 @@ Result<std::optional<uint32_t>> Index::Find(std::string_view name, uint32_t btf_
     if (s.id >= types_) return std::unexpected(Corrupt());
     uint32_t offset = KP_TRY(Word(offsets_at_ + uint64_t{s.id} * 4));
     if (uint64_t{offset} + 12 > types_len_) return std::unexpected(Corrupt());
-    const unsigned char* t = KP_TRY(Read(uint64_t{types_at_} + offset, 12));
+    const unsigned char* t = KP_TRY(ReadSections(uint64_t{types_at_} + offset, 12));
     if (KindOfInfo(U32(t + 4)) != btf_kind) continue;
     if (KP_TRY(String(U32(t))) == name) return s.id;
   }
@@ -179,7 +202,7 @@ Result<std::optional<uint32_t>> Index::FindAnonymous(uint32_t btf_kind) const {
   for (uint32_t id = 1; id < types_; ++id) {
     uint32_t offset = KP_TRY(Word(offsets_at_ + uint64_t{id} * 4));
     if (uint64_t{offset} + 12 > types_len_) return std::unexpected(Corrupt());
-    const unsigned char* t = KP_TRY(Read(uint64_t{types_at_} + offset, 12));
+    const unsigned char* t = KP_TRY(ReadSections(uint64_t{types_at_} + offset, 12));
     if (KindOfInfo(U32(t + 4)) == btf_kind && U32(t) < strs_len_ && KP_TRY(String(U32(t))).empty()) return id;
   }
   return std::nullopt;
@@ -193,7 +216,7 @@ Result<std::vector<std::string>> Index::FunctionNames() const {
     if (id == 0 || id >= types_) return std::unexpected(Corrupt());
     uint32_t offset = KP_TRY(Word(offsets_at_ + uint64_t{id} * 4));
     if (uint64_t{offset} + 12 > types_len_) return std::unexpected(Corrupt());
-    uint32_t name_off = KP_TRY(Word(uint64_t{types_at_} + offset));
+    uint32_t name_off = U32(KP_TRY(ReadSections(uint64_t{types_at_} + offset, 4)));
     out.push_back(KP_TRY(String(name_off)));
   }
   return out;

@@ -7,11 +7,14 @@
 //
 // libbpf parses every one of a kernel's 150,000 types on each run (5.5 MB,
 // most of a BTF command's time and memory); the answer needs a handful. The
-// index holds a copy of the blob's types and strings, each type's offset,
-// a hash table of the names, the first pointer type to each type and the
-// functions in id order; a warm run reads the few pages its look-ups land
-// on, each 4 KB block checked against its hash when first read (LazyFile,
-// CheckedBytes). It is keyed by the blob's size and mtime and the
+// index holds each type's offset, a hash table of the names, the first
+// pointer type to each type and the functions in id order, and either the
+// hash of each 4 KB of the blob, whose own types and strings are read
+// where it can be mapped (a file; /sys/kernel/btf/vmlinux since Linux
+// 6.16: no copy to make, write or read), or a copy of them (a blob that
+// must be read whole, which a warm run must not do); a warm run reads the
+// few pages its look-ups land on, each 4 KB block checked against its hash
+// when first read (LazyFile, CheckedBytes). It is keyed by the blob's size and mtime and the
 // hash of its first and last 4 KB (its header, first types and the end of
 // its strings), read from the blob on every run: /sys/kernel/btf/vmlinux is
 // the running kernel's own .BTF section, fixed until the next boot, which
@@ -47,10 +50,12 @@ class Index {
   // what is wrong. `use_cache` false: the blob is read even when the cache
   // file is there (which failed a check), and the cache file rewritten.
   static std::unique_ptr<Index> Open(const std::string& path, const std::string& cache_dir, bool use_cache = true);
-  // Built from a blob's bytes in memory (tests); null as Open.
-  static std::unique_ptr<Index> Build(std::string_view blob, const BlobKey& key);
-  // A cache file's bytes; the error says what did not match.
-  static Result<std::unique_ptr<Index>> FromBytes(std::string bytes, const BlobKey& key);
+  // Built from a blob's bytes in memory (tests); null as Open. `refer`: the
+  // index refers to `blob`, which must outlive it, rather than copying it.
+  static std::unique_ptr<Index> Build(std::string_view blob, const BlobKey& key, bool refer = false);
+  // A cache file's bytes (over `blob` when they refer to it, which must
+  // outlive the index); the error says what did not match.
+  static Result<std::unique_ptr<Index>> FromBytes(std::string bytes, const BlobKey& key, std::string_view blob = {});
   ~Index();
   Index(const Index&) = delete;
   Index& operator=(const Index&) = delete;
@@ -64,12 +69,17 @@ class Index {
   Result<std::optional<uint32_t>> PointerTo(uint32_t id) const;
   // Whether the index came from the cache (else it was built this run).
   bool cached() const { return bytes_.from_file(); }
+  // Whether it reads the blob's own types and strings (else its copy).
+  bool refers_to_blob() const { return sections_ == &blob_checked_; }
   const std::string& bytes() const { return bytes_.owned(); }
 
  private:
   Index() = default;
-  Result<void> Adopt(const BlobKey& key, bool trusted);
+  // `blob`: the blob's bytes, when they can be read in place (null else).
+  Result<void> Adopt(const BlobKey& key, bool trusted, std::string_view blob);
   Result<const unsigned char*> Read(uint64_t offset, uint64_t length) const;
+  // Of the types and strings (types_at_, strs_at_ are offsets in these).
+  Result<const unsigned char*> ReadSections(uint64_t offset, uint64_t length) const;
   Result<uint32_t> Word(uint64_t offset) const;
   Result<std::string> String(uint32_t offset) const;
   // The first type of a kind with no name: not in the name table.
@@ -77,6 +87,9 @@ class Index {
 
   CacheBytes bytes_;
   CheckedBytes checked_;
+  std::shared_ptr<const void> blob_keep_;  // the blob's mapping, read in place
+  CheckedBytes blob_checked_;
+  const CheckedBytes* sections_ = &checked_;  // the types and strings: checked_ or blob_checked_
   uint32_t types_ = 0, types_at_ = 0, types_len_ = 0, strs_at_ = 0, strs_len_ = 0;
   uint32_t offsets_at_ = 0, slots_at_ = 0, slots_ = 0, pointers_at_ = 0, funcs_at_ = 0, funcs_ = 0;
 };

@@ -63,20 +63,26 @@ bool OpenSource(const std::string& path, Source& source) {
   return true;
 }
 
-// The whole blob, mapped where the file lets itself be (a file on disk;
+// The whole blob: mapped where the file lets itself be (a file on disk;
 // /sys/kernel/btf/vmlinux since Linux 6.16, whose pages the mapping shows
-// as they are): no copy, and no fresh page of memory a page of the blob,
-// each a fault that costs microseconds on a virtual machine. Else read.
+// as they are), and the index refers to it; else read, and the index holds
+// a copy of its sections.
 class Blob {
  public:
-  static std::optional<Blob> Of(const Source& source) {
+  // Mapped, or nothing.
+  static std::optional<Blob> Map(const Source& source) {
+    void* map = mmap(nullptr, source.key.size, PROT_READ, MAP_PRIVATE, source.fd, 0);
+    if (map == MAP_FAILED) return std::nullopt;
     Blob out;
     out.size_ = source.key.size;
-    void* map = mmap(nullptr, out.size_, PROT_READ, MAP_PRIVATE, source.fd, 0);
-    if (map != MAP_FAILED) {
-      out.map_ = map;
-      return out;
-    }
+    out.map_ = map;
+    return out;
+  }
+  // Mapped, or read.
+  static std::optional<Blob> Of(const Source& source) {
+    if (auto mapped = Map(source)) return mapped;
+    Blob out;
+    out.size_ = source.key.size;
     out.read_ = ReadAll(source);
     if (!out.read_) return std::nullopt;
     return out;
@@ -90,6 +96,7 @@ class Blob {
   std::string_view bytes() const {
     return {map_ ? static_cast<const char*>(map_) : read_.get(), static_cast<size_t>(size_)};
   }
+  bool mapped() const { return map_ != nullptr; }
 
  private:
   Blob() = default;
@@ -132,17 +139,48 @@ void PreferHugePages(const void* p, size_t size) {
   if (length > 0) madvise(start, length, MADV_HUGEPAGE);
 }
 
-void Pad(std::string& out) { out.resize((out.size() + 7) / 8 * 8, '\0'); }
+// What the first pass over the types counts, for the index's layout.
+struct Counts {
+  uint32_t types = 1;  // void's id included
+  uint32_t named = 0, funcs = 0;
+};
 
-template <typename T>
-void Put(std::string& out, const std::vector<T>& v) {
-  if (!v.empty()) out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-  Pad(out);
+// A name outside the strings never matches, as in libbpf; the thousands
+// of anonymous types would make one long probe (Find scans for those).
+bool Indexed(uint32_t kind, uint32_t name_off, const unsigned char* strs, uint64_t str_len) {
+  return NamedKind(kind) && name_off < str_len && strs[name_off] != '\0';
+}
+
+// Every type's length checked against the section, as libbpf checks it.
+std::optional<Counts> Count(const unsigned char* types, uint64_t type_len, const unsigned char* strs,
+                            uint64_t str_len) {
+  Counts c;
+  for (uint64_t at = 0; at < type_len; ++c.types) {
+    if (at + 12 > type_len || c.types == UINT32_MAX) return std::nullopt;
+    const uint32_t info = U32(types + at + 4), kind = KindOfInfo(info);
+    const int64_t extra = ExtraSize(kind, VlenOfInfo(info));
+    if (extra < 0 || at + 12 + static_cast<uint64_t>(extra) > type_len) return std::nullopt;
+    c.named += Indexed(kind, U32(types + at), strs, str_len);
+    c.funcs += kind == kRawFunc;
+    at += 12 + static_cast<uint64_t>(extra);
+  }
+  return c;
+}
+
+uint32_t Align8(uint64_t at) { return static_cast<uint32_t>((at + 7) / 8 * 8); }
+
+void Store32(std::string& out, uint64_t at, uint32_t value) { std::memcpy(out.data() + at, &value, 4); }
+uint32_t Load32(const std::string& out, uint64_t at) {
+  return U32(reinterpret_cast<const unsigned char*>(out.data() + at));
 }
 
 }  // namespace
 
-std::unique_ptr<Index> Index::Build(std::string_view blob, const BlobKey& key) {
+// The tables are written where they lie in the file (no table built and
+// then copied in): every page of memory a build touches afresh is a fault,
+// microseconds each on a virtual machine, and the file's pages as many
+// again in the page cache.
+std::unique_ptr<Index> Index::Build(std::string_view blob, const BlobKey& key, bool refer) {
   const auto* raw = reinterpret_cast<const unsigned char*>(blob.data());
   uint16_t magic;
   if (blob.size() < kBtfHeaderSize) return nullptr;
@@ -150,84 +188,87 @@ std::unique_ptr<Index> Index::Build(std::string_view blob, const BlobKey& key) {
   const uint64_t hdr_len = U32(raw + 4), type_off = U32(raw + 8), type_len = U32(raw + 12), str_off = U32(raw + 16),
                  str_len = U32(raw + 20);
   if (magic != kBtfMagic || hdr_len < kBtfHeaderSize || type_off % 4 || type_off + type_len > str_off ||
-      hdr_len + str_off + str_len > blob.size() || str_len == 0)
+      hdr_len + str_off + str_len > blob.size() || str_len == 0 || (refer && blob.size() != key.size))
     return nullptr;
   const unsigned char* types = raw + hdr_len + type_off;
   const unsigned char* strs = raw + hdr_len + str_off;
   if (strs[0] != '\0' || strs[str_len - 1] != '\0') return nullptr;
-
-  std::vector<uint32_t> offsets{0}, funcs, named;
-  offsets.reserve(type_len / 16);
-  PreferHugePages(offsets.data(), offsets.capacity() * sizeof(uint32_t));
-  for (uint64_t at = 0; at < type_len;) {
-    if (at + 12 > type_len) return nullptr;
-    const uint32_t name_off = U32(types + at), info = U32(types + at + 4), kind = KindOfInfo(info);
-    const int64_t extra = ExtraSize(kind, VlenOfInfo(info));
-    if (extra < 0 || at + 12 + static_cast<uint64_t>(extra) > type_len) return nullptr;
-    const auto id = static_cast<uint32_t>(offsets.size());
-    offsets.push_back(static_cast<uint32_t>(at));
-    // A name outside the strings never matches, as in libbpf; the
-    // thousands of anonymous types would make one long probe (Find scans
-    // for those).
-    if (NamedKind(kind) && name_off < str_len && strs[name_off] != '\0') named.push_back(id);
-    if (kind == kRawFunc) funcs.push_back(id);
-    at += 12 + static_cast<uint64_t>(extra);
-  }
-  std::vector<uint32_t> pointers(offsets.size());
-  std::vector<NameSlot> slots;
-  slots.reserve(std::max<size_t>(2, std::bit_ceil(named.size() * 2)));
-  PreferHugePages(slots.data(), slots.capacity() * sizeof(NameSlot));
-  slots.resize(slots.capacity());
-  const size_t mask = slots.size() - 1;
-  for (uint32_t id = static_cast<uint32_t>(offsets.size()) - 1; id > 0; --id) {
-    // Downwards: what is left is the first (lowest id) pointer to each type.
-    const unsigned char* t = types + offsets[id];
-    if (KindOfInfo(U32(t + 4)) == kRawPtr && U32(t + 8) < pointers.size()) pointers[U32(t + 8)] = id;
-  }
-  for (uint32_t id : named) {
-    const char* name = reinterpret_cast<const char*>(strs + U32(types + offsets[id]));
-    uint64_t hash = NameHash(name, std::strlen(name));
-    size_t slot = hash & mask;
-    while (slots[slot].id) slot = (slot + 1) & mask;
-    slots[slot] = {id, static_cast<uint32_t>(hash >> 32)};
-  }
+  const std::optional<Counts> counts = Count(types, type_len, strs, str_len);
+  if (!counts) return nullptr;
 
   IndexHeader h{};
   std::memcpy(h.magic, kIndexMagic, sizeof kIndexMagic);
   h.version = kIndexVersion;
-  h.types = static_cast<uint32_t>(offsets.size());
+  h.types = counts->types;
   h.source_size = key.size;
   h.source_mtime_ns = key.mtime_ns;
   h.sample = key.sample;
-  std::string out(sizeof h, '\0');
-  size_t payload = sizeof h + type_len + str_len + 8 + (offsets.size() + pointers.size() + funcs.size()) * 4 +
-                   slots.size() * sizeof(NameSlot) + 32;
-  out.reserve(payload + BlockTableSize(payload, sizeof h));
-  PreferHugePages(out.data(), out.capacity());
-  h.types_at = static_cast<uint32_t>(out.size());
   h.types_len = static_cast<uint32_t>(type_len);
-  out.append(reinterpret_cast<const char*>(types), type_len);
-  h.strs_at = static_cast<uint32_t>(out.size());
   h.strs_len = static_cast<uint32_t>(str_len);
-  out.append(reinterpret_cast<const char*>(strs), str_len);
-  Pad(out);
-  h.offsets_at = static_cast<uint32_t>(out.size());
-  Put(out, offsets);
-  h.slots_at = static_cast<uint32_t>(out.size());
-  h.slots = static_cast<uint32_t>(slots.size());
-  Put(out, slots);
-  h.pointers_at = static_cast<uint32_t>(out.size());
-  Put(out, pointers);
-  h.funcs_at = static_cast<uint32_t>(out.size());
-  h.funcs = static_cast<uint32_t>(funcs.size());
-  Put(out, funcs);
-  h.payload = out.size();
+  uint64_t at = sizeof h;
+  if (refer) {
+    h.flags = kReferToBlob;
+    h.types_at = static_cast<uint32_t>(hdr_len + type_off);
+    h.strs_at = static_cast<uint32_t>(hdr_len + str_off);
+  } else {
+    h.types_at = static_cast<uint32_t>(at);
+    h.strs_at = static_cast<uint32_t>(at + type_len);
+    at += type_len + str_len;
+  }
+  // At most two thirds full (a look-up probes about 2 slots, a miss 5), a
+  // 1 MB table for a kernel's 70,000 names rather than 2 MB at a quarter.
+  h.slots = static_cast<uint32_t>(std::max<size_t>(2, std::bit_ceil(size_t{counts->named} * 3 / 2 + 1)));
+  h.offsets_at = Align8(at);
+  h.slots_at = Align8(h.offsets_at + uint64_t{h.types} * 4);
+  h.pointers_at = Align8(h.slots_at + uint64_t{h.slots} * sizeof(NameSlot));
+  h.funcs_at = Align8(h.pointers_at + uint64_t{h.types} * 4);
+  h.funcs = counts->funcs;
+  at = Align8(h.funcs_at + uint64_t{h.funcs} * 4);
+  if (refer) {
+    h.blob_hashes_at = static_cast<uint32_t>(at);
+    at += BlockTableSize(blob.size(), 0);
+  }
+  h.payload = at;
+  if (h.payload > UINT32_MAX) return nullptr;
+
+  std::string out;
+  out.reserve(h.payload + BlockTableSize(h.payload, sizeof h));
+  PreferHugePages(out.data(), out.capacity());
+  out.resize(h.payload);
+  if (!refer) {
+    std::memcpy(out.data() + h.types_at, types, type_len);
+    std::memcpy(out.data() + h.strs_at, strs, str_len);
+  }
+  auto* slots = reinterpret_cast<unsigned char*>(out.data() + h.slots_at);
+  const uint32_t mask = h.slots - 1;
+  uint32_t id = 1, func = 0;
+  for (uint64_t offset = 0; offset < type_len; ++id) {
+    const unsigned char* t = types + offset;
+    const uint32_t name_off = U32(t), kind = KindOfInfo(U32(t + 4));
+    Store32(out, h.offsets_at + uint64_t{id} * 4, static_cast<uint32_t>(offset));
+    if (Indexed(kind, name_off, strs, str_len)) {
+      const char* name = reinterpret_cast<const char*>(strs + name_off);
+      const uint64_t hash = NameHash(name, std::strlen(name));
+      // In id order: the first match along a probe is the lowest id.
+      uint32_t slot = static_cast<uint32_t>(hash) & mask;
+      while (U32(slots + uint64_t{slot} * sizeof(NameSlot))) slot = (slot + 1) & mask;
+      const NameSlot filled{id, static_cast<uint32_t>(hash >> 32)};
+      std::memcpy(slots + uint64_t{slot} * sizeof(NameSlot), &filled, sizeof filled);
+    }
+    if (kind == kRawFunc) Store32(out, h.funcs_at + uint64_t{func++} * 4, id);
+    // The first (lowest id) pointer to each type.
+    if (const uint32_t to = U32(t + 8);
+        kind == kRawPtr && to < h.types && Load32(out, h.pointers_at + uint64_t{to} * 4) == 0)
+      Store32(out, h.pointers_at + uint64_t{to} * 4, id);
+    offset += 12 + static_cast<uint64_t>(ExtraSize(kind, VlenOfInfo(U32(t + 4))));
+  }
+  if (refer) HashBlocks(raw, blob.size(), reinterpret_cast<unsigned char*>(out.data() + h.blob_hashes_at));
   std::memcpy(out.data(), &h, sizeof h);
   SealBlocks(out, sizeof h, kSealAt);
 
   std::unique_ptr<Index> index(new Index);
   index->bytes_ = CacheBytes::Owned(std::move(out));
-  if (!index->Adopt(key, true)) return nullptr;
+  if (!index->Adopt(key, true, refer ? blob : std::string_view())) return nullptr;
   return index;
 }
 
@@ -236,16 +277,21 @@ std::unique_ptr<Index> Index::Open(const std::string& path, const std::string& c
   if (!OpenSource(path, source)) return nullptr;
   const std::string cache_file = cache_dir.empty() ? std::string() : IndexPath(cache_dir, source.key);
   if (!cache_file.empty() && use_cache) {
-    // Only the pages a look-up reads are read.
+    // Only the pages a look-up reads are read, of the index and the blob.
     if (auto file = LazyFile::Open(cache_file)) {
       std::unique_ptr<Index> index(new Index);
       index->bytes_ = CacheBytes::File(std::move(*file));
-      if (index->Adopt(source.key, false)) return index;
+      auto blob = Blob::Map(source);
+      if (index->Adopt(source.key, false, blob ? blob->bytes() : std::string_view())) {
+        if (index->refers_to_blob()) index->blob_keep_ = std::make_shared<const Blob>(std::move(*blob));
+        return index;
+      }
     }
   }
   auto blob = Blob::Of(source);
   if (!blob) return nullptr;
-  auto index = Build(blob->bytes(), source.key);
+  auto index = Build(blob->bytes(), source.key, blob->mapped());
+  if (index && index->refers_to_blob()) index->blob_keep_ = std::make_shared<const Blob>(std::move(*blob));
   // A cache: without it, the next run reads the blob again.
   if (index && !cache_file.empty()) (void)WriteFileAtomically(cache_file, index->bytes());
   return index;

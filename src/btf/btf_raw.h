@@ -6,10 +6,14 @@
 //
 // Cache file (little-endian), a payload sealed by SealBlocks:
 //   header, 128 bytes (IndexHeader);
-//   the blob's type section, then its string section, copied;
+//   the blob's type section, then its string section, copied; or, where the
+//     blob could be mapped (a file; /sys/kernel/btf/vmlinux since Linux
+//     6.16), nothing: the index refers to the blob's own sections
+//     (kReferToBlob), and holds the hash of each 4 KB of the blob (after
+//     the functions) against which what is read of it is checked;
 //   u32 offsets[types]: each type's offset in the type section (0: void);
-//   slots[]: an open-addressing table (a power of two, at least twice the
-//     names) of the types of the kinds looked up by name, each {u32 id,
+//   slots[]: an open-addressing table (a power of two, at least 1.5 times
+//     the names) of the types of the kinds looked up by name, each {u32 id,
 //     u32 high half of the name's hash}, 0 when empty, probed linearly from
 //     the hash's low bits; inserted in id order, so that the first match
 //     along a probe is the lowest id, libbpf's answer;
@@ -140,7 +144,10 @@ inline Type::Kind TypeKindOf(uint32_t kind) {
 }
 
 constexpr char kIndexMagic[8] = {'K', 'P', 'B', 'T', 'F', 'I', 'D', 'X'};
-constexpr uint32_t kIndexVersion = 1;
+constexpr uint32_t kIndexVersion = 2;
+// IndexHeader::flags: types_at and strs_at are offsets in the blob, not in
+// the index.
+constexpr uint32_t kReferToBlob = 1;
 
 struct IndexHeader {
   char magic[8];
@@ -153,7 +160,8 @@ struct IndexHeader {
   uint64_t seal;
   uint32_t types_at, types_len, strs_at, strs_len;
   uint32_t offsets_at, slots_at, slots, pointers_at, funcs_at, funcs;
-  uint32_t reserved[8];
+  uint32_t flags, blob_hashes_at;
+  uint32_t reserved[6];
 };
 static_assert(sizeof(IndexHeader) == 128);
 constexpr size_t kSealAt = offsetof(IndexHeader, seal);

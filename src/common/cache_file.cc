@@ -125,6 +125,22 @@ Result<CheckedBytes> CheckedBytes::Open(std::shared_ptr<const LazyFile> file, si
   return out;
 }
 
+void HashBlocks(const unsigned char* data, size_t size, unsigned char* table) {
+  for (size_t at = 0; at < size; at += kCheckBlock, table += 8) {
+    const uint64_t h = BlockHash(data, at, size);
+    std::memcpy(table, &h, 8);
+  }
+}
+
+CheckedBytes CheckedBytes::Against(const unsigned char* data, size_t size, const unsigned char* table) {
+  CheckedBytes out;
+  out.data_ = data;
+  out.payload_ = size;
+  out.table_ = table;
+  out.checked_.assign(size / kCheckBlock / 64 + 1, 0);
+  return out;
+}
+
 CheckedBytes CheckedBytes::Trusted(const unsigned char* data, size_t payload) {
   CheckedBytes out;
   out.data_ = data;
