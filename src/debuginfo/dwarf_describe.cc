@@ -6,6 +6,7 @@
 // whole line table, so it is looked up only where something reads it.
 #include <dwarf.h>
 
+#include <algorithm>
 #include <string_view>
 
 #include "dwarf_internal.h"
@@ -55,11 +56,9 @@ DwarfAddress DwarfInfo::Describe(const ReadyDwarf& dwarf, const FunctionInstance
   // Go (1.19) writes no DW_AT_decl_line for functions: the line of the
   // entry's row, Go's "func" line, is where the function begins.
   if (out.decl.line == 0 && has_entry && decl_file)
-    if (Dwarf_Line* first = dwarf_getsrc_die(&cu, entry)) {
-      const char* file = dwarf_linesrc(first, nullptr, nullptr);
-      int lineno = 0;
-      if (file && std::string_view(file) == decl_file && dwarf_lineno(first, &lineno) == 0)
-        out.decl.line = static_cast<uint64_t>(lineno);
+    if (const LineTable::Row* first = Lines(&cu).At(entry)) {
+      const char* file = Lines(&cu).File(*first);
+      if (file && std::string_view(file) == decl_file) out.decl.line = static_cast<uint64_t>(first->line);
     }
   // At the entry the line is the declaration's, and costs the CU's whole
   // line table: left out, unless there is no declared file (clang's DWARF
@@ -80,35 +79,25 @@ DwarfAddress DwarfInfo::WithLine(const DwarfAddress& at) {
 }
 
 void DwarfInfo::LineAt(Dwarf_Die* cu, uint64_t address, DwarfAddress& out) {
-  if (Dwarf_Line* line = dwarf_getsrc_die(cu, address)) {
-    const char* file = dwarf_linesrc(line, nullptr, nullptr);
-    int lineno = 0;
-    dwarf_lineno(line, &lineno);
-    if (file) out.at.file = file;
-    out.at.line = static_cast<uint64_t>(lineno);
+  const LineTable& lines = Lines(cu);
+  if (const LineTable::Row* row = lines.At(address)) {
+    if (const char* file = lines.File(*row)) out.at.file = file;
+    out.at.line = static_cast<uint64_t>(row->line);
   }
   // Several rows may start at one address (gcc's views, inlined code): the
   // statement of the function's own file is the line a probe there is on.
-  Dwarf_Lines* lines = nullptr;
-  size_t n = 0;
-  if (dwarf_getsrclines(cu, &lines, &n) == 0) {
-    for (size_t i = 0; i < n; ++i) {
-      Dwarf_Line* line = dwarf_onesrcline(lines, i);
-      Dwarf_Addr row = 0;
-      bool stmt = false;
-      if (dwarf_lineaddr(line, &row) != 0 || row != address || dwarf_linebeginstatement(line, &stmt) != 0 || !stmt)
-        continue;
-      const char* file = dwarf_linesrc(line, nullptr, nullptr);
-      int lineno = 0;
-      dwarf_lineno(line, &lineno);
-      bool own = file && out.decl.file == file;
-      if (!out.line_start || own) {
-        out.line_start = true;
-        if (file) out.at.file = file;
-        out.at.line = static_cast<uint64_t>(lineno);
-      }
-      if (own) break;
+  auto first = std::partition_point(lines.rows.begin(), lines.rows.end(),
+                                    [&](const LineTable::Row& row) { return row.address < address; });
+  for (auto row = first; row != lines.rows.end() && row->address == address; ++row) {
+    if (!row->stmt) continue;
+    const char* file = lines.File(*row);
+    bool own = file && out.decl.file == file;
+    if (!out.line_start || own) {
+      out.line_start = true;
+      if (file) out.at.file = file;
+      out.at.line = static_cast<uint64_t>(row->line);
     }
+    if (own) break;
   }
 }
 

@@ -112,12 +112,44 @@ struct UnitNames {
 struct LineSections {
   std::span<const unsigned char> line, line_str, str;
 };
+// A line program's unit at `offset` of .debug_line: its version, offset
+// size, (DWARF 5) address and segment selector sizes, and where its
+// header's fields (past header_length), its program and its end are.
+struct LineProgramUnit {
+  unsigned version = 0, offset_size = 0, address_size = 0, segment_selector_size = 0;
+  const unsigned char *fields = nullptr, *program = nullptr, *end = nullptr;
+};
+Result<LineProgramUnit> ReadLineProgramUnit(std::span<const unsigned char> line, uint64_t offset);
 // The basenames of the files the line program at `offset` lists, sorted.
 Result<std::vector<std::string>> LineProgramFiles(const LineSections& sections, uint64_t offset);
 // The files of the line program at `offset` as libdw 0.188 names them, by
 // DW_AT_decl_file's index (joined with their directories; before DWARF 5,
 // with `comp_dir` for directory 0, and file 0 libdw's "???").
 Result<std::vector<std::string>> LineProgramPaths(const LineSections& sections, uint64_t offset, const char* comp_dir);
+// A CU's line table as libdw 0.188 gives it (line_table.cc): its rows
+// sorted as dwarf_getsrclines sorts them, its files named as dwarf_linesrc
+// names them; an error where the reader stops short of libdw (the caller
+// asks libdw then).
+struct LineTable {
+  struct Row {
+    uint64_t address;
+    int32_t line;
+    uint32_t file;  // an index into `files`
+    bool stmt, end_sequence;
+  };
+  std::vector<Row> rows;
+  // By index, as dwarf_filesrc names them when `own` (read by
+  // ReadLineTable); libdw's rows' files alone else.
+  std::vector<std::string> files;
+  bool own = false;
+  // The row dwarf_getsrc_die gives for `address`: the last at or before
+  // it, unless that ends a sequence; null else.
+  const Row* At(uint64_t address) const;
+  // Its file's name, as dwarf_linesrc gives it (null out of range).
+  const char* File(const Row& row) const;
+};
+Result<LineTable> ReadLineTable(const LineSections& sections, uint64_t offset, const char* comp_dir,
+                                unsigned address_size);
 // Those basenames for a CU: from its header when `lines` is given and can
 // be read, else through libdw.
 std::vector<std::string> UnitFiles(Dwarf_Die* cu, const LineSections* lines);
@@ -249,7 +281,12 @@ class DwarfInfo : public Debuginfo {
   // a third of a warm look-up): null when there is none.
   const char* DeclFile(Dwarf_Die* die);
   // The line at `address` (out.at) and whether a row starts there.
-  static void LineAt(Dwarf_Die* cu, uint64_t address, DwarfAddress& out);
+  void LineAt(Dwarf_Die* cu, uint64_t address, DwarfAddress& out);
+  // The CU's line table: read by ReadLineTable where it can be, else
+  // libdw's rows (the same rows either way, tests compare them); kept.
+  const LineTable& Lines(Dwarf_Die* cu);
+  // The files of the CU's line program, as dwarf_getsrcfiles names them.
+  std::vector<std::string> SourceFiles(Dwarf_Die* cu);
   // `at` with its line where Describe left it out (an entry), for messages.
   DwarfAddress WithLine(const DwarfAddress& at);
   // A DIE's .debug_info offset, whichever handle read it (ReadyDwarf::Offset).
@@ -345,6 +382,7 @@ class DwarfInfo : public Debuginfo {
   std::optional<RawSection> info_section_;     // .debug_info in the file
   std::optional<LineSections> line_sections_;  // for file names without libdw's line tables
   std::map<uint64_t, std::optional<std::vector<std::string>>> decl_files_;  // LineProgramPaths by offset
+  std::map<uint64_t, LineTable> line_tables_;                               // Lines by the CU's offset
   std::unique_ptr<UnitWindows> windows_;                                    // with a valid cache file (Settle)
   UnitReader units_;                 // declared after what its thread's release callback uses
   std::optional<ReadyDwarf> ready_;  // the scan's permission, held while it lives

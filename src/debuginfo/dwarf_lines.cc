@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "dwarf_internal.h"
@@ -26,15 +27,25 @@ struct Row {
   bool end_sequence;
 };
 
-std::vector<Row> Rows(Dwarf_Die* cu) {
+std::vector<Row> Rows(const LineTable& table) {
   std::vector<Row> rows;
+  rows.reserve(table.rows.size());
+  for (const LineTable::Row& r : table.rows)
+    rows.push_back({r.address, static_cast<uint64_t>(r.line), table.File(r), r.stmt, r.end_sequence});
+  return rows;
+}
+
+// libdw's rows, as a LineTable: its file names in the order first met.
+LineTable LibdwLines(Dwarf_Die* cu) {
+  LineTable out;
   Dwarf_Lines* lines = nullptr;
   size_t n = 0;
-  if (dwarf_getsrclines(cu, &lines, &n) != 0) return rows;
-  rows.reserve(n);
+  if (dwarf_getsrclines(cu, &lines, &n) != 0) return out;
+  std::map<const char*, uint32_t> files;
+  out.rows.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     Dwarf_Line* line = dwarf_onesrcline(lines, i);
-    Row row{};
+    LineTable::Row row{};
     Dwarf_Addr addr = 0;
     int lineno = 0;
     dwarf_lineaddr(line, &addr);
@@ -42,11 +53,16 @@ std::vector<Row> Rows(Dwarf_Die* cu) {
     dwarf_linebeginstatement(line, &row.stmt);
     dwarf_lineendsequence(line, &row.end_sequence);
     row.address = addr;
-    row.line = static_cast<uint64_t>(lineno);
-    row.file = dwarf_linesrc(line, nullptr, nullptr);
-    rows.push_back(row);
+    row.line = lineno;
+    row.file = UINT32_MAX;  // none
+    if (const char* file = dwarf_linesrc(line, nullptr, nullptr)) {
+      auto [it, added] = files.try_emplace(file, static_cast<uint32_t>(out.files.size()));
+      if (added) out.files.emplace_back(file);
+      row.file = it->second;
+    }
+    out.rows.push_back(row);
   }
-  return rows;
+  return out;
 }
 
 bool InRanges(const std::vector<AddressRange>* ranges, uint64_t address) {
@@ -60,9 +76,42 @@ bool SameFile(const char* a, std::string_view b) { return a && std::string_view(
 
 }  // namespace
 
+const LineTable& DwarfInfo::Lines(Dwarf_Die* cu) {
+  auto [it, added] = line_tables_.try_emplace(OffsetOf(cu));
+  if (!added) return it->second;
+  Dwarf_Half version = 0;
+  uint8_t unit_type = 0, address_size = 0;
+  Dwarf_Attribute stmt, comp_dir;
+  Dwarf_Word offset = 0;
+  // A plain CU only: a split unit's line program is in its .dwo.
+  if (line_sections_ && cu->cu &&
+      dwarf_cu_info(cu->cu, &version, &unit_type, nullptr, nullptr, nullptr, &address_size, nullptr) == 0 &&
+      (unit_type == DW_UT_compile || unit_type == DW_UT_partial) &&
+      dwarf_formudata(dwarf_attr(cu, DW_AT_stmt_list, &stmt), &offset) == 0)
+    if (auto own = ReadLineTable(*line_sections_, offset, dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &comp_dir)),
+                                 address_size)) {
+      it->second = std::move(*own);
+      return it->second;
+    }
+  it->second = LibdwLines(cu);
+  return it->second;
+}
+
+std::vector<std::string> DwarfInfo::SourceFiles(Dwarf_Die* cu) {
+  const LineTable& table = Lines(cu);
+  if (table.own) return table.files;
+  std::vector<std::string> out;
+  Dwarf_Files* files = nullptr;
+  size_t count = 0;
+  if (dwarf_getsrcfiles(cu, &files, &count) != 0) return out;
+  for (size_t i = 0; i < count; ++i)
+    if (const char* name = dwarf_filesrc(files, i, nullptr, nullptr)) out.emplace_back(name);
+  return out;
+}
+
 std::vector<DwarfInfo::LineHit> DwarfInfo::LineAddresses(Dwarf_Die* cu, std::string_view file, uint64_t line,
                                                          const std::vector<AddressRange>* ranges) {
-  std::vector<Row> rows = Rows(cu);
+  std::vector<Row> rows = Rows(Lines(cu));
   std::vector<LineHit> hits;
   bool in_block = false;
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -89,7 +138,7 @@ std::vector<DwarfInfo::LineHit> DwarfInfo::LineAddresses(Dwarf_Die* cu, std::str
 std::vector<uint64_t> DwarfInfo::CodeLines(Dwarf_Die* cu, std::string_view file,
                                            const std::vector<AddressRange>* ranges) {
   std::set<uint64_t> lines;
-  std::vector<Row> rows = Rows(cu);
+  std::vector<Row> rows = Rows(Lines(cu));
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& row = rows[i];
     if (row.end_sequence || !row.stmt || !SameFile(row.file, file) || !InRanges(ranges, row.address)) continue;
@@ -237,12 +286,8 @@ Result<DwarfInfo::ListingScope> DwarfInfo::FileScope(const LineRange& range) {
   ReadyDwarf dwarf = Ready();
   for (Dwarf_Off cu_offset : units) {
     Dwarf_Die candidate = dwarf.Die(cu_offset);
-    Dwarf_Files* files = nullptr;
-    size_t nfiles = 0;
-    if (dwarf_getsrcfiles(&candidate, &files, &nfiles) != 0) continue;
-    for (size_t i = 0; i < nfiles; ++i) {
-      const char* name = dwarf_filesrc(files, i, nullptr, nullptr);
-      if (!name || !PathMatches(name, range.file)) continue;
+    for (const std::string& name : SourceFiles(&candidate)) {
+      if (!PathMatches(name, range.file)) continue;
       if (!found) {
         scope.path = name;
         scope.cu = candidate;

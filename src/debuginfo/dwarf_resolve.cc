@@ -94,16 +94,12 @@ DwarfAddress DwarfInfo::AfterPrologue(const DwarfAddress& at) {
   // as perf takes it.
   auto ranges = Ranges(&fn);
   std::optional<uint64_t> next;
-  Dwarf_Lines* lines = nullptr;
-  size_t n = 0;
-  if (dwarf_getsrclines(&cu, &lines, &n) == 0)
-    for (size_t i = 0; i < n; ++i) {
-      Dwarf_Addr addr = 0;
-      dwarf_lineaddr(dwarf_onesrcline(lines, i), &addr);
-      bool in_fn = false;
-      for (const AddressRange& r : ranges) in_fn |= addr >= r.start && addr < r.end;
-      if (in_fn && addr > at.address && (!next || addr < *next)) next = addr;
-    }
+  for (const LineTable::Row& row : Lines(&cu).rows) {
+    const uint64_t addr = row.address;
+    bool in_fn = false;
+    for (const AddressRange& r : ranges) in_fn |= addr >= r.start && addr < r.end;
+    if (in_fn && addr > at.address && (!next || addr < *next)) next = addr;
+  }
   if (!next) return at;
   DwarfAddress out = Describe(dwarf, {at.die_offset, false}, *next);
   out.entry = false;
@@ -312,14 +308,9 @@ Result<std::vector<DwarfAddress>> DwarfInfo::ResolveSourceLine(const ProbePoint&
   ReadyDwarf dwarf = Ready();
   for (Dwarf_Off cu_offset : units) {
     Dwarf_Die cu = dwarf.Die(cu_offset);
-    Dwarf_Files* files = nullptr;
-    size_t nfiles = 0;
-    if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0) continue;
     std::set<std::string> matches;
-    for (size_t i = 0; i < nfiles; ++i) {
-      const char* name = dwarf_filesrc(files, i, nullptr, nullptr);
-      if (name && PathMatches(name, point.file)) matches.insert(name);
-    }
+    for (const std::string& name : SourceFiles(&cu))
+      if (PathMatches(name, point.file)) matches.insert(name);
     for (const std::string& file : matches) {
       file_found = true;
       matched_file = file;

@@ -110,23 +110,11 @@ struct HeaderFiles {
 };
 
 Result<HeaderFiles> ReadHeaderFiles(const LineSections& sections, uint64_t offset) {
-  if (offset >= sections.line.size()) return Fail("line program offset out of range");
-  ByteReader r{sections.line.data() + offset, sections.line.data() + sections.line.size()};
-  uint64_t length = r.Fixed(4);
-  unsigned offset_size = 4;
-  if (length == 0xffffffff) {
-    length = r.Fixed(8);
-    offset_size = 8;
-  }
-  if (!r.Need(length)) return Fail("truncated line program");
-  r.end = r.p + length;
+  const LineProgramUnit unit = KP_TRY(ReadLineProgramUnit(sections.line, offset));
+  ByteReader r{unit.fields, unit.program};  // the header only
+  const unsigned offset_size = unit.offset_size;
   HeaderFiles out;
-  out.version = static_cast<unsigned>(r.Fixed(2));
-  if (out.version < 2 || out.version > 5) return Fail("line program version " + std::to_string(out.version));
-  if (out.version >= 5) r.Skip(2);  // address_size, segment_selector_size
-  uint64_t header_length = r.Fixed(offset_size);
-  if (!r.Need(header_length)) return Fail("truncated line program header");
-  r.end = r.p + header_length;       // the header only
+  out.version = unit.version;
   r.Skip(out.version >= 4 ? 5 : 4);  // min_inst_length, [max_ops], default_is_stmt, line_base, line_range
   unsigned opcode_base = static_cast<unsigned>(r.Fixed(1));
   r.Skip(opcode_base > 0 ? opcode_base - 1 : 0);  // standard_opcode_lengths
@@ -135,10 +123,38 @@ Result<HeaderFiles> ReadHeaderFiles(const LineSections& sections, uint64_t offse
   else if (!ReadEntries(r, sections, offset_size, out.dirs) || !ReadEntries(r, sections, offset_size, out.files))
     return Fail("line program header with forms this reader does not know");
   if (!r.ok) return Fail("truncated line program header");
+  // libdw refuses a header whose tables end before its length says.
+  if (r.p != r.end) return Fail("line program header longer than its tables");
   return out;
 }
 
 }  // namespace
+
+Result<LineProgramUnit> ReadLineProgramUnit(std::span<const unsigned char> line, uint64_t offset) {
+  if (offset >= line.size()) return Fail("line program offset out of range");
+  ByteReader r{line.data() + offset, line.data() + line.size()};
+  LineProgramUnit unit;
+  uint64_t length = r.Fixed(4);
+  unit.offset_size = 4;
+  if (length == 0xffffffff) {
+    length = r.Fixed(8);
+    unit.offset_size = 8;
+  }
+  if (!r.Need(length)) return Fail("truncated line program");
+  unit.end = r.p + length;
+  r.end = unit.end;
+  unit.version = static_cast<unsigned>(r.Fixed(2));
+  if (unit.version < 2 || unit.version > 5) return Fail("line program version " + std::to_string(unit.version));
+  if (unit.version >= 5) {
+    unit.address_size = static_cast<unsigned>(r.Fixed(1));
+    unit.segment_selector_size = static_cast<unsigned>(r.Fixed(1));
+  }
+  const uint64_t header_length = r.Fixed(unit.offset_size);
+  if (!r.Need(header_length)) return Fail("truncated line program header");
+  unit.fields = r.p;
+  unit.program = r.p + header_length;
+  return unit;
+}
 
 Result<std::vector<std::string>> LineProgramFiles(const LineSections& sections, uint64_t offset) {
   HeaderFiles header = KP_TRY(ReadHeaderFiles(sections, offset));

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
-// The line-program header reader against libdw: for every CU of the DWARF 4
-// and 5 fixtures (and of the VM's vmlinux when this machine has it), the
-// file basenames and the paths by index read from the header are the ones
-// dwarf_getsrcfiles gives.
+// The line-program readers against libdw: for every CU of the DWARF 4 and
+// 5 fixtures (and of the VM's vmlinux when this machine has it), the file
+// basenames and the paths by index read from the header are the ones
+// dwarf_getsrcfiles gives, and the line table's rows the ones
+// dwarf_getsrclines and dwarf_getsrc_die give.
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
@@ -36,8 +37,53 @@ std::vector<std::string> LibdwPaths(Dwarf_Die* cu) {
   return out;
 }
 
+// The CU's line table as ReadLineTable reads it against libdw's: every row
+// in order, and the row for addresses at, before and after a sample of
+// rows against dwarf_getsrc_die's.
+void CompareLines(const dwarf::LineSections& sections, Dwarf_Die* cu, uint64_t stmt) {
+  Dwarf_Attribute comp_dir;
+  Dwarf_Half version = 0;
+  uint8_t unit_type = 0, address_size = 0;
+  REQUIRE(dwarf_cu_info(cu->cu, &version, &unit_type, nullptr, nullptr, nullptr, &address_size, nullptr) == 0);
+  auto table =
+      dwarf::ReadLineTable(sections, stmt, dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &comp_dir)), address_size);
+  REQUIRE(table);
+  Dwarf_Lines* lines = nullptr;
+  size_t n = 0;
+  REQUIRE(dwarf_getsrclines(cu, &lines, &n) == 0);
+  REQUIRE(table->rows.size() == n);
+  auto same = [&](const dwarf::LineTable::Row& row, Dwarf_Line* line) {
+    Dwarf_Addr addr = 0;
+    int lineno = 0;
+    bool stmt_flag = false, end = false;
+    dwarf_lineaddr(line, &addr);
+    dwarf_lineno(line, &lineno);
+    dwarf_linebeginstatement(line, &stmt_flag);
+    dwarf_lineendsequence(line, &end);
+    const char* file = dwarf_linesrc(line, nullptr, nullptr);
+    const char* ours = table->File(row);
+    return row.address == addr && row.line == lineno && row.stmt == stmt_flag && row.end_sequence == end &&
+           (file && ours ? std::string_view(file) == ours : file == ours);
+  };
+  // One assertion a CU (millions of rows in a vmlinux): the first
+  // difference is named.
+  std::string first_difference;
+  for (size_t i = 0; i < n && first_difference.empty(); ++i)
+    if (!same(table->rows[i], dwarf_onesrcline(lines, i))) first_difference = "row " + std::to_string(i);
+  for (size_t i = 0; i < n && first_difference.empty(); i += 7) {
+    for (uint64_t address : {table->rows[i].address - 1, table->rows[i].address, table->rows[i].address + 1}) {
+      const dwarf::LineTable::Row* ours = table->At(address);
+      Dwarf_Line* theirs = dwarf_getsrc_die(cu, address);
+      if ((ours == nullptr) != (theirs == nullptr) || (ours && !same(*ours, theirs)))
+        first_difference = "the row at address " + std::to_string(address);
+    }
+  }
+  CHECK(first_difference == "");
+}
+
 // Returns how many CUs were compared: the basenames LineProgramFiles reads
-// and the paths LineProgramPaths reads, each against libdw's.
+// and the paths LineProgramPaths reads, each against libdw's, and the line
+// table ReadLineTable reads against libdw's.
 size_t Compare(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   REQUIRE(fd >= 0);
@@ -81,6 +127,7 @@ size_t Compare(const std::string& path) {
           dwarf::LineProgramPaths(sections, stmt, dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &comp_dir)));
       REQUIRE(paths);
       CHECK(*paths == LibdwPaths(&cu));
+      CompareLines(sections, &cu, stmt);
       ++compared;
     }
     offset = next;
@@ -93,7 +140,7 @@ size_t Compare(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("line program headers: the file names and paths libdw gives, DWARF 4 and 5") {
+TEST_CASE("line program headers: the file names, paths and line tables libdw gives, DWARF 4 and 5") {
   for (const char* fixture :
        {"records_O0", "records_O2", "records_dwarf4", "kernel_like", "libfx.so", "shop", "rsfx_O0", "rsfx_O2"}) {
     INFO(fixture);
