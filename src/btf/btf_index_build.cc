@@ -167,8 +167,6 @@ std::optional<Counts> Count(const unsigned char* types, uint64_t type_len, const
   return c;
 }
 
-uint32_t Align8(uint64_t at) { return static_cast<uint32_t>((at + 7) / 8 * 8); }
-
 void Store32(std::string& out, uint64_t at, uint32_t value) { std::memcpy(out.data() + at, &value, 4); }
 uint32_t Load32(const std::string& out, uint64_t at) {
   return U32(reinterpret_cast<const unsigned char*>(out.data() + at));
@@ -205,31 +203,35 @@ std::unique_ptr<Index> Index::Build(std::string_view blob, const BlobKey& key, b
   h.sample = key.sample;
   h.types_len = static_cast<uint32_t>(type_len);
   h.strs_len = static_cast<uint32_t>(str_len);
-  uint64_t at = sizeof h;
+  // The layout in 64 bits, each place checked to fit the header's 32.
+  uint64_t at = sizeof h, types_at = at, strs_at = at + type_len;
   if (refer) {
     h.flags = kReferToBlob;
-    h.types_at = static_cast<uint32_t>(hdr_len + type_off);
-    h.strs_at = static_cast<uint32_t>(hdr_len + str_off);
+    types_at = hdr_len + type_off;
+    strs_at = hdr_len + str_off;
   } else {
-    h.types_at = static_cast<uint32_t>(at);
-    h.strs_at = static_cast<uint32_t>(at + type_len);
     at += type_len + str_len;
   }
+  const uint64_t slot_count = std::max<uint64_t>(2, std::bit_ceil(uint64_t{counts->named} * 3 / 2 + 1));
+  auto align8 = [](uint64_t n) { return (n + 7) / 8 * 8; };
+  const uint64_t offsets_at = align8(at), slots_at = align8(offsets_at + uint64_t{counts->types} * 4),
+                 pointers_at = align8(slots_at + slot_count * sizeof(NameSlot)),
+                 funcs_at = align8(pointers_at + uint64_t{counts->types} * 4),
+                 hashes_at = align8(funcs_at + uint64_t{counts->funcs} * 4),
+                 payload = hashes_at + (refer ? BlockTableSize(blob.size(), 0) : 0);
+  if (payload > UINT32_MAX || strs_at + str_len > UINT32_MAX) return nullptr;
+  h.types_at = static_cast<uint32_t>(types_at);
+  h.strs_at = static_cast<uint32_t>(strs_at);
   // At most two thirds full (a look-up probes about 2 slots, a miss 5), a
   // 1 MB table for a kernel's 70,000 names rather than 2 MB at a quarter.
-  h.slots = static_cast<uint32_t>(std::max<size_t>(2, std::bit_ceil(size_t{counts->named} * 3 / 2 + 1)));
-  h.offsets_at = Align8(at);
-  h.slots_at = Align8(h.offsets_at + uint64_t{h.types} * 4);
-  h.pointers_at = Align8(h.slots_at + uint64_t{h.slots} * sizeof(NameSlot));
-  h.funcs_at = Align8(h.pointers_at + uint64_t{h.types} * 4);
+  h.slots = static_cast<uint32_t>(slot_count);
+  h.offsets_at = static_cast<uint32_t>(offsets_at);
+  h.slots_at = static_cast<uint32_t>(slots_at);
+  h.pointers_at = static_cast<uint32_t>(pointers_at);
+  h.funcs_at = static_cast<uint32_t>(funcs_at);
   h.funcs = counts->funcs;
-  at = Align8(h.funcs_at + uint64_t{h.funcs} * 4);
-  if (refer) {
-    h.blob_hashes_at = static_cast<uint32_t>(at);
-    at += BlockTableSize(blob.size(), 0);
-  }
-  h.payload = at;
-  if (h.payload > UINT32_MAX) return nullptr;
+  if (refer) h.blob_hashes_at = static_cast<uint32_t>(hashes_at);
+  h.payload = payload;
 
   std::string out;
   out.reserve(h.payload + BlockTableSize(h.payload, sizeof h));
@@ -241,27 +243,41 @@ std::unique_ptr<Index> Index::Build(std::string_view blob, const BlobKey& key, b
   }
   auto* slots = reinterpret_cast<unsigned char*>(out.data() + h.slots_at);
   const uint32_t mask = h.slots - 1;
+  // The second pass checks again what the first counted: a mapped file
+  // another process changes in between must not take a write out of the
+  // tables (any difference: no index).
   uint32_t id = 1, func = 0;
   for (uint64_t offset = 0; offset < type_len; ++id) {
+    if (id >= h.types || offset + 12 > type_len) return nullptr;
     const unsigned char* t = types + offset;
-    const uint32_t name_off = U32(t), kind = KindOfInfo(U32(t + 4));
+    const uint32_t name_off = U32(t), info = U32(t + 4), kind = KindOfInfo(info);
+    const int64_t extra = ExtraSize(kind, VlenOfInfo(info));
+    if (extra < 0 || offset + 12 + static_cast<uint64_t>(extra) > type_len) return nullptr;
     Store32(out, h.offsets_at + uint64_t{id} * 4, static_cast<uint32_t>(offset));
     if (Indexed(kind, name_off, strs, str_len)) {
       const char* name = reinterpret_cast<const char*>(strs + name_off);
-      const uint64_t hash = NameHash(name, std::strlen(name));
+      const uint64_t hash = NameHash(name, strnlen(name, str_len - name_off));
       // In id order: the first match along a probe is the lowest id.
-      uint32_t slot = static_cast<uint32_t>(hash) & mask;
-      while (U32(slots + uint64_t{slot} * sizeof(NameSlot))) slot = (slot + 1) & mask;
+      uint32_t slot = static_cast<uint32_t>(hash) & mask, probes = 0;
+      while (U32(slots + uint64_t{slot} * sizeof(NameSlot)))
+        if (++probes == h.slots)
+          return nullptr;
+        else
+          slot = (slot + 1) & mask;
       const NameSlot filled{id, static_cast<uint32_t>(hash >> 32)};
       std::memcpy(slots + uint64_t{slot} * sizeof(NameSlot), &filled, sizeof filled);
     }
-    if (kind == kRawFunc) Store32(out, h.funcs_at + uint64_t{func++} * 4, id);
+    if (kind == kRawFunc) {
+      if (func >= h.funcs) return nullptr;
+      Store32(out, h.funcs_at + uint64_t{func++} * 4, id);
+    }
     // The first (lowest id) pointer to each type.
     if (const uint32_t to = U32(t + 8);
         kind == kRawPtr && to < h.types && Load32(out, h.pointers_at + uint64_t{to} * 4) == 0)
       Store32(out, h.pointers_at + uint64_t{to} * 4, id);
-    offset += 12 + static_cast<uint64_t>(ExtraSize(kind, VlenOfInfo(U32(t + 4))));
+    offset += 12 + static_cast<uint64_t>(extra);
   }
+  if (id != h.types || func != h.funcs) return nullptr;
   if (refer) HashBlocks(raw, blob.size(), reinterpret_cast<unsigned char*>(out.data() + h.blob_hashes_at));
   std::memcpy(out.data(), &h, sizeof h);
   SealBlocks(out, sizeof h, kSealAt);

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -283,8 +284,10 @@ class DwarfInfo : public Debuginfo {
   // The line at `address` (out.at) and whether a row starts there.
   void LineAt(Dwarf_Die* cu, uint64_t address, DwarfAddress& out);
   // The CU's line table: read by ReadLineTable where it can be, else
-  // libdw's rows (the same rows either way, tests compare them); kept.
+  // libdw's rows (the same rows either way, tests compare them). Valid
+  // until Lines is asked for kLineTables other CUs.
   const LineTable& Lines(Dwarf_Die* cu);
+  static constexpr size_t kLineTables = 8;
   // The files of the CU's line program, as dwarf_getsrcfiles names them.
   std::vector<std::string> SourceFiles(Dwarf_Die* cu);
   // `at` with its line where Describe left it out (an entry), for messages.
@@ -382,10 +385,12 @@ class DwarfInfo : public Debuginfo {
   std::optional<RawSection> info_section_;     // .debug_info in the file
   std::optional<LineSections> line_sections_;  // for file names without libdw's line tables
   std::map<uint64_t, std::optional<std::vector<std::string>>> decl_files_;  // LineProgramPaths by offset
-  std::map<uint64_t, LineTable> line_tables_;                               // Lines by the CU's offset
-  std::unique_ptr<UnitWindows> windows_;                                    // with a valid cache file (Settle)
-  UnitReader units_;                 // declared after what its thread's release callback uses
-  std::optional<ReadyDwarf> ready_;  // the scan's permission, held while it lives
+  // Lines, the last few CUs' (by their offset): a walk over many CUs keeps
+  // no more than these, as libdw's went with the windows it closed.
+  std::deque<std::pair<uint64_t, LineTable>> line_tables_;
+  std::unique_ptr<UnitWindows> windows_;  // with a valid cache file (Settle)
+  UnitReader units_;                      // declared after what its thread's release callback uses
+  std::optional<ReadyDwarf> ready_;       // the scan's permission, held while it lives
   Dwfl* dwfl_ = nullptr;
   char* memory_ = nullptr;
   Dwarf_CFI* cfi_debug_ = nullptr;  // .debug_frame

@@ -77,8 +77,12 @@ bool SameFile(const char* a, std::string_view b) { return a && std::string_view(
 }  // namespace
 
 const LineTable& DwarfInfo::Lines(Dwarf_Die* cu) {
-  auto [it, added] = line_tables_.try_emplace(OffsetOf(cu));
-  if (!added) return it->second;
+  const uint64_t key = OffsetOf(cu);
+  for (const auto& [cached, lines] : line_tables_)
+    if (cached == key) return lines;
+  // The oldest goes (a deque keeps references to the others valid).
+  if (line_tables_.size() == kLineTables) line_tables_.pop_back();
+  LineTable& table = line_tables_.emplace_front(key, LineTable{}).second;
   Dwarf_Half version = 0;
   uint8_t unit_type = 0, address_size = 0;
   Dwarf_Attribute stmt, comp_dir;
@@ -90,11 +94,11 @@ const LineTable& DwarfInfo::Lines(Dwarf_Die* cu) {
       dwarf_formudata(dwarf_attr(cu, DW_AT_stmt_list, &stmt), &offset) == 0)
     if (auto own = ReadLineTable(*line_sections_, offset, dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &comp_dir)),
                                  address_size)) {
-      it->second = std::move(*own);
-      return it->second;
+      table = std::move(*own);
+      return table;
     }
-  it->second = LibdwLines(cu);
-  return it->second;
+  table = LibdwLines(cu);
+  return table;
 }
 
 std::vector<std::string> DwarfInfo::SourceFiles(Dwarf_Die* cu) {

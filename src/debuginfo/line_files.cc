@@ -68,13 +68,25 @@ struct Entry {
 
 // DWARF 5's directory or file entries, described by (content type, form)
 // pairs: their paths (DW_LNCT_path) and directory indexes.
-bool ReadEntries(ByteReader& r, const LineSections& sections, unsigned offset_size, std::vector<Entry>& out) {
+bool ReadEntries(ByteReader& r, const LineSections& sections, unsigned offset_size, bool files,
+                 std::vector<Entry>& out) {
   unsigned formats = static_cast<unsigned>(r.Fixed(1));
   std::vector<std::pair<uint64_t, uint64_t>> format;
+  bool path = false, dir = false;
   for (unsigned i = 0; i < formats; ++i) {
     uint64_t type = r.Uleb();
     format.emplace_back(type, r.Uleb());
+    const uint64_t form = format.back().second;
+    // As libdw requires: a path as a string, a directory index as a
+    // constant, a path for each entry and a directory for each file.
+    if (type == 1 /* DW_LNCT_path */ && form != 0x08 && form != 0x1f && form != 0x0e) return false;
+    if (type == 2 /* DW_LNCT_directory_index */ && form != 0x0b && form != 0x05 && form != 0x06 && form != 0x07 &&
+        form != 0x0f)
+      return false;
+    path |= type == 1;
+    dir |= type == 2;
   }
+  if (formats > 0 && (!path || (files && !dir))) return false;
   uint64_t count = r.Uleb();
   // Every form takes a byte at least: more entries than bytes left, or
   // entries with no content, is a corrupt header (and a loop of 2^64).
@@ -120,7 +132,8 @@ Result<HeaderFiles> ReadHeaderFiles(const LineSections& sections, uint64_t offse
   r.Skip(opcode_base > 0 ? opcode_base - 1 : 0);  // standard_opcode_lengths
   if (out.version < 5)
     ReadOldEntries(r, out.dirs, out.files);
-  else if (!ReadEntries(r, sections, offset_size, out.dirs) || !ReadEntries(r, sections, offset_size, out.files))
+  else if (!ReadEntries(r, sections, offset_size, false, out.dirs) ||
+           !ReadEntries(r, sections, offset_size, true, out.files))
     return Fail("line program header with forms this reader does not know");
   if (!r.ok) return Fail("truncated line program header");
   // libdw refuses a header whose tables end before its length says.
@@ -176,6 +189,8 @@ Result<std::vector<std::string>> LineProgramPaths(const LineSections& sections, 
     dirs.push_back(comp_dir ? std::optional<std::string_view>(comp_dir) : std::nullopt);
     out.emplace_back("???");
   }
+  // DWARF 5 without files: libdw's file 0 is its "???" still.
+  if (header.version >= 5 && header.files.empty()) out.emplace_back("???");
   for (const Entry& dir : header.dirs) dirs.emplace_back(dir.path);
   for (const Entry& file : header.files) {
     if (file.dir >= dirs.size()) return Fail("a file's directory index is out of range");

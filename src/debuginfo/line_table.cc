@@ -52,6 +52,15 @@ Result<ProgramHeader> ReadProgramHeader(std::span<const unsigned char> line, uin
   return h;
 }
 
+// A ULEB128 of at most 10 bytes: libdw reads no more (and what follows as
+// opcodes); a longer one fails the reader, and libdw reads the table.
+uint64_t Uleb(ByteReader& r) {
+  const unsigned char* start = r.p;
+  const uint64_t value = r.Uleb();
+  if (r.p - start > 10) r.ok = false;
+  return value;
+}
+
 // The state machine's registers (DWARF 5, 6.2.2).
 struct Registers {
   uint64_t address = 0;
@@ -105,7 +114,7 @@ Result<void> Program::Standard(ByteReader& r, unsigned opcode) {
       return {};
     case 2:  // DW_LNS_advance_pc (libdw reads the operand into 32 bits)
       if (!Operands(opcode, 1)) return Fail("bad DW_LNS_advance_pc");
-      Advance(static_cast<uint32_t>(r.Uleb()));
+      Advance(static_cast<uint32_t>(Uleb(r)));
       return {};
     case 3: {  // DW_LNS_advance_line (into 32 bits, signed)
       if (!Operands(opcode, 1)) return Fail("bad DW_LNS_advance_line");
@@ -113,6 +122,7 @@ Result<void> Program::Standard(ByteReader& r, unsigned opcode) {
       unsigned shift = 0;
       unsigned char byte = 0x80;
       while ((byte & 0x80) && r.Need(1)) {
+        if (shift == 70) return Fail("a SLEB128 longer than libdw reads");
         byte = *r.p++;
         if (shift < 64) value |= uint64_t{byte & 0x7fu} << shift;
         shift += 7;
@@ -123,11 +133,11 @@ Result<void> Program::Standard(ByteReader& r, unsigned opcode) {
     }
     case 4:  // DW_LNS_set_file
       if (!Operands(opcode, 1)) return Fail("bad DW_LNS_set_file");
-      regs_.file = static_cast<uint32_t>(r.Uleb());
+      regs_.file = static_cast<uint32_t>(Uleb(r));
       return {};
     case 5:  // DW_LNS_set_column
       if (!Operands(opcode, 1)) return Fail("bad DW_LNS_set_column");
-      regs_.column = static_cast<uint32_t>(r.Uleb());
+      regs_.column = static_cast<uint32_t>(Uleb(r));
       return {};
     case 6:  // DW_LNS_negate_stmt
       if (!Operands(opcode, 0)) return Fail("bad DW_LNS_negate_stmt");
@@ -148,10 +158,10 @@ Result<void> Program::Standard(ByteReader& r, unsigned opcode) {
       return {};
     case 12:  // DW_LNS_set_isa
       if (!Operands(opcode, 1)) return Fail("bad DW_LNS_set_isa");
-      regs_.isa = r.Uleb();
+      regs_.isa = Uleb(r);
       return {};
     default:  // one the header gives operands for, skipped
-      for (unsigned n = h_.opcode_lengths[opcode - 1]; n > 0; --n) r.Uleb();
+      for (unsigned n = h_.opcode_lengths[opcode - 1]; n > 0; --n) Uleb(r);
       return {};
   }
 }
@@ -173,12 +183,10 @@ Result<void> Program::Extended(ByteReader& r) {
       return {};
     case 4:  // DW_LNE_set_discriminator
       if (!Operands(4, 1)) return Fail("bad DW_LNE_set_discriminator");
-      regs_.discriminator = r.Uleb();
+      regs_.discriminator = Uleb(r);
       return {};
-    default:  // DW_LNE_define_file (a file this reader's names lack), or unknown
-      if (opcode == 3 || length == 0) return Fail("extended opcode this reader does not take");
-      r.Skip(length - 1);
-      return {};
+    default:  // DW_LNE_define_file (a file this reader's names lack), vendors' (libdw reads some as it likes)
+      return Fail("extended opcode this reader does not take");
   }
 }
 

@@ -194,3 +194,62 @@ TEST_CASE("line program headers: entries without formats, or more than the bytes
     CHECK(r.error().message == "line program header with forms this reader does not know");
   }
 }
+
+namespace {
+
+// A DWARF 4 line program for 8-byte addresses: one directory, file "a.c",
+// then `program`.
+std::string Dwarf4Unit(const std::string& program) {
+  std::string rest =
+      std::string("\x01\x01\x01\xfb\x0e\x0d", 6);  // min_inst, max_ops, is_stmt, base, range, opcode_base 13
+  rest += std::string("\x00\x01\x01\x01\x01\x00\x00\x00\x01\x00\x00\x01", 12);  // standard opcode lengths
+  rest += std::string("d\0\0", 3);                                              // include_directories
+  rest += std::string("a.c\0\x01\x00\x00\0", 8);                                // file_names
+  std::string header_length(4, '\0');
+  const auto length = static_cast<uint32_t>(rest.size());
+  std::memcpy(header_length.data(), &length, 4);
+  std::string unit = std::string("\x04\x00", 2) + header_length + rest + program;
+  std::string unit_length(4, '\0');
+  const auto total = static_cast<uint32_t>(unit.size());
+  std::memcpy(unit_length.data(), &total, 4);
+  return unit_length + unit;
+}
+
+}  // namespace
+
+// What the line-table reader does not take is an error (its caller asks
+// libdw then), never rows of its own making.
+TEST_CASE("line tables: what libdw reads otherwise is refused, what it reads so is read") {
+  const std::string set_address = std::string("\x00\x09\x02", 3) + std::string("\x00\x10\x00\x00\x00\x00\x00\x00", 8);
+  const std::string end = std::string("\x00\x01\x01", 3);
+  auto read = [](const std::string& unit) {
+    dwarf::LineSections sections{{reinterpret_cast<const unsigned char*>(unit.data()), unit.size()}, {}, {}};
+    return dwarf::ReadLineTable(sections, 0, "/src", 8);
+  };
+  // set_address 0x1000, copy, a special opcode (line +1, address +1),
+  // advance_pc 4, end.
+  auto good = read(Dwarf4Unit(set_address + "\x01" + "\x21" + "\x02\x04" + end));
+  REQUIRE(good);
+  REQUIRE(good->rows.size() == 3);
+  CHECK(good->rows[0].address == 0x1000);
+  CHECK(good->rows[0].line == 1);
+  CHECK(good->rows[1].address == 0x1001);
+  CHECK(good->rows[1].line == 2);
+  CHECK(good->rows[2].address == 0x1005);
+  CHECK(good->rows[2].end_sequence);
+  CHECK(std::string(good->File(good->rows[0])) == "d/a.c");  // directory 1 is "d"
+  CHECK(good->At(0x1000) == &good->rows[0]);
+  CHECK(good->At(0x1004) == &good->rows[1]);  // the last row at or before it
+  CHECK(good->At(0x1005) == nullptr);         // the end of the sequence
+  CHECK(good->At(0xfff) == nullptr);
+  // A vendor's extended opcode, DW_LNE_define_file, a ULEB128 of 11 bytes
+  // (libdw reads 10), a column libdw's row cannot hold.
+  CHECK_FALSE(read(Dwarf4Unit(set_address + std::string("\x00\x02\x80\x00", 4) + "\x01" + end)));
+  CHECK_FALSE(read(Dwarf4Unit(set_address +
+                              std::string("\x00\x06\x03"
+                                          "b.c\0\x01",
+                                          8) +
+                              "\x01" + end)));
+  CHECK_FALSE(read(Dwarf4Unit(set_address + "\x02" + std::string(10, '\x80') + "\x01" + "\x01" + end)));
+  CHECK_FALSE(read(Dwarf4Unit(set_address + std::string("\x05\x80\x80\x04", 4) + "\x01" + end)));
+}
