@@ -151,18 +151,26 @@ bool Indexed(uint32_t kind, uint32_t name_off, const unsigned char* strs, uint64
   return NamedKind(kind) && name_off < str_len && strs[name_off] != '\0';
 }
 
-// Every type's length checked against the section, as libbpf checks it.
+// Where the type at `at` ends, its length checked against the section as
+// libbpf checks it; nothing past the section.
+std::optional<uint64_t> TypeEnd(const unsigned char* types, uint64_t type_len, uint64_t at) {
+  if (at + 12 > type_len) return std::nullopt;
+  const uint32_t info = U32(types + at + 4);
+  const int64_t extra = ExtraSize(KindOfInfo(info), VlenOfInfo(info));
+  if (extra < 0 || at + 12 + static_cast<uint64_t>(extra) > type_len) return std::nullopt;
+  return at + 12 + static_cast<uint64_t>(extra);
+}
+
 std::optional<Counts> Count(const unsigned char* types, uint64_t type_len, const unsigned char* strs,
                             uint64_t str_len) {
   Counts c;
   for (uint64_t at = 0; at < type_len; ++c.types) {
-    if (at + 12 > type_len || c.types == UINT32_MAX) return std::nullopt;
-    const uint32_t info = U32(types + at + 4), kind = KindOfInfo(info);
-    const int64_t extra = ExtraSize(kind, VlenOfInfo(info));
-    if (extra < 0 || at + 12 + static_cast<uint64_t>(extra) > type_len) return std::nullopt;
+    const std::optional<uint64_t> end = TypeEnd(types, type_len, at);
+    if (!end || c.types == UINT32_MAX) return std::nullopt;
+    const uint32_t kind = KindOfInfo(U32(types + at + 4));
     c.named += Indexed(kind, U32(types + at), strs, str_len);
     c.funcs += kind == kRawFunc;
-    at += 12 + static_cast<uint64_t>(extra);
+    at = *end;
   }
   return c;
 }
@@ -248,22 +256,20 @@ std::unique_ptr<Index> Index::Build(std::string_view blob, const BlobKey& key, b
   // tables (any difference: no index).
   uint32_t id = 1, func = 0;
   for (uint64_t offset = 0; offset < type_len; ++id) {
-    if (id >= h.types || offset + 12 > type_len) return nullptr;
+    const std::optional<uint64_t> end = TypeEnd(types, type_len, offset);
+    if (id >= h.types || !end) return nullptr;
     const unsigned char* t = types + offset;
-    const uint32_t name_off = U32(t), info = U32(t + 4), kind = KindOfInfo(info);
-    const int64_t extra = ExtraSize(kind, VlenOfInfo(info));
-    if (extra < 0 || offset + 12 + static_cast<uint64_t>(extra) > type_len) return nullptr;
+    const uint32_t name_off = U32(t), kind = KindOfInfo(U32(t + 4));
     Store32(out, h.offsets_at + uint64_t{id} * 4, static_cast<uint32_t>(offset));
     if (Indexed(kind, name_off, strs, str_len)) {
       const char* name = reinterpret_cast<const char*>(strs + name_off);
       const uint64_t hash = NameHash(name, strnlen(name, str_len - name_off));
       // In id order: the first match along a probe is the lowest id.
-      uint32_t slot = static_cast<uint32_t>(hash) & mask, probes = 0;
-      while (U32(slots + uint64_t{slot} * sizeof(NameSlot)))
-        if (++probes == h.slots)
-          return nullptr;
-        else
-          slot = (slot + 1) & mask;
+      uint32_t slot = static_cast<uint32_t>(hash) & mask;
+      for (uint32_t probes = 1; U32(slots + uint64_t{slot} * sizeof(NameSlot)); ++probes) {
+        if (probes == h.slots) return nullptr;  // full
+        slot = (slot + 1) & mask;
+      }
       const NameSlot filled{id, static_cast<uint32_t>(hash >> 32)};
       std::memcpy(slots + uint64_t{slot} * sizeof(NameSlot), &filled, sizeof filled);
     }
@@ -275,7 +281,7 @@ std::unique_ptr<Index> Index::Build(std::string_view blob, const BlobKey& key, b
     if (const uint32_t to = U32(t + 8);
         kind == kRawPtr && to < h.types && Load32(out, h.pointers_at + uint64_t{to} * 4) == 0)
       Store32(out, h.pointers_at + uint64_t{to} * 4, id);
-    offset += 12 + static_cast<uint64_t>(extra);
+    offset = *end;
   }
   if (id != h.types || func != h.funcs) return nullptr;
   if (refer) HashBlocks(raw, blob.size(), reinterpret_cast<unsigned char*>(out.data() + h.blob_hashes_at));

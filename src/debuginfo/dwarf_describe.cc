@@ -56,8 +56,8 @@ DwarfAddress DwarfInfo::Describe(const ReadyDwarf& dwarf, const FunctionInstance
   // Go (1.19) writes no DW_AT_decl_line for functions: the line of the
   // entry's row, Go's "func" line, is where the function begins.
   if (out.decl.line == 0 && has_entry && decl_file)
-    if (const LineTable::Row* first = Lines(&cu).At(entry)) {
-      const char* file = Lines(&cu).File(*first);
+    if (const LineTable& lines = Lines(&cu); const LineTable::Row* first = lines.At(entry)) {
+      const char* file = lines.File(*first);
       if (file && std::string_view(file) == decl_file) out.decl.line = static_cast<uint64_t>(first->line);
     }
   // At the entry the line is the declaration's, and costs the CU's whole

@@ -19,22 +19,6 @@ namespace dwarf {
 
 namespace {
 
-struct Row {
-  uint64_t address;
-  uint64_t line;
-  const char* file;
-  bool stmt;
-  bool end_sequence;
-};
-
-std::vector<Row> Rows(const LineTable& table) {
-  std::vector<Row> rows;
-  rows.reserve(table.rows.size());
-  for (const LineTable::Row& r : table.rows)
-    rows.push_back({r.address, static_cast<uint64_t>(r.line), table.File(r), r.stmt, r.end_sequence});
-  return rows;
-}
-
 // libdw's rows, as a LineTable: its file names in the order first met.
 LineTable LibdwLines(Dwarf_Die* cu) {
   LineTable out;
@@ -115,12 +99,15 @@ std::vector<std::string> DwarfInfo::SourceFiles(Dwarf_Die* cu) {
 
 std::vector<DwarfInfo::LineHit> DwarfInfo::LineAddresses(Dwarf_Die* cu, std::string_view file, uint64_t line,
                                                          const std::vector<AddressRange>* ranges) {
-  std::vector<Row> rows = Rows(Lines(cu));
+  const LineTable& table = Lines(cu);
+  const std::vector<LineTable::Row>& rows = table.rows;
   std::vector<LineHit> hits;
   bool in_block = false;
   for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& row = rows[i];
-    bool ours = !row.end_sequence && row.line == line && SameFile(row.file, file) && InRanges(ranges, row.address);
+    const LineTable::Row& row = rows[i];
+    const char* row_file = table.File(row);
+    const auto row_line = static_cast<uint64_t>(row.line);
+    bool ours = !row.end_sequence && row_line == line && SameFile(row_file, file) && InRanges(ranges, row.address);
     if (!ours) {
       // A row of another line at the same address does not end the block:
       // it is a zero-length marker (a "view"), not code.
@@ -128,7 +115,7 @@ std::vector<DwarfInfo::LineHit> DwarfInfo::LineAddresses(Dwarf_Die* cu, std::str
       continue;
     }
     if (!in_block && row.stmt) {
-      hits.push_back({row.address, row.line, row.file});
+      hits.push_back({row.address, row_line, row_file});
       in_block = true;
     }
   }
@@ -142,11 +129,10 @@ std::vector<DwarfInfo::LineHit> DwarfInfo::LineAddresses(Dwarf_Die* cu, std::str
 std::vector<uint64_t> DwarfInfo::CodeLines(Dwarf_Die* cu, std::string_view file,
                                            const std::vector<AddressRange>* ranges) {
   std::set<uint64_t> lines;
-  std::vector<Row> rows = Rows(Lines(cu));
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& row = rows[i];
-    if (row.end_sequence || !row.stmt || !SameFile(row.file, file) || !InRanges(ranges, row.address)) continue;
-    lines.insert(row.line);
+  const LineTable& table = Lines(cu);
+  for (const LineTable::Row& row : table.rows) {
+    if (row.end_sequence || !row.stmt || !SameFile(table.File(row), file) || !InRanges(ranges, row.address)) continue;
+    lines.insert(static_cast<uint64_t>(row.line));
   }
   return {lines.begin(), lines.end()};
 }
