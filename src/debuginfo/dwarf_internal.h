@@ -132,12 +132,15 @@ Result<std::vector<std::string>> LineProgramPaths(const LineSections& sections, 
 // names them; an error where the reader stops short of libdw (the caller
 // asks libdw then).
 struct LineTable {
+  // 16 bytes: a CU's table is tens of thousands of rows, each page of
+  // them a page fault.
   struct Row {
     uint64_t address;
     int32_t line;
-    uint32_t file;  // an index into `files`
-    bool stmt, end_sequence;
+    uint32_t file : 30;  // an index into `files`; kNoFile for none
+    bool stmt : 1, end_sequence : 1;
   };
+  static constexpr uint32_t kNoFile = (1u << 30) - 1;
   std::vector<Row> rows;
   // By index, as dwarf_filesrc names them when `own` (read by
   // ReadLineTable); libdw's rows' files alone else.

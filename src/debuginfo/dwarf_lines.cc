@@ -34,15 +34,18 @@ LineTable LibdwLines(Dwarf_Die* cu) {
     int lineno = 0;
     dwarf_lineaddr(line, &addr);
     dwarf_lineno(line, &lineno);
-    dwarf_linebeginstatement(line, &row.stmt);
-    dwarf_lineendsequence(line, &row.end_sequence);
+    bool stmt = false, end_sequence = false;
+    dwarf_linebeginstatement(line, &stmt);
+    dwarf_lineendsequence(line, &end_sequence);
+    row.stmt = stmt;
+    row.end_sequence = end_sequence;
     row.address = addr;
     row.line = lineno;
-    row.file = UINT32_MAX;  // none
-    if (const char* file = dwarf_linesrc(line, nullptr, nullptr)) {
+    row.file = LineTable::kNoFile;
+    if (const char* file = dwarf_linesrc(line, nullptr, nullptr); file && out.files.size() < LineTable::kNoFile) {
       auto [it, added] = files.try_emplace(file, static_cast<uint32_t>(out.files.size()));
       if (added) out.files.emplace_back(file);
-      row.file = it->second;
+      row.file = it->second & LineTable::kNoFile;  // below it: counted above
     }
     out.rows.push_back(row);
   }

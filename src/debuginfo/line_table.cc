@@ -97,11 +97,11 @@ class Program {
 
 Result<void> Program::Emit(bool end_sequence) {
   // What libdw's row cannot hold fails its read of the table.
-  if (regs_.line < INT_MIN || regs_.line > INT_MAX || regs_.column > 0xffff || regs_.file > UINT_MAX ||
+  if (regs_.line < INT_MIN || regs_.line > INT_MAX || regs_.column > 0xffff || regs_.file >= LineTable::kNoFile ||
       regs_.isa > 0xff || regs_.discriminator > 0xffffff)
     return Fail("a line table row out of libdw's range");
-  rows_.push_back(
-      {regs_.address, static_cast<int32_t>(regs_.line), static_cast<uint32_t>(regs_.file), regs_.stmt, end_sequence});
+  rows_.push_back({regs_.address, static_cast<int32_t>(regs_.line),
+                   static_cast<uint32_t>(regs_.file) & LineTable::kNoFile, regs_.stmt, end_sequence});
   return {};
 }
 
@@ -192,6 +192,10 @@ Result<void> Program::Extended(ByteReader& r) {
 
 Result<std::vector<LineTable::Row>> Program::Run() {
   ByteReader r{h_.program, h_.end};
+  // A row takes an opcode at least: room for them all, reserved, not
+  // touched, so the rows are written once (not copied as the vector
+  // grows, each copy into fresh pages, each page a fault).
+  rows_.reserve(static_cast<size_t>(h_.end - h_.program));
   Reset();
   while (r.Left() > 0) {
     const unsigned opcode = *r.p++;
@@ -223,9 +227,13 @@ Result<LineTable> ReadLineTable(const LineSections& sections, uint64_t offset, c
   out.rows = KP_TRY(Program(header, address_size).Run());
   // As libdw sorts them: by address, an end of sequence before the rows it
   // shares an address with, else in the program's order.
-  std::stable_sort(out.rows.begin(), out.rows.end(), [](const LineTable::Row& a, const LineTable::Row& b) {
+  // Most CUs' rows are in that order already: no sort (whose buffer is
+  // as many fresh pages again).
+  auto before = [](const LineTable::Row& a, const LineTable::Row& b) {
     return a.address != b.address ? a.address < b.address : a.end_sequence > b.end_sequence;
-  });
+  };
+  if (!std::is_sorted(out.rows.begin(), out.rows.end(), before))
+    std::stable_sort(out.rows.begin(), out.rows.end(), before);
   // libdw marks the last row an end of sequence, whatever the program says.
   if (!out.rows.empty()) out.rows.back().end_sequence = true;
   return out;
