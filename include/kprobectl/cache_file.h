@@ -53,7 +53,9 @@ class LazyFile {
 // a warm command reads a few pages of a file of megabytes, and hashing all
 // of it cost more than the command (a quarter of a warm DWARF look-up).
 // The file is a payload (its header first) followed by a table of the hash
-// of each kCheckBlock bytes of it after the header; the header holds, at
+// of each block of it after the header: the payload's part in each of the
+// file's kCheckBlock-byte pages (so a block read is a page read, not two),
+// the header's page from the header's end; the header holds, at
 // `hash_at`, the seal: a hash of the header (that field read as zero) and
 // of the table.
 // Opening checks the length and the seal; each read checks the blocks it

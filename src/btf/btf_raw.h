@@ -144,7 +144,8 @@ inline Type::Kind TypeKindOf(uint32_t kind) {
 }
 
 constexpr char kIndexMagic[8] = {'K', 'P', 'B', 'T', 'F', 'I', 'D', 'X'};
-constexpr uint32_t kIndexVersion = 2;
+// 3: blocks on the file's pages (cache_file.h)
+constexpr uint32_t kIndexVersion = 3;
 // IndexHeader::flags: types_at and strs_at are offsets in the blob, not in
 // the index.
 constexpr uint32_t kReferToBlob = 1;

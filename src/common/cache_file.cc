@@ -63,8 +63,15 @@ std::string HexOf(std::string_view bytes) {
   return out;
 }
 
+// Blocks lie on the file's pages, not after the header: block k is
+// [k * kCheckBlock, (k + 1) * kCheckBlock) less the header and what is past
+// the payload, so a read of a block is a read of one page (a block after
+// the header took two, each a page fault, on every look-up).
+size_t FirstBlock(size_t header_size) { return header_size / kCheckBlock; }
+
 size_t BlockTableSize(size_t payload, size_t header_size) {
-  return (payload - header_size + kCheckBlock - 1) / kCheckBlock * 8;
+  if (payload <= header_size) return 0;
+  return ((payload - 1) / kCheckBlock - FirstBlock(header_size) + 1) * 8;
 }
 
 namespace {
@@ -76,9 +83,12 @@ uint64_t SealOf(const unsigned char* header, size_t header_size, size_t hash_at,
   return Hash64(copy.data(), copy.size(), Hash64(table, table_size));
 }
 
-// A block's hash, seeded with where it is (a block moved is a block changed).
-uint64_t BlockHash(const unsigned char* data, size_t at, size_t end) {
-  return Hash64(data + at, std::min(kCheckBlock, end - at), at);
+// Block `block`'s hash, seeded with where it starts (a block moved is a
+// block changed): its bytes from `begin` (the header's end, or its page's
+// start) to its page's end or `end`.
+uint64_t BlockHash(const unsigned char* data, size_t block, size_t begin, size_t end) {
+  const size_t at = std::max(block * kCheckBlock, begin);
+  return Hash64(data + at, std::min((block + 1) * kCheckBlock, end) - at, at);
 }
 
 }  // namespace
@@ -86,8 +96,8 @@ uint64_t BlockHash(const unsigned char* data, size_t at, size_t end) {
 void SealBlocks(std::string& bytes, size_t header_size, size_t hash_at) {
   const size_t payload = bytes.size();
   bytes.reserve(payload + BlockTableSize(payload, header_size));
-  for (size_t at = header_size; at < payload; at += kCheckBlock) {
-    uint64_t h = BlockHash(reinterpret_cast<const unsigned char*>(bytes.data()), at, payload);
+  for (size_t block = FirstBlock(header_size); block * kCheckBlock < payload; ++block) {
+    uint64_t h = BlockHash(reinterpret_cast<const unsigned char*>(bytes.data()), block, header_size, payload);
     bytes.append(reinterpret_cast<const char*>(&h), 8);
   }
   const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
@@ -109,7 +119,7 @@ Result<CheckedBytes> CheckedBytes::Open(const unsigned char* data, size_t size, 
   out.payload_ = payload;
   out.header_size_ = header_size;
   out.table_ = data + payload;
-  out.checked_.assign((payload - header_size) / kCheckBlock / 64 + 1, 0);
+  out.checked_.assign(BlockTableSize(payload, header_size) / 8 / 64 + 1, 0);
   return out;
 }
 
@@ -126,8 +136,8 @@ Result<CheckedBytes> CheckedBytes::Open(std::shared_ptr<const LazyFile> file, si
 }
 
 void HashBlocks(const unsigned char* data, size_t size, unsigned char* table) {
-  for (size_t at = 0; at < size; at += kCheckBlock, table += 8) {
-    const uint64_t h = BlockHash(data, at, size);
+  for (size_t block = 0; block * kCheckBlock < size; ++block, table += 8) {
+    const uint64_t h = BlockHash(data, block, 0, size);
     std::memcpy(table, &h, 8);
   }
 }
@@ -154,16 +164,17 @@ const unsigned char* CheckedBytes::Read(uint64_t offset, uint64_t length) const 
   // The header is the seal's: checked when the file was opened.
   uint64_t begin = std::max<uint64_t>(offset, header_size_), end = offset + length;
   if (end <= begin) return data_ + offset;
-  for (uint64_t block = (begin - header_size_) / kCheckBlock, last = (end - 1 - header_size_) / kCheckBlock;
-       block <= last; ++block) {
-    uint64_t& word = checked_[block / 64];
-    const uint64_t bit = uint64_t{1} << (block % 64);
+  const size_t first = FirstBlock(header_size_);
+  for (uint64_t block = begin / kCheckBlock, last = (end - 1) / kCheckBlock; block <= last; ++block) {
+    const size_t n = block - first;  // its place in the table
+    uint64_t& word = checked_[n / 64];
+    const uint64_t bit = uint64_t{1} << (n % 64);
     if (word & bit) continue;
     uint64_t expected;
-    std::memcpy(&expected, table_ + block * 8, 8);
-    const size_t at = header_size_ + block * kCheckBlock;
-    if (file_ && !file_->Read(at, std::min(kCheckBlock, payload_ - at))) return nullptr;
-    if (BlockHash(data_, header_size_ + block * kCheckBlock, payload_) != expected) return nullptr;
+    std::memcpy(&expected, table_ + n * 8, 8);
+    const size_t at = std::max(block * kCheckBlock, header_size_);
+    if (file_ && !file_->Read(at, std::min((block + 1) * kCheckBlock, payload_) - at)) return nullptr;
+    if (BlockHash(data_, block, header_size_, payload_) != expected) return nullptr;
     word |= bit;
   }
   return data_ + offset;

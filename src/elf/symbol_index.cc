@@ -35,8 +35,9 @@ namespace {
 constexpr char kMagic[8] = {'K', 'P', 'S', 'Y', 'M', 'I', 'D', 'X'};
 // 3: checked block by block; 4: tagged slots (a vmlinux's 482 ".LC0" and
 // 365 "__func__.0" made clusters whose every name a look-up read, a page
-// fault each: 2 ms of a warm command for ten names)
-constexpr uint32_t kVersion = 4;
+// fault each: 2 ms of a warm command for ten names); 5: blocks on the
+// file's pages (cache_file.h)
+constexpr uint32_t kVersion = 5;
 
 struct Header {
   char magic[8];

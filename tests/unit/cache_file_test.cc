@@ -51,11 +51,15 @@ TEST_CASE("checked bytes: each read checks the blocks it touches, and only those
   REQUIRE(checked);  // the seal covers the header and the table, not the blocks
   CHECK(checked->Read(0, kHeader) == Data(bad));
   CHECK(checked->Read(kHeader, 10) == Data(bad) + kHeader);
-  CHECK(checked->Read(kHeader + kCheckBlock, kCheckBlock) != nullptr);
+  // Blocks lie on pages: the first is the header's page after the header.
+  CHECK(checked->Read(kCheckBlock, kCheckBlock) != nullptr);
+  CHECK(checked->Read(kCheckBlock - 1, 2) != nullptr);              // the first and second
   CHECK(checked->Read(kHeader + 4 * kCheckBlock, 100) != nullptr);  // the short last block
   CHECK(checked->Read(in_third, 1) == nullptr);
-  CHECK(checked->Read(kHeader + 2 * kCheckBlock - 1, 2) == nullptr);  // across into it
-  CHECK(checked->Read(kHeader + kCheckBlock + 5, 1) != nullptr);      // its neighbour still reads
+  CHECK(checked->Read(2 * kCheckBlock - 1, 2) == nullptr);              // across into it
+  CHECK(checked->Read(kHeader + kCheckBlock, kCheckBlock) == nullptr);  // a page's span crossing into it
+  CHECK(checked->Read(3 * kCheckBlock, 1) != nullptr);                  // the page after it
+  CHECK(checked->Read(kHeader + kCheckBlock + 5, 1) != nullptr);        // its neighbour still reads
   CHECK(checked->Read(payload - 1, 1) != nullptr);
   CHECK(checked->Read(payload, 1) == nullptr);  // past the payload: the table is not data
   CHECK(checked->Read(payload - 1, 2) == nullptr);
@@ -126,7 +130,7 @@ TEST_CASE("checked bytes over a file read as it is used: the same answers, only 
   CHECK(std::memcmp(p, good.data() + in_fourth, 10) == 0);
   in = Resident(base, good.size());
   CHECK(in[3]);
-  CHECK(in[4]);  // the block straddles two pages (the header shifts it)
+  CHECK_FALSE(in[4]);  // a block is a page: the header does not shift it
   CHECK_FALSE(in[1]);
   CHECK_FALSE(in[5]);
   CHECK(std::memcmp(checked->Read(kHeader, payload - kHeader), good.data() + kHeader, payload - kHeader) == 0);

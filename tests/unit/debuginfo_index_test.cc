@@ -163,10 +163,10 @@ TEST_CASE("index file: every truncation refused, every flipped byte refused or c
 TEST_CASE("index file: another version, build-id, size or mtime is refused, saying which") {
   std::string bytes = dwarf::SerializeIndex(Key(), Contents());
   std::string other_version = bytes;
-  other_version[8] = 11;
+  other_version[8] = 12;
   auto v = IndexView::FromBytes(other_version, Key());
   REQUIRE_FALSE(v);
-  CHECK(v.error().message == "index format 11, not 10");
+  CHECK(v.error().message == "index format 12, not 11");
   IndexKey key = Key();
   key.build_id[0] = 'x';
   CHECK(IndexView::FromBytes(bytes, key).error().message == "the index is of another build-id");
@@ -248,7 +248,7 @@ TEST_CASE("debuginfo index: a corrupt, truncated or stale cache file is rebuilt,
   bad = good;
   bad[8] = 99;
   WriteFile(file, bad);
-  reopen("index format 99, not 10");
+  reopen("index format 99, not 11");
   // Past the seal: the header and block table agree, a block of names does
   // not, found when a look-up reads it.
   uint64_t payload;
