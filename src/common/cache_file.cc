@@ -96,7 +96,8 @@ uint64_t BlockHash(const unsigned char* data, size_t block, size_t begin, size_t
 void SealBlocks(std::string& bytes, size_t header_size, size_t hash_at) {
   const size_t payload = bytes.size();
   bytes.reserve(payload + BlockTableSize(payload, header_size));
-  for (size_t block = FirstBlock(header_size); block * kCheckBlock < payload; ++block) {
+  const size_t blocks = BlockTableSize(payload, header_size) / 8;  // none for an empty payload
+  for (size_t block = FirstBlock(header_size), n = 0; n < blocks; ++block, ++n) {
     uint64_t h = BlockHash(reinterpret_cast<const unsigned char*>(bytes.data()), block, header_size, payload);
     bytes.append(reinterpret_cast<const char*>(&h), 8);
   }

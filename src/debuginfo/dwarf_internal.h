@@ -141,6 +141,7 @@ struct LineTable {
     bool stmt : 1, end_sequence : 1;
   };
   static constexpr uint32_t kNoFile = (1u << 30) - 1;
+  static_assert(sizeof(Row) == 16);
   std::vector<Row> rows;
   // By index, as dwarf_filesrc names them when `own` (read by
   // ReadLineTable); libdw's rows' files alone else.

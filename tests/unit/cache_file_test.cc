@@ -69,6 +69,31 @@ TEST_CASE("checked bytes: each read checks the blocks it touches, and only those
   CHECK(fine->Read(kHeader, payload - kHeader) == Data(good) + kHeader);
 }
 
+TEST_CASE("checked bytes: blocks lie on pages, whatever the header's and the payload's lengths") {
+  for (size_t header : {size_t{32}, size_t{4095}, size_t{4096}, size_t{5000}, size_t{8192}})
+    for (size_t payload : {header, header + 1, (header / 4096 + 1) * 4096, (header / 4096 + 2) * 4096 + 7}) {
+      INFO("header " << header << ", payload " << payload);
+      std::string bytes(payload, '\0');
+      for (size_t i = 0; i < payload; ++i) bytes[i] = static_cast<char>(i * 13 + i / 4096);
+      SealBlocks(bytes, header, kSealAt);
+      // A block per page the payload reaches past the header, none when empty.
+      const size_t pages = payload > header ? (payload - 1) / kCheckBlock - header / kCheckBlock + 1 : 0;
+      CHECK(bytes.size() == payload + 8 * pages);
+      auto checked = CheckedBytes::Open(Data(bytes), bytes.size(), payload, header, kSealAt);
+      REQUIRE(checked);
+      CHECK(checked->Read(0, payload) == Data(bytes));
+      if (payload == header) continue;
+      std::string bad = bytes;
+      bad[payload - 1] = static_cast<char>(bad[payload - 1] ^ 1);
+      auto spoilt = CheckedBytes::Open(Data(bad), bad.size(), payload, header, kSealAt);
+      REQUIRE(spoilt);
+      CHECK(spoilt->Read(payload - 1, 1) == nullptr);
+      // The header's first byte after it fails only if it shares the page.
+      const bool same_page = (payload - 1) / kCheckBlock == header / kCheckBlock;
+      CHECK(spoilt->Read(header, 1) == (same_page ? nullptr : Data(bad) + header));
+    }
+}
+
 TEST_CASE("checked bytes: the header, the table, a truncation and an extension are refused at once") {
   const std::string good = Sealed(2);
   const size_t payload = PayloadOf(good);

@@ -252,4 +252,11 @@ TEST_CASE("line tables: what libdw reads otherwise is refused, what it reads so 
                               "\x01" + end)));
   CHECK_FALSE(read(Dwarf4Unit(set_address + "\x02" + std::string(10, '\x80') + "\x01" + "\x01" + end)));
   CHECK_FALSE(read(Dwarf4Unit(set_address + std::string("\x05\x80\x80\x04", 4) + "\x01" + end)));
+  // A file index past what a row holds in its 30 bits (libdw's rows hold
+  // it: the caller asks libdw); the largest it holds is read, unnamed.
+  CHECK_FALSE(read(Dwarf4Unit(set_address + std::string("\x04\xff\xff\xff\xff\x03", 6) + "\x01" + end)));
+  auto far = read(Dwarf4Unit(set_address + std::string("\x04\xfe\xff\xff\xff\x03", 6) + "\x01" + end));
+  REQUIRE(far);
+  CHECK(far->rows[0].file == dwarf::LineTable::kNoFile - 1);
+  CHECK(far->File(far->rows[0]) == nullptr);
 }
