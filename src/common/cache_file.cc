@@ -63,11 +63,26 @@ std::string HexOf(std::string_view bytes) {
   return out;
 }
 
+namespace {
+
 // Blocks lie on the file's pages, not after the header: block k is
 // [k * kCheckBlock, (k + 1) * kCheckBlock) less the header and what is past
 // the payload, so a read of a block is a read of one page (a block after
 // the header took two, each a page fault, on every look-up).
 size_t FirstBlock(size_t header_size) { return header_size / kCheckBlock; }
+
+struct Span {
+  size_t at, length;
+};
+
+// Block `block`'s bytes: from `begin` (the header's end) or its page's
+// start, to its page's end or `end` (the payload's).
+Span BlockSpan(size_t block, size_t begin, size_t end) {
+  const size_t at = std::max(block * kCheckBlock, begin);
+  return {at, std::min((block + 1) * kCheckBlock, end) - at};
+}
+
+}  // namespace
 
 size_t BlockTableSize(size_t payload, size_t header_size) {
   if (payload <= header_size) return 0;
@@ -83,25 +98,25 @@ uint64_t SealOf(const unsigned char* header, size_t header_size, size_t hash_at,
   return Hash64(copy.data(), copy.size(), Hash64(table, table_size));
 }
 
-// Block `block`'s hash, seeded with where it starts (a block moved is a
-// block changed): its bytes from `begin` (the header's end, or its page's
-// start) to its page's end or `end`.
-uint64_t BlockHash(const unsigned char* data, size_t block, size_t begin, size_t end) {
-  const size_t at = std::max(block * kCheckBlock, begin);
-  return Hash64(data + at, std::min((block + 1) * kCheckBlock, end) - at, at);
+// A block's hash, seeded with where it starts (a block moved is a block
+// changed).
+uint64_t BlockHash(const unsigned char* data, Span block) { return Hash64(data + block.at, block.length, block.at); }
+
+// The hashes of the blocks of [begin, end), 8 bytes each, into `table`.
+void HashBlocksOf(const unsigned char* data, size_t begin, size_t end, unsigned char* table) {
+  for (size_t block = FirstBlock(begin), n = BlockTableSize(end, begin) / 8; n > 0; ++block, --n, table += 8) {
+    const uint64_t h = BlockHash(data, BlockSpan(block, begin, end));
+    std::memcpy(table, &h, 8);
+  }
 }
 
 }  // namespace
 
 void SealBlocks(std::string& bytes, size_t header_size, size_t hash_at) {
   const size_t payload = bytes.size();
-  bytes.reserve(payload + BlockTableSize(payload, header_size));
-  const size_t blocks = BlockTableSize(payload, header_size) / 8;  // none for an empty payload
-  for (size_t block = FirstBlock(header_size), n = 0; n < blocks; ++block, ++n) {
-    uint64_t h = BlockHash(reinterpret_cast<const unsigned char*>(bytes.data()), block, header_size, payload);
-    bytes.append(reinterpret_cast<const char*>(&h), 8);
-  }
-  const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
+  bytes.resize(payload + BlockTableSize(payload, header_size));  // none for an empty payload
+  auto* data = reinterpret_cast<unsigned char*>(bytes.data());
+  HashBlocksOf(data, header_size, payload, data + payload);
   uint64_t seal = SealOf(data, header_size, hash_at, data + payload, bytes.size() - payload);
   std::memcpy(bytes.data() + hash_at, &seal, 8);
 }
@@ -136,19 +151,14 @@ Result<CheckedBytes> CheckedBytes::Open(std::shared_ptr<const LazyFile> file, si
   return out;
 }
 
-void HashBlocks(const unsigned char* data, size_t size, unsigned char* table) {
-  for (size_t block = 0; block * kCheckBlock < size; ++block, table += 8) {
-    const uint64_t h = BlockHash(data, block, 0, size);
-    std::memcpy(table, &h, 8);
-  }
-}
+void HashBlocks(const unsigned char* data, size_t size, unsigned char* table) { HashBlocksOf(data, 0, size, table); }
 
 CheckedBytes CheckedBytes::Against(const unsigned char* data, size_t size, const unsigned char* table) {
   CheckedBytes out;
   out.data_ = data;
   out.payload_ = size;
   out.table_ = table;
-  out.checked_.assign(size / kCheckBlock / 64 + 1, 0);
+  out.checked_.assign(BlockTableSize(size, 0) / 8 / 64 + 1, 0);
   return out;
 }
 
@@ -173,9 +183,9 @@ const unsigned char* CheckedBytes::Read(uint64_t offset, uint64_t length) const 
     if (word & bit) continue;
     uint64_t expected;
     std::memcpy(&expected, table_ + n * 8, 8);
-    const size_t at = std::max(block * kCheckBlock, header_size_);
-    if (file_ && !file_->Read(at, std::min((block + 1) * kCheckBlock, payload_) - at)) return nullptr;
-    if (BlockHash(data_, block, header_size_, payload_) != expected) return nullptr;
+    const Span span = BlockSpan(block, header_size_, payload_);
+    if (file_ && !file_->Read(span.at, span.length)) return nullptr;
+    if (BlockHash(data_, span) != expected) return nullptr;
     word |= bit;
   }
   return data_ + offset;

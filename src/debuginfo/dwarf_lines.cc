@@ -45,7 +45,7 @@ LineTable LibdwLines(Dwarf_Die* cu) {
     if (const char* file = dwarf_linesrc(line, nullptr, nullptr); file && out.files.size() < LineTable::kNoFile) {
       auto [it, added] = files.try_emplace(file, static_cast<uint32_t>(out.files.size()));
       if (added) out.files.emplace_back(file);
-      row.file = it->second & LineTable::kNoFile;  // below it: counted above
+      row.file = it->second & LineTable::kNoFile;  // the mask only narrows: fewer files than kNoFile
     }
     out.rows.push_back(row);
   }

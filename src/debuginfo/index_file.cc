@@ -36,9 +36,9 @@ namespace kprobectl::dwarf {
 namespace {
 
 constexpr char kMagic[8] = {'K', 'P', 'R', 'O', 'B', 'I', 'D', 'X'};
-// 11: blocks on the file's pages, 10: checked block by block, 9: Rust's qualified and linkage names, 8:
-// qualified names without ABI tags, 7: C++ qualified and linkage names, 6:
-// split parts in other functions' code
+// 11: blocks on the file's pages, 10: checked block by block, 9: Rust's
+// qualified and linkage names, 8: qualified names without ABI tags, 7: C++
+// qualified and linkage names, 6: split parts in other functions' code
 constexpr uint32_t kVersion = 11;
 constexpr size_t kHeaderSize = 128;
 constexpr size_t kRecordSize = 16;
