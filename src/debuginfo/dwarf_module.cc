@@ -134,6 +134,8 @@ Result<Debuginfo::Module> Debuginfo::OpenModule(const std::string& path) {
     GElf_Ehdr ehdr;
     if (gelf_getehdr(elf, &ehdr)) out.machine = ehdr.e_machine;
     out.elf64 = gelf_getclass(elf) == ELFCLASS64;
+    if (Elf_Data* modinfo = dwarf::SectionData(elf, ".modinfo"); modinfo && modinfo->d_buf)
+      out.modinfo.assign(static_cast<const char*>(modinfo->d_buf), modinfo->d_size);
   }
   int n = dwfl_module_getsymtab(mod);
   for (int i = 1; i < n; ++i) {
