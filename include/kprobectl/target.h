@@ -23,6 +23,8 @@
 
 namespace kprobectl {
 
+struct SystemView;
+
 struct TargetRequest {
   std::string exec;          // -x: a path, or a name found in PATH or the linker's directories
   std::string vmlinux;       // -k
@@ -74,12 +76,11 @@ struct Target {
 Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, const SearchPaths& search);
 
 // Whether probes for `target` are for this machine's running kernel, as
-// those written to it must be: a -k image's build-id is its own (-f
-// accepts another), a module was built for its release (its vermagic; one
-// without vermagic is taken as it is). `running_build_id` is the running
-// kernel's (hex; empty: unknown).
-Result<void> CheckForRunningKernel(const Target& target, std::string_view running_build_id, const KernelEnv& env,
-                                   bool force);
+// `running` (its SystemView) describes it, as those written to it must
+// be: a -k image's build-id is its own, a module was built for its release
+// (its vermagic; one without is taken as it is), and a module it has
+// loaded is that file (their build-ids; -f accepts another file).
+Result<void> CheckForRunningKernel(const Target& target, const SystemView& running, bool force);
 
 // Whether probes for `target` can be written to this machine's kernel:
 // they are in its architecture's registers, which must be the running

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kprobectl/cache_file.h"
 #include "kprobectl/strings.h"
 
 namespace kprobectl {
@@ -57,16 +58,7 @@ std::string BuildIdFromNotes(std::string_view notes) {
     uint32_t namesz = word(at), descsz = word(at + 4), type = word(at + 8);
     size_t name = at + 12, desc = name + ((namesz + 3) & ~3u);
     if (desc + descsz > notes.size()) break;
-    if (type == 3 && namesz == 4 && notes.substr(name, 3) == "GNU") {
-      std::string hex;
-      for (size_t i = 0; i < descsz; ++i) {
-        static constexpr char kDigits[] = "0123456789abcdef";
-        auto b = static_cast<unsigned char>(notes[desc + i]);
-        hex += kDigits[b >> 4];
-        hex += kDigits[b & 15];
-      }
-      return hex;
-    }
+    if (type == 3 && namesz == 4 && notes.substr(name, 3) == "GNU") return HexOf(notes.substr(desc, descsz));
     at = desc + ((descsz + 3) & ~3u);
   }
   return {};

@@ -160,7 +160,7 @@ std::optional<Error> RefusedByName(const ProbeSpec& spec, const Target& target, 
 
 Result<void> ApplyKernelPolicy(std::vector<ResolvedProbe>& probes, const Target& target, const SystemView& system,
                                const ResolveOptions& options, std::vector<std::string>* left_out) {
-  if (system.running) KP_TRY_VOID(CheckForRunningKernel(target, system.build_id, system.env, options.force));
+  if (system.running) KP_TRY_VOID(CheckForRunningKernel(target, system, options.force));
   if (target.kind == Target::kModule) return CheckModule(probes, target, system, options, left_out);
   const ElfImage* image = target.image.get();
   Lists lists = KP_TRY(ListsFor(image, *target.arch, system));

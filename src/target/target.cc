@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "kprobectl/strings.h"
+#include "kprobectl/system_view.h"
 
 namespace kprobectl {
 
@@ -90,8 +91,8 @@ Result<Target> OpenModule(const TargetRequest& request, const KernelEnv& env) {
   t.arch = KP_TRY(ArchOfElf(module.machine, module.elf64, "the kernel module '" + t.path + "'"));
   t.built_for = ModuleVersionOf(module.modinfo);
   if (!t.kernel_image.empty()) KP_TRY_VOID(CheckBuiltFor(t, image_version));
-  t.image =
-      std::make_unique<ElfImage>(ElfImage::FromModule(t.path, t.module, module.machine, std::move(module.symbols)));
+  t.image = std::make_unique<ElfImage>(
+      ElfImage::FromModule(t.path, t.module, module.machine, std::move(module.symbols), std::move(module.build_id)));
   if (module.debuginfo)
     t.debuginfo = std::move(module.debuginfo);
   else
@@ -229,16 +230,25 @@ Result<void> CheckArchRunsHere(const Target& target, const KernelEnv& env) {
                   " machine to add them; -D prints the definitions anywhere");
 }
 
-Result<void> CheckForRunningKernel(const Target& target, std::string_view running_build_id, const KernelEnv& env,
-                                   bool force) {
+Result<void> CheckForRunningKernel(const Target& target, const SystemView& running, bool force) {
+  const KernelEnv& env = running.env;
   if (target.kind == Target::kKernelImage && target.image)
-    return CheckBuildId(running_build_id, env, target.path, target.image->build_id(), force);
+    return CheckBuildId(running.build_id, env, target.path, target.image->build_id(), force);
   if (target.kind != Target::kModule) return {};
   if (!target.kernel_image.empty())
-    KP_TRY_VOID(CheckBuildId(running_build_id, env, target.kernel_image, target.kernel_build_id, force));
-  return BuiltForRunningKernel(
+    KP_TRY_VOID(CheckBuildId(running.build_id, env, target.kernel_image, target.kernel_build_id, force));
+  KP_TRY_VOID(BuiltForRunningKernel(
       target, env, "probes on it are not probes on the module this kernel loads",
-      "probe the module built for " + env.release + " (-m NAME finds it under /lib/modules/" + env.release + ")");
+      "probe the module built for " + env.release + " (-m NAME finds it under /lib/modules/" + env.release + ")"));
+  // Loaded, the module is the kernel's copy of one file: offsets read from
+  // another build of it (of the same release) would land elsewhere.
+  std::string file = target.image ? target.image->build_id() : std::string();
+  if (force || running.module_build_id.empty() || file.empty() || running.module_build_id == file) return {};
+  return Fail("'" + target.path + "' is not the module " + target.module +
+                  " the running kernel has loaded: its build-id is " + file + ", the loaded one's (" + env.sys_module +
+                  "/" + target.module + "/notes) is " + running.module_build_id,
+              "give the loaded module's own file or its debuginfo (-m " + target.module +
+                  " finds them), or add -f to use this file anyway");
 }
 
 LibraryMachine LibraryMachineOf(const KernelEnv& env) {

@@ -50,6 +50,22 @@ struct RunningTree {
   }
 };
 
+// The view of the tree's running kernel that add and trace read.
+SystemView Running(const RunningTree& tree, const Target& target) {
+  return ReadSystemView(nullptr, tree.env, target, true);
+}
+
+// ELF notes holding GNU build-id `id` (its bytes), as /sys/kernel/notes and
+// /sys/module/MOD/notes/.note.gnu.build-id have them.
+std::string BuildIdNote(const std::string& id) {
+  std::string out;
+  for (uint32_t word : {uint32_t{4}, static_cast<uint32_t>(id.size()), uint32_t{3}})
+    out.append(reinterpret_cast<const char*>(&word), 4);
+  out += std::string("GNU\0", 4) + id;
+  out.resize((out.size() + 3) / 4 * 4, '\0');
+  return out;
+}
+
 TargetRequest BtfRequest(const std::string& module, const std::string& vmlinux = {}) {
   TargetRequest request;
   request.module = module;
@@ -193,7 +209,7 @@ TEST_CASE("module kernel: probes written to the running kernel must be for it") 
   request.module = FixturePath("kpmod_btf.ko");
   auto other = OpenTarget(request, tree.env, SearchPaths{});
   REQUIRE(other);
-  auto refused = CheckForRunningKernel(*other, "", tree.env, true);
+  auto refused = CheckForRunningKernel(*other, Running(tree, *other), true);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message == "the kernel module '" + FixturePath("kpmod_btf.ko") +
                                        "' was built for Linux 6.1.0-kpfx (its vermagic), and the running kernel is "
@@ -201,38 +217,54 @@ TEST_CASE("module kernel: probes written to the running kernel must be for it") 
   CHECK(refused.error().hint ==
         "probe the module built for 6.12.0-kpfx (-m NAME finds it under /lib/modules/6.12.0-kpfx)");
   // Through the policy, as add and trace apply it.
-  SystemView system;
-  system.features = AllFeatures();
-  system.running = true;
-  system.env = tree.env;
   auto spec = ParseProbeSpec("btf_mod_open dev");
   REQUIRE(spec);
-  auto resolved = Resolve({*spec}, *other, system, ResolveOptions{});
+  auto resolved = Resolve({*spec}, *other, Running(tree, *other), ResolveOptions{});
   REQUIRE_FALSE(resolved);
   CHECK(resolved.error().message == refused.error().message);
 
   request.module = FixturePath("kpmod_btf_b.ko");
   auto own = OpenTarget(request, tree.env, SearchPaths{});
   REQUIRE(own);
-  CHECK(CheckForRunningKernel(*own, "", tree.env, false));
+  CHECK(CheckForRunningKernel(*own, Running(tree, *own), false));
+  // Loaded, it must be the file the kernel loaded (-f accepts another).
+  REQUIRE(own->image->build_id().size() == 40);
+  std::filesystem::create_directories(tree.root / "sys/module/kpmod_btf_b/notes");
+  WriteFile(tree.root / "sys/module/kpmod_btf_b/notes/.note.gnu.build-id", BuildIdNote("\xab\xcd"));
+  auto another_build = CheckForRunningKernel(*own, Running(tree, *own), false);
+  REQUIRE_FALSE(another_build);
+  CHECK(another_build.error().message == "'" + FixturePath("kpmod_btf_b.ko") +
+                                             "' is not the module kpmod_btf_b the running kernel has loaded: its "
+                                             "build-id is " +
+                                             own->image->build_id() +
+                                             ", the loaded one's (/sys/module/kpmod_btf_b/notes) is abcd");
+  CHECK(another_build.error().hint ==
+        "give the loaded module's own file or its debuginfo (-m kpmod_btf_b finds them), or add -f to use this file "
+        "anyway");
+  CHECK(CheckForRunningKernel(*own, Running(tree, *own), true));
+  std::string same;
+  for (size_t i = 0; i < 40; i += 2)
+    same += static_cast<char>(std::stoi(own->image->build_id().substr(i, 2), nullptr, 16));
+  WriteFile(tree.root / "sys/module/kpmod_btf_b/notes/.note.gnu.build-id", BuildIdNote(same));
+  CHECK(CheckForRunningKernel(*own, Running(tree, *own), false));
   // With -k, that image must be the running kernel's too (-f accepts another).
   request.vmlinux = FixturePath("kernel_btf_b");
   auto paired = OpenTarget(request, tree.env, SearchPaths{});
   REQUIRE(paired);
   REQUIRE_FALSE(paired->kernel_build_id.empty());
-  auto not_running = CheckForRunningKernel(*paired, "0123", tree.env, false);
+  WriteFile(tree.root / "sys/kernel/notes", BuildIdNote("\x01\x23"));
+  auto not_running = CheckForRunningKernel(*paired, Running(tree, *paired), false);
   REQUIRE_FALSE(not_running);
   CHECK(not_running.error().message == "'" + FixturePath("kernel_btf_b") + "' is not the running kernel's image: its " +
                                            "build-id is " + paired->kernel_build_id +
                                            ", the running kernel's (/sys/kernel/notes) is 0123");
-  CHECK(CheckForRunningKernel(*paired, "0123", tree.env, true));
-  CHECK(CheckForRunningKernel(*paired, paired->kernel_build_id, tree.env, false));
+  CHECK(CheckForRunningKernel(*paired, Running(tree, *paired), true));
   // A module without vermagic says nothing of its kernel: taken as it is.
   request = {};
   request.module = FixturePath("kpmod_btf_bare.ko");
   auto bare = OpenTarget(request, tree.env, SearchPaths{});
   REQUIRE(bare);
-  CHECK(CheckForRunningKernel(*bare, "", tree.env, false));
+  CHECK(CheckForRunningKernel(*bare, Running(tree, *bare), false));
 }
 
 TEST_CASE("module kernel: an image's version from its vermagic or banner, a module's from its .modinfo") {
