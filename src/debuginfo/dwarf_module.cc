@@ -138,8 +138,12 @@ Result<Debuginfo::Module> Debuginfo::OpenModule(const std::string& path) {
     const void* id = nullptr;
     if (ssize_t size = dwelf_elf_gnu_build_id(elf, &id); size > 0)
       out.build_id = HexOf({static_cast<const char*>(id), static_cast<size_t>(size)});
-    if (Elf_Data* modinfo = dwarf::SectionData(elf, ".modinfo"); modinfo && modinfo->d_buf)
-      out.modinfo.assign(static_cast<const char*>(modinfo->d_buf), modinfo->d_size);
+    auto section = [&](std::string_view section_name) {
+      Elf_Data* data = dwarf::SectionData(elf, section_name);
+      return data && data->d_buf ? std::string(static_cast<const char*>(data->d_buf), data->d_size) : std::string();
+    };
+    out.modinfo = section(".modinfo");
+    out.btf = section(".BTF");
   }
   int n = dwfl_module_getsymtab(mod);
   for (int i = 1; i < n; ++i) {

@@ -64,6 +64,81 @@ Result<void> BuiltForRunningKernel(const Target& t, const KernelEnv& env, const 
               hint);
 }
 
+// A module's split BTF (`split`, its .BTF section, read from a .ko,
+// .ko.xz or .ko.zst alike), over the BTF of the kernel it was built for:
+// --btf=FILE's (the user's word), the -k image's .BTF section (its
+// vermagic checked), else the running kernel's when the module's vermagic
+// names it. A loaded module named: the running kernel's
+// /sys/kernel/btf/MODULE, which it made over its own.
+Result<std::unique_ptr<BtfInfo>> OpenModuleBtf(const Target& t, const TargetRequest& request, const KernelEnv& env,
+                                               std::string_view split) {
+  Error none{ModuleWhat(t) + " has no .BTF section",
+             "a kernel built with CONFIG_DEBUG_INFO_BTF_MODULES gives its modules BTF"};
+  if (!request.btf_file.empty())
+    return split.empty() ? std::unexpected(none) : BtfInfo::OpenSplit(t.path, split, *t.arch, request.btf_file);
+  std::string running = env.root + env.btf + "/vmlinux";
+  std::string loaded = env.root + env.btf + "/" + t.module;
+  if (t.kernel_image.empty() && ModuleByName(request.module) && access(loaded.c_str(), R_OK) == 0)
+    return BtfInfo::Open(loaded, *t.arch, running);
+  if (split.empty()) return std::unexpected(none);
+  const std::string& release = t.built_for.release;
+  std::string needs = "its split BTF can be read only over the BTF of the kernel it was built for";
+  if (release.empty())
+    return Fail(
+        ModuleWhat(t) + " has no vermagic in its .modinfo: which kernel it was built for is unknown, and " + needs,
+        "name that kernel's BTF with --btf=FILE");
+  if (!t.kernel_image.empty()) return BtfInfo::OpenSplit(t.path, split, *t.arch, t.kernel_image);
+  KP_TRY_VOID(BuiltForRunningKernel(t, env, needs,
+                                    "name that kernel's image with -k (e.g. /usr/lib/debug/boot/vmlinux-" + release +
+                                        "), or its BTF with --btf=FILE"));
+  return BtfInfo::OpenSplit(t.path, split, *t.arch, running);
+}
+
+// --btf=FILE of an ELF file is that file's architecture's kernel (a raw BTF
+// file says nothing of it): taken for another architecture's, its parameters
+// would be placed in the wrong registers (an arm64 image's, %di on x86-64).
+Result<void> CheckBtfFileArch(const std::string& path, const Arch& arch) {
+  auto identity = ElfImage::ReadIdentity(path);
+  if (!identity) return {};  // raw BTF, or no file: BtfInfo::Open says which
+  auto file_arch = ArchOfElf(identity->machine, identity->elf64, "'" + path + "'");
+  if (!file_arch || *file_arch == &arch) return {};
+  return Fail("--btf '" + path + "' is an " + std::string((*file_arch)->name()) +
+                  " kernel's, and the kernel probed is " + std::string(arch.name()) + "'s",
+              "probe that kernel with -k '" + path + "' --btf (its own architecture)");
+}
+
+// The BTF of a kernel target that has no DWARF, or of any with --btf
+// (the DWARF is then set aside): --btf=FILE, a kernel image's .BTF
+// section, the running kernel's; a module's is split over its kernel's
+// (OpenModuleBtf). Asked for (--btf), it must open; otherwise its error is
+// kept for messages.
+Result<void> OpenBtf(Target& t, const TargetRequest& request, const KernelEnv& env, std::string_view module_btf = {}) {
+  bool asked = request.btf || !request.btf_file.empty();
+  if (asked && !t.kernel()) return Fail("--btf is for kernel probes; -x reads the program's DWARF", "leave out --btf");
+  if (!t.kernel() || (t.debuginfo && !asked)) return {};
+  if (t.debuginfo) {
+    t.debuginfo.reset();
+    t.debuginfo_error = {"--btf sets the DWARF aside", "leave out --btf to use the DWARF"};
+  }
+  if (!request.btf_file.empty()) KP_TRY_VOID(CheckBtfFileArch(request.btf_file, *t.arch));
+  Result<std::unique_ptr<BtfInfo>> btf;
+  if (t.kind == Target::kModule) {
+    btf = OpenModuleBtf(t, request, env, module_btf);
+  } else if (t.kind == Target::kKernelImage && request.btf_file.empty()) {
+    btf = BtfInfo::Open(t.path, *t.arch);
+  } else {
+    std::string kernel = !request.btf_file.empty() ? request.btf_file : env.root + env.btf + "/vmlinux";
+    btf = BtfInfo::Open(kernel, *t.arch, {}, request.index.cache_dir);
+  }
+  if (btf) {
+    t.btf = std::move(*btf);
+    return {};
+  }
+  if (asked) return std::unexpected(btf.error());
+  t.btf_error = btf.error();
+  return {};
+}
+
 Result<Target> OpenModule(const TargetRequest& request, const KernelEnv& env) {
   // A module: its file, its symbols where libdwfl lays it out, its DWARF.
   Target t;
@@ -97,76 +172,8 @@ Result<Target> OpenModule(const TargetRequest& request, const KernelEnv& env) {
     t.debuginfo = std::move(module.debuginfo);
   else
     t.debuginfo_error = {module.dwarf_error, "install the kernel's debug package for its modules' DWARF"};
+  KP_TRY_VOID(OpenBtf(t, request, env, module.btf));
   return t;
-}
-
-// A module's split BTF, over the BTF of the kernel it was built for:
-// --btf=FILE's (the user's word), the -k image's .BTF section (its
-// vermagic checked), else the running kernel's when the module's vermagic
-// names it. A loaded module named: the running kernel's
-// /sys/kernel/btf/MODULE, which it made over its own.
-Result<std::unique_ptr<BtfInfo>> OpenModuleBtf(const Target& t, const TargetRequest& request, const KernelEnv& env) {
-  if (!request.btf_file.empty()) return BtfInfo::Open(t.path, *t.arch, request.btf_file);
-  std::string running = env.root + env.btf + "/vmlinux";
-  std::string loaded = env.root + env.btf + "/" + t.module;
-  if (t.kernel_image.empty() && ModuleByName(request.module) && access(loaded.c_str(), R_OK) == 0)
-    return BtfInfo::Open(loaded, *t.arch, running);
-  const std::string& release = t.built_for.release;
-  std::string needs = "its split BTF can be read only over the BTF of the kernel it was built for";
-  if (release.empty())
-    return Fail(
-        ModuleWhat(t) + " has no vermagic in its .modinfo: which kernel it was built for is unknown, and " + needs,
-        "name that kernel's BTF with --btf=FILE");
-  if (!t.kernel_image.empty()) return BtfInfo::Open(t.path, *t.arch, t.kernel_image);
-  KP_TRY_VOID(BuiltForRunningKernel(t, env, needs,
-                                    "name that kernel's image with -k (e.g. /usr/lib/debug/boot/vmlinux-" + release +
-                                        "), or its BTF with --btf=FILE"));
-  return BtfInfo::Open(t.path, *t.arch, running);
-}
-
-// --btf=FILE of an ELF file is that file's architecture's kernel (a raw BTF
-// file says nothing of it): taken for another architecture's, its parameters
-// would be placed in the wrong registers (an arm64 image's, %di on x86-64).
-Result<void> CheckBtfFileArch(const std::string& path, const Arch& arch) {
-  auto identity = ElfImage::ReadIdentity(path);
-  if (!identity) return {};  // raw BTF, or no file: BtfInfo::Open says which
-  auto file_arch = ArchOfElf(identity->machine, identity->elf64, "'" + path + "'");
-  if (!file_arch || *file_arch == &arch) return {};
-  return Fail("--btf '" + path + "' is an " + std::string((*file_arch)->name()) +
-                  " kernel's, and the kernel probed is " + std::string(arch.name()) + "'s",
-              "probe that kernel with -k '" + path + "' --btf (its own architecture)");
-}
-
-// The BTF of a kernel target that has no DWARF, or of any with --btf
-// (the DWARF is then set aside): --btf=FILE, a kernel image's .BTF
-// section, the running kernel's; a module's is split over its kernel's
-// (OpenModuleBtf). Asked for (--btf), it must open; otherwise its error is
-// kept for messages.
-Result<void> OpenBtf(Target& t, const TargetRequest& request, const KernelEnv& env) {
-  bool asked = request.btf || !request.btf_file.empty();
-  if (asked && !t.kernel()) return Fail("--btf is for kernel probes; -x reads the program's DWARF", "leave out --btf");
-  if (!t.kernel() || (t.debuginfo && !asked)) return {};
-  if (t.debuginfo) {
-    t.debuginfo.reset();
-    t.debuginfo_error = {"--btf sets the DWARF aside", "leave out --btf to use the DWARF"};
-  }
-  if (!request.btf_file.empty()) KP_TRY_VOID(CheckBtfFileArch(request.btf_file, *t.arch));
-  Result<std::unique_ptr<BtfInfo>> btf;
-  if (t.kind == Target::kModule) {
-    btf = OpenModuleBtf(t, request, env);
-  } else if (t.kind == Target::kKernelImage && request.btf_file.empty()) {
-    btf = BtfInfo::Open(t.path, *t.arch);
-  } else {
-    std::string kernel = !request.btf_file.empty() ? request.btf_file : env.root + env.btf + "/vmlinux";
-    btf = BtfInfo::Open(kernel, *t.arch, {}, request.index.cache_dir);
-  }
-  if (btf) {
-    t.btf = std::move(*btf);
-    return {};
-  }
-  if (asked) return std::unexpected(btf.error());
-  t.btf_error = btf.error();
-  return {};
 }
 
 // Event probes read types from the running kernel's BTF, DWARF or not.
@@ -261,9 +268,7 @@ Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, co
   if (!request.exec.empty() && (!request.vmlinux.empty() || !request.module.empty()))
     return Fail("-x does not go with -k or -m", "-x probes a program, -k and -m the kernel");
   if (!request.module.empty()) {
-    Target t = KP_TRY(OpenModule(request, env));
-    KP_TRY_VOID(OpenBtf(t, request, env));
-    return t;
+    return OpenModule(request, env);
   }
   Target t;
   if (!request.exec.empty()) {

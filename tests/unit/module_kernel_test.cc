@@ -113,6 +113,19 @@ TEST_CASE("module kernel: a module's split BTF is read over the -k image's, each
   CHECK(raw.out == kLayoutB);
 }
 
+TEST_CASE("module kernel: a compressed module's split BTF is read as a plain one's, and one without BTF says so") {
+  for (const char* module : {"kpmod_btf_xz.ko.xz", "kpmod_btf_zst.ko.zst"}) {
+    CliResult r = RunKprobectl({"-k", FixturePath("kernel_btf"), "-m", FixturePath(module), "--btf", "-D", kSpec});
+    INFO(r.err);
+    std::string name = std::string(module).substr(0, std::string(module).find('.'));
+    CHECK(r.out == Replace(kLayoutA, "kpmod_btf:", name + ":"));
+  }
+  std::string plain = FixturePath("kpmod.ko");
+  CHECK(Refusal({"-m", plain, "--btf", FixturePath("kernel_btf.btf"), "-D", "process req"}) ==
+        "kprobectl: error: the kernel module '" + plain +
+            "' has no .BTF section\n  hint: a kernel built with CONFIG_DEBUG_INFO_BTF_MODULES gives its modules BTF\n");
+}
+
 TEST_CASE("module kernel: a module built for another kernel than the -k image is refused, both named") {
   std::string a = FixturePath("kpmod_btf.ko"), image_b = FixturePath("kernel_btf_b");
   std::string expected = "kprobectl: error: the kernel module '" + a +
