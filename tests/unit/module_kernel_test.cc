@@ -286,6 +286,19 @@ TEST_CASE("module kernel: an image's version from its vermagic or banner, a modu
   KernelVersion version = KernelVersionOf(*image);
   CHECK(version.release == "6.12.0-kpfx");
   CHECK(version.vermagic == "6.12.0-kpfx SMP mod_unload ");
+  auto banner = ElfImage::Open(FixturePath("kernel_banner"));
+  REQUIRE(banner);
+  CHECK(KernelVersionOf(*banner).release == "6.1.0-kpfx");
+  CHECK(KernelVersionOf(*banner).vermagic.empty());
+  // Such an image is checked by its release alone: a module of other options passes.
+  CliResult by_release = RunKprobectl(
+      {"-k", FixturePath("kernel_banner"), "-m", FixturePath("kpmod_btf_preempt.ko"), "-D", "btf_mod_open dev->unit"});
+  INFO(by_release.err);
+  CHECK(by_release.out == "p:probe/btf_mod_open kpmod_btf_preempt:btf_mod_open+0 unit=+0(%di):s32\n");
+  CHECK(Refusal({"-k", FixturePath("kernel_banner"), "-m", FixturePath("kpmod_btf_b.ko"), "-D", "btf_mod_open dev"})
+            .starts_with("kprobectl: error: the kernel module '" + FixturePath("kpmod_btf_b.ko") +
+                         "' was built for Linux 6.12.0-kpfx (its vermagic), and the kernel image '" +
+                         FixturePath("kernel_banner") + "' is Linux 6.1.0-kpfx\n"));
   auto none = ElfImage::Open(FixturePath("kernel_like"));
   REQUIRE(none);
   CHECK(KernelVersionOf(*none).release.empty());
