@@ -101,15 +101,45 @@ add_custom_command(TARGET records_nosource POST_BUILD COMMAND ${CMAKE_COMMAND} -
 # kernel_btf and a raw copy (kernel_btf.btf); kpmod_btf.ko is a module whose
 # split BTF has kernel_btf's as its base, as /sys/kernel/btf/MODULE has.
 # vmlinux-6.18.btf: a real kernel's /sys/kernel/btf/vmlinux, kept compressed.
-kprobectl_fixture(kernel_btf SOURCES fixtures/kernel_text.c fixtures/btf_types.c FLAGS -O2 -g -fno-pie LINK -no-pie)
+# Each kernel says which it is (kernel_version.c), each module which it was
+# built for (its .modinfo vermagic; btf_version.h): kernel_btf_b and
+# kpmod_btf_b.ko are another kernel, whose structs have another layout;
+# kpmod_btf_preempt.ko is built for kernel_btf's release with other
+# options, kpmod_btf_bare.ko has no .modinfo; kpmod_btf_xz.ko.xz and
+# kpmod_btf_zst.ko.zst are kpmod_btf.ko compressed, as distributions ship modules.
+set(BTF_KERNEL_SOURCES fixtures/kernel_text.c fixtures/btf_types.c fixtures/kernel_version.c)
+# Without DWARF, it adds nothing to the BTF pahole makes (the index tests know kernel_btf.btf's size).
+set_source_files_properties(fixtures/kernel_version.c PROPERTIES COMPILE_OPTIONS -g0)
+set(BTF_MODULE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/btf_module.c ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/btf_version.h)
+# Linked relocatable with a build-id, as the kernel links its modules.
+set(BTF_MODULE_CC ${CMAKE_C_COMPILER} -O2 -g -r -nostdlib -Wl,--build-id=sha1
+    ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/btf_module.c)
+kprobectl_fixture(kernel_btf SOURCES ${BTF_KERNEL_SOURCES} FLAGS -O2 -g -fno-pie LINK -no-pie)
 add_custom_command(TARGET kernel_btf POST_BUILD
   COMMAND pahole -J $<TARGET_FILE:kernel_btf>
   COMMAND pahole -J --btf_encode_detached=${FIXTURE_DIR}/kernel_btf.btf $<TARGET_FILE:kernel_btf>
-  COMMAND ${CMAKE_C_COMPILER} -c -O2 -g ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/btf_module.c -o ${FIXTURE_DIR}/kpmod_btf.ko
+  COMMAND ${BTF_MODULE_CC} -o ${FIXTURE_DIR}/kpmod_btf.ko
   COMMAND pahole -J --btf_base $<TARGET_FILE:kernel_btf> ${FIXTURE_DIR}/kpmod_btf.ko
+  COMMAND xz -c ${FIXTURE_DIR}/kpmod_btf.ko > ${FIXTURE_DIR}/kpmod_btf_xz.ko.xz
+  COMMAND zstd -q -f -c ${FIXTURE_DIR}/kpmod_btf.ko > ${FIXTURE_DIR}/kpmod_btf_zst.ko.zst
+  COMMAND ${BTF_MODULE_CC} -DKP_PREEMPT -o ${FIXTURE_DIR}/kpmod_btf_preempt.ko
+  COMMAND pahole -J --btf_base $<TARGET_FILE:kernel_btf> ${FIXTURE_DIR}/kpmod_btf_preempt.ko
+  COMMAND ${BTF_MODULE_CC} -DKP_NO_MODINFO -o ${FIXTURE_DIR}/kpmod_btf_bare.ko
+  COMMAND pahole -J --btf_base $<TARGET_FILE:kernel_btf> ${FIXTURE_DIR}/kpmod_btf_bare.ko
   COMMAND xz -dc ${CMAKE_CURRENT_SOURCE_DIR}/data/btf/vmlinux-6.18.44.btf.xz > ${FIXTURE_DIR}/vmlinux-6.18.btf
   VERBATIM)
-set_property(TARGET kernel_btf APPEND PROPERTY LINK_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/btf_module.c)
+set_property(TARGET kernel_btf APPEND PROPERTY LINK_DEPENDS ${BTF_MODULE_DEPENDS})
+# A kernel image that names its release in its linux_banner alone.
+kprobectl_fixture(kernel_banner SOURCES fixtures/kernel_text.c fixtures/kernel_version.c ${FIXTURE_SOURCES}
+                  FLAGS -O2 -g -fno-pie -DKP_BANNER_ONLY LINK -no-pie)
+kprobectl_fixture(kernel_btf_b SOURCES ${BTF_KERNEL_SOURCES} FLAGS -O2 -g -fno-pie -DKP_LAYOUT_B LINK -no-pie)
+add_custom_command(TARGET kernel_btf_b POST_BUILD
+  COMMAND pahole -J $<TARGET_FILE:kernel_btf_b>
+  COMMAND pahole -J --btf_encode_detached=${FIXTURE_DIR}/kernel_btf_b.btf $<TARGET_FILE:kernel_btf_b>
+  COMMAND ${BTF_MODULE_CC} -DKP_LAYOUT_B -o ${FIXTURE_DIR}/kpmod_btf_b.ko
+  COMMAND pahole -J --btf_base $<TARGET_FILE:kernel_btf_b> ${FIXTURE_DIR}/kpmod_btf_b.ko
+  VERBATIM)
+set_property(TARGET kernel_btf_b APPEND PROPERTY LINK_DEPENDS ${BTF_MODULE_DEPENDS})
 
 # A relocatable object stands in for a kernel module (-m): plain, xz and zstd.
 add_custom_command(OUTPUT ${FIXTURE_DIR}/kpmod.ko ${FIXTURE_DIR}/kpmod_xz.ko.xz ${FIXTURE_DIR}/kpmod_zst.ko.zst
