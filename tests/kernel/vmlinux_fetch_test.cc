@@ -274,22 +274,27 @@ TEST_CASE("where else a variable can be fetched, for lines before the function's
     uint64_t at = 0;
     std::string var;
   };
+  // The first line of the copy (after its entry) where a variable of its,
+  // with a location list, has no location.
   auto find_in = [&](Dwarf_Die* copy, Dwarf_Die* holder) -> std::optional<Found> {
     Instance outer = facts.InstanceOf(holder);
     Instance inner = facts.InstanceOf(copy);
+    if (!facts.BlacklistedAs(inner.entry).empty() || !facts.Traceable(inner.entry)) return std::nullopt;
     Dwarf_Die cu = facts.CuOf(copy);
-    for (Dwarf_Die& var : facts.Variables(copy, false)) {
-      std::vector<LocationEntry> list = LocationList(&var);
-      if (list.empty() || (list.size() == 1 && list[0].end == static_cast<uint64_t>(-1))) continue;
-      for (const LineRow& row : facts.Lines(&cu)) {
-        if (row.address == inner.entry || !row.stmt ||
-            std::none_of(inner.ranges.begin(), inner.ranges.end(),
-                         [&](const Range& r) { return r.Holds(row.address); }))
-          continue;
-        auto seen = VariableAt(facts, outer, row.address, KernelFacts::Name(&var));
-        if (!seen || dwarf_dieoffset(&*seen) != dwarf_dieoffset(&var)) continue;
-        if (FetchAt(&var, row.address, false).text == "no location here")
-          return Found{outer, row.address, KernelFacts::Name(&var)};
+    for (const LineRow& row : facts.Lines(&cu)) {
+      if (row.address == inner.entry || !row.stmt ||
+          std::none_of(inner.ranges.begin(), inner.ranges.end(), [&](const Range& r) { return r.Holds(row.address); }))
+        continue;
+      for (Dwarf_Die& scope : facts.ScopesAt(row.address)) {
+        for (Dwarf_Die& var : facts.Variables(&scope, false)) {
+          std::vector<LocationEntry> list = LocationList(&var);
+          if (list.empty() || (list.size() == 1 && list[0].end == static_cast<uint64_t>(-1))) continue;
+          auto seen = VariableAt(facts, outer, row.address, KernelFacts::Name(&var));
+          if (seen && dwarf_dieoffset(&*seen) == dwarf_dieoffset(&var) &&
+              FetchAt(&var, row.address, false).text == "no location here")
+            return Found{outer, row.address, KernelFacts::Name(&var)};
+        }
+        if (dwarf_dieoffset(&scope) == dwarf_dieoffset(copy)) break;
       }
     }
     return std::nullopt;

@@ -9,6 +9,7 @@
 #include <dwarf.h>
 
 #include <catch2/catch.hpp>
+#include <map>
 #include <set>
 
 #include "kernel_fetch.h"
@@ -258,22 +259,35 @@ TEST_CASE("a line where a copy begins is the function's, and so are its variable
   auto fits = [&](Dwarf_Die* copy, Dwarf_Die* holder) -> std::optional<Found> {
     std::string fn = KernelFacts::Name(holder);
     const uint64_t at = facts.EntryOf(copy);
-    std::set<std::string> outer_names;
-    for (Dwarf_Die& v : facts.Variables(holder, false)) outer_names.insert(KernelFacts::Name(&v));
+    // A name both have, fetched differently there: the copy's would be a
+    // wrong value, not the same one.
+    std::map<std::string, std::string> outer;
+    for (Dwarf_Die& v : facts.Variables(holder, false))
+      if (Fetch f = FetchAt(&v, at, false); f.kind == Fetch::kFetched) outer[KernelFacts::Name(&v)] = f.text;
+    // The copy's variables there: its own and its blocks' that hold the address.
     std::string shared;
-    for (Dwarf_Die& v : facts.Variables(copy, false))
-      if (outer_names.contains(KernelFacts::Name(&v))) shared = KernelFacts::Name(&v);
+    for (Dwarf_Die& scope : facts.ScopesAt(at)) {
+      for (Dwarf_Die& v : facts.Variables(&scope, false))
+        if (auto it = outer.find(KernelFacts::Name(&v)); it != outer.end() && FetchAt(&v, at, false).text != it->second)
+          shared = it->first;
+      if (dwarf_dieoffset(&scope) == dwarf_dieoffset(copy)) break;
+    }
     if (shared.empty() || facts.Place(at).rfind(fn + "+", 0) != 0) return std::nullopt;
     Dwarf_Die cu = facts.CuOf(holder);
     const std::string file = facts.DeclFile(holder);
-    const int decl = facts.DeclLine(holder);
-    auto [line_file, line] = facts.LineAt(&cu, at, file);
-    Instance outer = facts.InstanceOf(holder);
-    if (line_file != file || line <= decl || line > facts.LastOwnLine(&cu, file, decl) ||
-        facts.LineBlocks(&cu, file, line, outer.ranges) != std::vector<uint64_t>{at})
+    const int decl = facts.DeclLine(holder), last = facts.LastOwnLine(&cu, file, decl);
+    Instance outer_instance = facts.InstanceOf(holder);
+    if (!facts.BlacklistedAs(at).empty() || !facts.Traceable(at) ||
+        ArgsAt(facts, outer_instance, at, {shared}).text != " " + shared + "=" + outer[shared])
       return std::nullopt;
-    if (!ArgsAt(facts, outer, at, {shared}).unknown.empty()) return std::nullopt;
-    return Found{fn, shared, line - decl, at, outer};
+    // A line of the function's own that begins there, and only there.
+    std::optional<int> line;
+    for (const LineRow& row : facts.Lines(&cu))
+      if (!line && row.address == at && row.stmt && row.file == file && row.line > decl && row.line <= last &&
+          facts.LineBlocks(&cu, file, row.line, outer_instance.ranges) == std::vector<uint64_t>{at})
+        line = row.line;
+    if (!line) return std::nullopt;
+    return Found{fn, shared, *line - decl, at, outer_instance};
   };
   std::optional<Found> found;
   for (const Instance& i : facts.Instances("new_sync_read")) {
