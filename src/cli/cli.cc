@@ -333,7 +333,12 @@ int DispatchTrace(CommandLine& c, cli::Streams io) {
 }  // namespace
 
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  return RunCli(args, out, err, KernelEnv::Running());
+}
+
+int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, const KernelEnv& env) {
   CommandLine c;
+  c.options.env = env;
   CLI::App app{"kprobectl: kernel and user-space dynamic probes from the command line"};
   app.name("kprobectl");
   app.set_version_flag("--version", VersionText());
@@ -376,7 +381,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (!c.options.boot_form.empty()) c.options.definitions = c.options.dry_run = true;
   c.options.btf = app.count("--btf") > 0;
   const char* runtime_dir = std::getenv("KPROBECTL_RUNTIME_DIR");
-  c.options.runtime_dir = runtime_dir ? runtime_dir : KernelEnv::Running().runtime_dir;
+  c.options.runtime_dir = runtime_dir ? runtime_dir : env.runtime_dir;
   c.options.progress = &err == &std::cerr && isatty(STDERR_FILENO);
   auto actions = Actions(c, app);
   if (actions.size() > 1) {

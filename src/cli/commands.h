@@ -54,6 +54,9 @@ struct Options {
   std::string cache_dir;    // the debuginfo index cache; empty with --no-cache
   std::string runtime_dir;  // records of trace's temporary probes; empty: none
   bool progress = false;    // stderr is a terminal: show a slow index build's progress
+  // The running system's files (RunCli's caller says where: this machine's,
+  // or a prepared tree in tests), read through this alone.
+  KernelEnv env;
 };
 
 struct Streams {

@@ -50,7 +50,7 @@ Result<void> RunFuncs(const Options& options, const std::string& filter_text, St
   std::optional<SystemView> running;
   if (!target.image && target.btf && target.kind == Target::kRunningKernel) {
     auto dir = OpenTracefs(options, false);
-    running = ReadSystemView(dir ? dir->get() : nullptr, KernelEnv::Running(), target, dir.has_value());
+    running = ReadSystemView(dir ? dir->get() : nullptr, options.env, target, dir.has_value());
     if (!running->available_functions && !options.quiet)
       io.err << "kprobectl: note: " << running->available_functions_error
              << "; so this list has every function of the BTF, also those ftrace cannot trace, which kprobes refuse\n";

@@ -35,8 +35,7 @@ EventPattern ParsePattern(std::string_view text) {
   return p;
 }
 
-bool ModuleLoaded(const std::string& module) {
-  KernelEnv env = KernelEnv::Running();
+bool ModuleLoaded(const KernelEnv& env, const std::string& module) {
   return access((env.root + env.sys_module + "/" + module).c_str(), F_OK) == 0;
 }
 
@@ -122,7 +121,7 @@ Result<void> RunList(const Options& options, const std::vector<std::string>& pat
     } else if (def.type == ProbeType::kProbe || def.type == ProbeType::kFprobe) {
       if (!looked_for_kernel) {
         looked_for_kernel = true;
-        auto found = FindKernelDebuginfo(KernelEnv::Running(), options.force);  // the stage's look-up
+        auto found = FindKernelDebuginfo(options.env, options.force);  // the stage's look-up
         if (found) kernel_image = *found;
       }
       Files& f = open(kernel_image);
@@ -137,7 +136,7 @@ Result<void> RunList(const Options& options, const std::vector<std::string>& pat
     // The kernel keeps a probe on a module it does not have, and arms it
     // when the module loads.
     if (def.kind == ProbeKind::kKernel && !def.target.module.empty() && def.type != ProbeType::kEventProbe &&
-        !ModuleLoaded(def.target.module))
+        !ModuleLoaded(options.env, def.target.module))
       io.out << "\t[waiting for module " << def.target.module << " to load]";
     io.out << "\n";
   }

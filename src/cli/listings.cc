@@ -44,8 +44,7 @@ Result<void> RunLine(const Options& options, const std::string& text, Streams io
   // Without the kernel's DWARF there is no listing, but a wrong name is
   // said first, with the nearest ones.
   if (!target.debuginfo && target.kind == Target::kRunningKernel)
-    KP_TRY_VOID(
-        CheckKernelFunction(range.function, target, ReadSystemView(nullptr, KernelEnv::Running(), target, false)));
+    KP_TRY_VOID(CheckKernelFunction(range.function, target, ReadSystemView(nullptr, options.env, target, false)));
   FindOptions find{!options.no_inlines, options.source_dirs};
   SourceListing listing = KP_TRY(ListSource(range, target, find));
   ReportIndex(target, options, io.err);
@@ -118,7 +117,7 @@ Result<void> PrintMarkerVars(const Resolution& resolution, const Target& target,
 Result<void> PrintEventVars(const ProbeSpec& spec, const Options& options, Streams io) {
   auto dir = KP_TRY(OpenTracefs(options, /*may_mount=*/false));
   Target target = KP_TRY(OpenTargetOf(options, io.err, true, /*btf_types=*/true));
-  SystemView system = ReadSystemView(dir.get(), KernelEnv::Running(), target, false);
+  SystemView system = ReadSystemView(dir.get(), options.env, target, false);
   auto fields = KP_TRY(DescribeEventFields(spec, target, system));
   const ProbePoint& p = spec.point;
   io.out << "Available variables at " << DescribePoint(p) << "\n\t(the fields of " << p.event_system << ":"
@@ -141,14 +140,14 @@ Result<void> RunVars(const Options& options, const std::string& text, Streams io
   Target target = KP_TRY(OpenTargetOf(options, io.err));
   bool marker = !spec.point.sdt_name.empty();
   if (marker) {
-    SystemView system = ReadSystemView(nullptr, KernelEnv::Running(), target, false);
+    SystemView system = ReadSystemView(nullptr, options.env, target, false);
     Resolution resolution = KP_TRY(Resolve({spec}, target, system, ResolveOptionsOf(options)));
     ReportResolution(resolution, options, io.err);
     io.out << "Available variables at " << DescribePoint(spec.point) << "\n";
     return PrintMarkerVars(resolution, target, io);
   }
   if (!target.btf) (void)KP_TRY(target.RequireDebuginfo());
-  SystemView system = ReadSystemView(nullptr, KernelEnv::Running(), target, false);
+  SystemView system = ReadSystemView(nullptr, options.env, target, false);
   ResolveOptions resolve = ResolveOptionsOf(options);
   resolve.for_variables = true;
   Resolution resolution = KP_TRY(Resolve({spec}, target, system, resolve));

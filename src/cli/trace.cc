@@ -86,8 +86,8 @@ Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, cons
   for (const std::string& text : trace.probes) specs.push_back(KP_TRY(ParseProbeSpec(text)));
   if (!options.dry_run) KP_TRY_VOID(RequireKernelTakes(specs, options, dir));
   Target target = KP_TRY(OpenTargetOf(options, io.err, true, AnyEventProbe(specs)));
-  if (!options.dry_run) KP_TRY_VOID(CheckArchRunsHere(target, KernelEnv::Running()));
-  SystemView system = ReadSystemView(&dir, KernelEnv::Running(), target, true);
+  if (!options.dry_run) KP_TRY_VOID(CheckArchRunsHere(target, options.env));
+  SystemView system = ReadSystemView(&dir, options.env, target, true);
   auto defs = KP_TRY(ResolveToDefinitions(specs, target, system, options, namer, io.err));
   // Their user stacks, unwound through CFI: what that needs, captured.
   for (TraceEventDef& def : defs)
@@ -311,7 +311,7 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
   };
   if (!options.dry_run) KP_TRY_VOID(CleanLeftovers(*dir, options, io));
   ProbeEvents events(*dir, log);
-  KernelEnv env = KernelEnv::Running();
+  const KernelEnv& env = options.env;
   KP_TRY_VOID(CheckStackOption(trace));
   TracePlan plan = KP_TRY(PlanFor(options, trace, *dir, events, io));  // 1-2
   std::optional<HistRun> hist;
