@@ -33,7 +33,9 @@
 #include "kprobectl/trace_symbols.h"
 #include "kprobectl/tracer.h"
 #include "kprobectl/unwind.h"
+#include "outputs.h"
 #include "temporary_probes.h"
+#include "trace_answers.h"
 
 namespace kprobectl::cli {
 
@@ -299,10 +301,75 @@ Result<TracePlan> PlanFor(const Options& options, const TraceOptions& trace, con
   return PlanTrace({trace.events, trace.latency}, existing, temporary, namer, return_site_of);
 }
 
+// The pictures trace draws at the end: their collectors, fed the events
+// instead of the printer, and what they make of them.
+class TracePictures {
+ public:
+  TracePictures(OutputFormat format, const TracePlan& plan, const std::vector<EventPlan>& plans, Printer& printer,
+                CommCache& comms, const std::string& proc)
+      : format_(format), printer_(printer) {
+    std::map<int, std::string> tops;
+    size_t shown = 0;
+    for (size_t i = 0; i < plan.events.size() && i < plans.size(); ++i) {
+      const TraceEventDef& def = plan.events[i];
+      if (def.kind == ProbeKind::kKernel && def.target.kind == ProbeTarget::kSymbol)
+        tops[plans[i].id] = def.target.symbol;
+      shown += !plans[i].hidden;
+    }
+    stacks_.emplace(std::move(tops), shown > 1);
+    timeline_.emplace(
+        printer, [&comms](int pid) { return comms.Lookup(pid); },
+        [proc](int tid) { return ProcessOfThread(proc, tid); });
+  }
+  // Hands the tracer's records here (and where events were lost).
+  void Attach(Tracer& tracer) {
+    tracer.SetSink([this](const EventPlan& p, const Record& r, const EventStacks* s) {
+      if (format_ == OutputFormat::kTimeline)
+        timeline_->Add(p, r);
+      else if (format_ == OutputFormat::kHeatMap)
+        printer_.Observe(p, r);
+      else
+        stacks_->Add(p, printer_.StackFrames(p, r, s ? *s : EventStacks{}));
+    });
+    if (format_ == OutputFormat::kTimeline)
+      tracer.SetLostSink([this](uint64_t time, int cpu, uint64_t n) { timeline_->Lost(time, cpu, n); });
+  }
+  uint64_t events() const {
+    return format_ == OutputFormat::kTimeline  ? timeline_->events()
+           : format_ == OutputFormat::kHeatMap ? printer_.printed()
+                                               : stacks_->events();
+  }
+  std::string Draw(const std::string& command_line, double seconds) {
+    if (format_ == OutputFormat::kTimeline) return TraceEventJson(timeline_->Finish(command_line));
+    if (format_ == OutputFormat::kHeatMap) return HeatMapSvg(LatencyHeatMap(printer_.Latencies()));
+    StackProfile profile = stacks_->Profile();
+    profile.title = command_line + " by call stack";
+    profile.subtitle = std::to_string(events()) + (events() == 1 ? " event" : " events") + " in " +
+                       DurationText(seconds) + ", each with its stack as kprobectl trace --stack records it";
+    return format_ == OutputFormat::kFolded ? FoldedStacks(profile) : FlameGraphSvg(profile);
+  }
+
+ private:
+  OutputFormat format_;
+  Printer& printer_;
+  std::optional<StackCounter> stacks_;
+  std::optional<TimelineRecorder> timeline_;
+};
+
+// "kprobectl trace --stack probe_demo:compute": the events traced, for a
+// picture's title.
+std::string TracedEvents(const TracePlan& plan) {
+  std::vector<std::string> names;
+  for (const TraceEventDef& def : plan.events)
+    if (!plan.hidden.contains(def.group + "/" + def.event)) names.push_back(def.FullName());
+  return Join(names, ", ");
+}
+
 }  // namespace
 
 Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams io) {
-  TraceOptions trace = WithStackKeys(given);
+  OutputFormat format = KP_TRY(ChooseFormat(given));
+  TraceOptions trace = WithFormatNeeds(WithStackKeys(given), format);
   // Held from here until the very end: nothing interrupts the cleanup.
   StopSignals signals;
   auto dir = KP_TRY(OpenTracefs(options));
@@ -368,7 +435,7 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
   Unwinder unwinder;
   const Arch* arch = ArchOfUname(env.machine).value_or(nullptr);
   Printer printer(
-      {trace.json, trace.latency, decoding.stacks}, [&](int pid) { return comms.Lookup(pid); },
+      {format == OutputFormat::kJson, trace.latency, decoding.stacks}, [&](int pid) { return comms.Lookup(pid); },
       [&](uint64_t address) { return kallsyms.Lookup(address); },
       [&](int pid, uint64_t address) { return locations.UserFrame(pid, address); },
       arch ? UnwindWith(unwinder, locations, *arch) : UnwindFrames());
@@ -376,6 +443,8 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
   KP_TRY_VOID(OpenOutput(trace, io, output));
   Tracer tracer(*decoding.decoder, std::move(decoding.plans), printer, *output.stream, output.name, decoding.stacks);
   std::function<Result<void>()> every;
+  std::optional<HistAnswers> answers;
+  std::optional<TracePictures> pictures;
   if (hist) {
     if (!hist->in_kernel()) {
       KP_TRY_VOID(hist->Bind(
@@ -383,11 +452,16 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
           [&](const EventPlan& p, const Record& r, const EventStacks& s) { return printer.StackFrames(p, r, s); }));
       tracer.SetSink([&](const EventPlan& p, const Record& r, const EventStacks* s) { hist->Add(p, r, s); });
     }
+    answers.emplace(format, trace, hist->specs(), hist->in_kernel(), hist->Counted());
     every = [&]() -> Result<void> {
       if (!hist->Due()) return {};
-      return tracer.Emit(KP_TRY(hist->Report(*dir, *session, !trace.cumulative)));
+      return tracer.Emit(answers->Report(KP_TRY(hist->Tables(*dir, *session, !trace.cumulative)), false));
     };
+  } else if (IsPicture(format)) {
+    pictures.emplace(format, plan, tracer.plans(), printer, comms, env.proc);
+    pictures->Attach(tracer);
   }
+  auto started = std::chrono::steady_clock::now();
   if (command) KP_TRY_VOID(command->Release());
   // Its mappings read at its exec, where the kernel stops it for us: a
   // command too short for the loop's reads still has its program's frames
@@ -401,16 +475,23 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
   int exit_status = command ? command->Stop(SIGTERM, 2000) : 0;
   if (failure) (void)tracer.Drain(*reader);  // what arrived while we stopped
 
-  // 6. The summary; the destructors then take everything down.
-  if (trace.latency) io.err << printer.Histograms();
+  // 6. The answer's end, the summary; the destructors then take everything down.
+  if (given.latency) io.err << printer.Histograms();
+  Result<void> written;
   if (hist) {
-    auto report = hist->Report(*dir, *session, false);
-    Result<void> written = report ? tracer.Emit(*report) : Result<void>(std::unexpected(report.error()));
-    if (!written && failure && !tracer.reader_gone()) failure = std::unexpected(written.error());
+    auto tables = hist->Tables(*dir, *session, false);
+    written = tables ? tracer.Emit(answers->Report(*tables, true)) : Result<void>(std::unexpected(tables.error()));
+  } else if (pictures) {
+    written = tracer.Emit(pictures->Draw(TracedEvents(plan), SecondsSince(started)));
   }
+  if (!written && failure && !tracer.reader_gone()) failure = std::unexpected(written.error());
+  uint64_t seen = hist ? hist->hits() : pictures ? pictures->events() : printer.printed();
   if (!options.quiet && (!hist || !hist->in_kernel()))
-    io.err << Summary(hist ? hist->hits() : printer.printed(), hist ? "counted" : "printed", tracer, *session, events,
-                      plan.events)
+    io.err << Summary(seen,
+                      hist       ? "counted"
+                      : pictures ? "recorded"
+                                 : "printed",
+                      tracer, *session, events, plan.events)
            << "\n";
   reader.reset();  // its open pipes keep the instance busy
   auto closed = session->Close();
