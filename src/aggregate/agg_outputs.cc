@@ -3,6 +3,7 @@
 #include <map>
 
 #include "kprobectl/aggregation_outputs.h"
+#include "kprobectl/json_object.h"
 #include "kprobectl/strings.h"
 
 namespace kprobectl {
@@ -32,28 +33,22 @@ std::optional<std::string> Unquoted(std::string_view text) {
   return out;
 }
 
-std::string Quoted(std::string_view text) {
-  std::string out;
-  AppendJsonString(out, text);
-  return out;
-}
-
 // A bucket and the smallest and largest value it holds.
 std::string Bucket(const std::string& text, const std::string& low, const std::string& high) {
-  return "{\"bucket\":" + Quoted(text) + ",\"min\":" + low + ",\"max\":" + high + "}";
+  return "{\"bucket\":" + JsonString(text) + ",\"min\":" + low + ",\"max\":" + high + "}";
 }
 
 std::string KeyJson(const AggKey& key, const AggCell& cell) {
   switch (key.kind) {
     case AggKey::kComm:
-      return Quoted(cell.text);
+      return JsonString(cell.text);
     case AggKey::kPid:
       return cell.text;
     case AggKey::kKernelStack:
     case AggKey::kUserStack: {
       std::vector<std::string> frames;
       if (cell.text != "[no stack]")
-        for (const std::string& f : SplitLines(cell.text)) frames.push_back(Quoted(f));
+        for (const std::string& f : SplitLines(cell.text)) frames.push_back(JsonString(f));
       return "[" + Join(frames, ",") + "]";
     }
     case AggKey::kArg:
@@ -61,7 +56,7 @@ std::string KeyJson(const AggKey& key, const AggCell& cell) {
   }
   if (!cell.numeric) {
     auto text = Unquoted(cell.text);
-    return text ? Quoted(*text) : "null";
+    return text ? JsonString(*text) : "null";
   }
   switch (key.buckets) {
     case AggKey::kLog2: {
@@ -74,7 +69,7 @@ std::string KeyJson(const AggKey& key, const AggCell& cell) {
     case AggKey::kExact:
       break;
   }
-  return key.type.base == FetchType::kHex ? Quoted(cell.text) : cell.text;
+  return key.type.base == FetchType::kHex ? JsonString(cell.text) : cell.text;
 }
 
 const AggKey* LatencyKey(const AggregationSpec& spec, size_t& index) {
@@ -99,7 +94,7 @@ std::map<int64_t, CountedBucket> LatencyBuckets(const AggTable& table, const Agg
 }  // namespace
 
 std::string TableJson(const AggTable& table, const AggregationSpec& spec, bool in_kernel, const std::string& extra) {
-  std::string out = "{\"event\":" + Quoted(table.event);
+  std::string out = "{\"event\":" + JsonString(table.event);
   if (!extra.empty()) out += "," + extra;
   out += ",\"hits\":" + std::to_string(table.hits) + ",\"dropped\":" + std::to_string(table.dropped) +
          ",\"counted_in\":" + (in_kernel ? "\"kernel\"" : "\"kprobectl\"") + ",\"rows\":[";
@@ -108,10 +103,10 @@ std::string TableJson(const AggTable& table, const AggregationSpec& spec, bool i
     const AggRow& row = rows[r];
     out += r ? ",{\"keys\":{" : "{\"keys\":{";
     for (size_t i = 0; i < spec.keys.size() && i < row.keys.size(); ++i)
-      out += (i ? "," : "") + Quoted(spec.keys[i].text) + ":" + KeyJson(spec.keys[i], row.keys[i]);
+      out += (i ? "," : "") + JsonString(spec.keys[i].text) + ":" + KeyJson(spec.keys[i], row.keys[i]);
     out += "},\"hits\":" + std::to_string(row.count) + ",\"values\":{";
     for (size_t i = 0; i < spec.values.size() && i < row.values.size(); ++i)
-      out += (i ? "," : "") + Quoted(spec.values[i].Column()) + ":" + std::to_string(row.values[i]);
+      out += (i ? "," : "") + JsonString(spec.values[i].Column()) + ":" + std::to_string(row.values[i]);
     out += "}}";
   }
   return out + "]}\n";

@@ -397,6 +397,11 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     PrintError({"--filter is for funcs (-F) and vars (-V)", "trace's event filter is 'trace --filter EXPR'"}, err);
     return 2;
   }
+  bool json_answers = lists || *c.list || c.list_flag->count() || *c.trace_command || *c.hist_command;
+  if (c.options.json && !json_answers) {
+    PrintError({"--json is for list, funcs, vars, trace and hist", "see 'kprobectl --help'"}, err);
+    return 2;
+  }
   for (CLI::Option* path : c.paths)
     if (path->count() && path->as<std::string>().empty()) {
       PrintError({path->get_name() + " was given an empty name", "give the file to probe (or leave the option out)"},

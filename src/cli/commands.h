@@ -134,5 +134,7 @@ Result<std::vector<TraceEventDef>> ResolveToDefinitions(const std::vector<ProbeS
 // "(on compute+4 in /path/demo with a b)" as perf prints it; with `source`
 // (from the DWARF) "(on compute:3@/src/demo.c in /path/demo with a b)".
 std::string DescribeDefinition(const TraceEventDef& def, const ElfImage* image, const std::string& source = "");
+// What it says after "on": "compute:3@/src/demo.c in /path/demo".
+std::string WhereDefined(const TraceEventDef& def, const ElfImage* image, const std::string& source = "");
 
 }  // namespace kprobectl::cli

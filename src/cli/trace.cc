@@ -34,6 +34,7 @@
 #include "kprobectl/tracer.h"
 #include "kprobectl/unwind.h"
 #include "outputs.h"
+#include "status_line.h"
 #include "temporary_probes.h"
 #include "trace_answers.h"
 
@@ -187,18 +188,24 @@ Result<void> TraceLoop(const TraceOptions& trace, StopSignals& signals, TracedCo
 
 // The summary line: events printed, lost (the kernel's per-CPU counts, or
 // what the pages said if more), and kernel return probes' misses.
-std::string Summary(uint64_t printed, std::string_view what, const Tracer& tracer, const TraceSession& session,
-                    const ProbeEvents& events, const std::vector<TraceEventDef>& traced) {
+// Events lost to overruns: the kernel's per-CPU counts, or what the pages
+// said if more; `per_cpu` gets the CPUs that lost any.
+uint64_t Lost(const Tracer& tracer, const TraceSession& session, std::vector<std::string>* per_cpu = nullptr) {
   auto stats = session.Stats();
   uint64_t counted = 0;
-  std::vector<std::string> per_cpu;
   for (size_t cpu = 0; cpu < stats.size(); ++cpu) {
     uint64_t n = stats[cpu].overrun + stats[cpu].dropped;
     counted += n;
-    if (n) per_cpu.push_back("cpu" + std::to_string(cpu) + ": " + std::to_string(n));
+    if (n && per_cpu) per_cpu->push_back("cpu" + std::to_string(cpu) + ": " + std::to_string(n));
   }
+  return std::max(counted, tracer.missed());
+}
+
+std::string Summary(uint64_t printed, std::string_view what, const Tracer& tracer, const TraceSession& session,
+                    const ProbeEvents& events, const std::vector<TraceEventDef>& traced) {
+  std::vector<std::string> per_cpu;
   std::string summary = "kprobectl: " + std::to_string(printed) + " events " + std::string(what) + ", " +
-                        std::to_string(std::max(counted, tracer.missed())) + " lost to ring-buffer overruns";
+                        std::to_string(Lost(tracer, session, &per_cpu)) + " lost to ring-buffer overruns";
   if (!per_cpu.empty()) summary += " (" + Join(per_cpu, ", ") + ")";
   std::vector<std::string> misses;
   for (ProbeKind kind : {ProbeKind::kKernel, ProbeKind::kUser}) {
@@ -282,6 +289,20 @@ Result<void> OpenOutput(const TraceOptions& trace, Streams io, Output& out) {
   return {};
 }
 
+// The traced probes' hits in the kernel's profiles (every process's), for
+// the live status where the kernel counts.
+uint64_t ProbeHits(const ProbeEvents& events, const std::vector<TraceEventDef>& traced) {
+  uint64_t hits = 0;
+  for (ProbeKind kind : {ProbeKind::kKernel, ProbeKind::kUser}) {
+    auto profile = events.Profile(kind);
+    if (!profile) continue;
+    for (const TraceEventDef& def : traced)
+      if (def.kind == kind)
+        if (const ProfileEntry* entry = FindProfileEntry(*profile, def)) hits += entry->hits;
+  }
+  return hits;
+}
+
 // Temporary probes resolved, then the plan.
 Result<TracePlan> PlanFor(const Options& options, const TraceOptions& trace, const TracefsDir& dir,
                           const ProbeEvents& events, Streams io) {
@@ -299,70 +320,6 @@ Result<TracePlan> PlanFor(const Options& options, const TraceOptions& trace, con
     return at->second ? GoReturnSite(def, *at->second) : std::nullopt;
   };
   return PlanTrace({trace.events, trace.latency}, existing, temporary, namer, return_site_of);
-}
-
-// The pictures trace draws at the end: their collectors, fed the events
-// instead of the printer, and what they make of them.
-class TracePictures {
- public:
-  TracePictures(OutputFormat format, const TracePlan& plan, const std::vector<EventPlan>& plans, Printer& printer,
-                CommCache& comms, const std::string& proc)
-      : format_(format), printer_(printer) {
-    std::map<int, std::string> tops;
-    size_t shown = 0;
-    for (size_t i = 0; i < plan.events.size() && i < plans.size(); ++i) {
-      const TraceEventDef& def = plan.events[i];
-      if (def.kind == ProbeKind::kKernel && def.target.kind == ProbeTarget::kSymbol)
-        tops[plans[i].id] = def.target.symbol;
-      shown += !plans[i].hidden;
-    }
-    stacks_.emplace(std::move(tops), shown > 1);
-    timeline_.emplace(
-        printer, [&comms](int pid) { return comms.Lookup(pid); },
-        [proc](int tid) { return ProcessOfThread(proc, tid); });
-  }
-  // Hands the tracer's records here (and where events were lost).
-  void Attach(Tracer& tracer) {
-    tracer.SetSink([this](const EventPlan& p, const Record& r, const EventStacks* s) {
-      if (format_ == OutputFormat::kTimeline)
-        timeline_->Add(p, r);
-      else if (format_ == OutputFormat::kHeatMap)
-        printer_.Observe(p, r);
-      else
-        stacks_->Add(p, printer_.StackFrames(p, r, s ? *s : EventStacks{}));
-    });
-    if (format_ == OutputFormat::kTimeline)
-      tracer.SetLostSink([this](uint64_t time, int cpu, uint64_t n) { timeline_->Lost(time, cpu, n); });
-  }
-  uint64_t events() const {
-    return format_ == OutputFormat::kTimeline  ? timeline_->events()
-           : format_ == OutputFormat::kHeatMap ? printer_.printed()
-                                               : stacks_->events();
-  }
-  std::string Draw(const std::string& command_line, double seconds) {
-    if (format_ == OutputFormat::kTimeline) return TraceEventJson(timeline_->Finish(command_line));
-    if (format_ == OutputFormat::kHeatMap) return HeatMapSvg(LatencyHeatMap(printer_.Latencies()));
-    StackProfile profile = stacks_->Profile();
-    profile.title = command_line + " by call stack";
-    profile.subtitle = std::to_string(events()) + (events() == 1 ? " event" : " events") + " in " +
-                       DurationText(seconds) + ", each with its stack as kprobectl trace --stack records it";
-    return format_ == OutputFormat::kFolded ? FoldedStacks(profile) : FlameGraphSvg(profile);
-  }
-
- private:
-  OutputFormat format_;
-  Printer& printer_;
-  std::optional<StackCounter> stacks_;
-  std::optional<TimelineRecorder> timeline_;
-};
-
-// "kprobectl trace --stack probe_demo:compute": the events traced, for a
-// picture's title.
-std::string TracedEvents(const TracePlan& plan) {
-  std::vector<std::string> names;
-  for (const TraceEventDef& def : plan.events)
-    if (!plan.hidden.contains(def.group + "/" + def.event)) names.push_back(def.FullName());
-  return Join(names, ", ");
 }
 
 }  // namespace
@@ -442,9 +399,9 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
   Output output;
   KP_TRY_VOID(OpenOutput(trace, io, output));
   Tracer tracer(*decoding.decoder, std::move(decoding.plans), printer, *output.stream, output.name, decoding.stacks);
-  std::function<Result<void>()> every;
   std::optional<HistAnswers> answers;
   std::optional<TracePictures> pictures;
+  std::function<Result<void>()> every;
   if (hist) {
     if (!hist->in_kernel()) {
       KP_TRY_VOID(hist->Bind(
@@ -453,14 +410,30 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
       tracer.SetSink([&](const EventPlan& p, const Record& r, const EventStacks* s) { hist->Add(p, r, s); });
     }
     answers.emplace(format, trace, hist->specs(), hist->in_kernel(), hist->Counted());
-    every = [&]() -> Result<void> {
-      if (!hist->Due()) return {};
-      return tracer.Emit(answers->Report(KP_TRY(hist->Tables(*dir, *session, !trace.cumulative)), false));
-    };
   } else if (IsPicture(format)) {
     pictures.emplace(format, plan, tracer.plans(), printer, comms, env.proc);
     pictures->Attach(tracer);
   }
+  // The live status, when a run is long and its events do not go to the
+  // same terminal.
+  bool printing_here = !hist && !IsPicture(format) && trace.output.empty() && isatty(STDOUT_FILENO);
+  StatusLine status(
+      io.err, options.progress && !printing_here && (trace.duration > 0 || trace.interval > 0 || command.has_value()));
+  bool kernel_counts = hist && hist->in_kernel();
+  uint64_t hits_before = kernel_counts && status.on() ? ProbeHits(events, plan.events) : 0;
+  every = [&]() -> Result<void> {
+    if (kernel_counts && status.on())
+      status.Update(ProbeHits(events, plan.events) - hits_before, "probe hits, every process's",
+                    "counted in the kernel");
+    else if (status.on())
+      status.Update(hist       ? hist->hits()
+                    : pictures ? pictures->events()
+                               : printer.printed(),
+                    "events", std::to_string(Lost(tracer, *session)) + " lost");
+    if (!hist || !hist->Due()) return {};
+    status.Clear();
+    return tracer.Emit(answers->Report(KP_TRY(hist->Tables(*dir, *session, !trace.cumulative)), false));
+  };
   auto started = std::chrono::steady_clock::now();
   if (command) KP_TRY_VOID(command->Release());
   // Its mappings read at its exec, where the kernel stops it for us: a
@@ -476,13 +449,14 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
   if (failure) (void)tracer.Drain(*reader);  // what arrived while we stopped
 
   // 6. The answer's end, the summary; the destructors then take everything down.
+  status.Clear();
   if (given.latency) io.err << printer.Histograms();
   Result<void> written;
   if (hist) {
     auto tables = hist->Tables(*dir, *session, false);
     written = tables ? tracer.Emit(answers->Report(*tables, true)) : Result<void>(std::unexpected(tables.error()));
   } else if (pictures) {
-    written = tracer.Emit(pictures->Draw(TracedEvents(plan), SecondsSince(started)));
+    written = tracer.Emit(pictures->Draw(plan, SecondsSince(started)));
   }
   if (!written && failure && !tracer.reader_gone()) failure = std::unexpected(written.error());
   uint64_t seen = hist ? hist->hits() : pictures ? pictures->events() : printer.printed();

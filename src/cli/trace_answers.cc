@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "kprobectl/aggregation.h"
+#include "kprobectl/json_object.h"
 #include "kprobectl/strings.h"
 
 namespace kprobectl::cli {
@@ -24,12 +25,6 @@ std::string WithMember(const std::string& object, const std::string& member) {
   if (member.empty()) return object;
   if (object.empty() || object == "{}") return "{" + member + "}";
   return object.substr(0, object.size() - 1) + "," + member + "}";
-}
-
-std::string Quoted(std::string_view text) {
-  std::string out;
-  AppendJsonString(out, text);
-  return out;
 }
 
 }  // namespace
@@ -95,7 +90,7 @@ void TimelineRecorder::Add(const EventPlan& plan, const Record& record) {
     calls.push_back({record.ts, pid, track, FunctionOf(plan), GroupOf(plan), args});
     return;
   }
-  if (plan.retprobe) args = WithMember(args, "\"caller\":" + Quoted(printer_.Caller(plan, record)));
+  if (plan.retprobe) args = WithMember(args, "\"caller\":" + JsonString(printer_.Caller(plan, record)));
   if (calls.empty()) {
     args = WithMember(args, "\"unpaired\":\"its call began before tracing did\"");
     timeline_.instants.push_back({pid, track, record.ts, plan.full_name, GroupOf(plan), args, false});
@@ -158,6 +153,55 @@ HeatMap LatencyHeatMap(const std::vector<Printer::LatencyCalls>& functions) {
   for (const Printer::LatencyCalls& f : functions)
     map.series.push_back(Log2Series(f.function, f.calls, start, map.column_seconds, columns));
   return map;
+}
+
+TracePictures::TracePictures(OutputFormat format, const TracePlan& plan, const std::vector<EventPlan>& plans,
+                             Printer& printer, CommCache& comms, const std::string& proc)
+    : format_(format), printer_(printer) {
+  std::map<int, std::string> tops;
+  size_t shown = 0;
+  for (size_t i = 0; i < plan.events.size() && i < plans.size(); ++i) {
+    const TraceEventDef& def = plan.events[i];
+    if (def.kind == ProbeKind::kKernel && def.target.kind == ProbeTarget::kSymbol)
+      tops[plans[i].id] = def.target.symbol;
+    shown += !plans[i].hidden;
+  }
+  stacks_.emplace(std::move(tops), shown > 1);
+  timeline_.emplace(
+      printer, [&comms](int pid) { return comms.Lookup(pid); }, [proc](int tid) { return ProcessOfThread(proc, tid); });
+}
+
+void TracePictures::Attach(Tracer& tracer) {
+  tracer.SetSink([this](const EventPlan& p, const Record& r, const EventStacks* s) {
+    if (format_ == OutputFormat::kTimeline)
+      timeline_->Add(p, r);
+    else if (format_ == OutputFormat::kHeatMap)
+      printer_.Observe(p, r);
+    else
+      stacks_->Add(p, printer_.StackFrames(p, r, s ? *s : EventStacks{}));
+  });
+  if (format_ == OutputFormat::kTimeline)
+    tracer.SetLostSink([this](uint64_t time, int cpu, uint64_t n) { timeline_->Lost(time, cpu, n); });
+}
+
+uint64_t TracePictures::events() const {
+  return format_ == OutputFormat::kTimeline  ? timeline_->events()
+         : format_ == OutputFormat::kHeatMap ? printer_.printed()
+                                             : stacks_->events();
+}
+
+std::string TracePictures::Draw(const TracePlan& plan, double seconds) {
+  std::vector<std::string> names;
+  for (const TraceEventDef& def : plan.events)
+    if (!plan.hidden.contains(def.group + "/" + def.event)) names.push_back(def.FullName());
+  std::string traced = Join(names, ", ");
+  if (format_ == OutputFormat::kTimeline) return TraceEventJson(timeline_->Finish("kprobectl trace: " + traced));
+  if (format_ == OutputFormat::kHeatMap) return HeatMapSvg(LatencyHeatMap(printer_.Latencies()));
+  StackProfile profile = stacks_->Profile();
+  profile.title = traced + " by call stack";
+  profile.subtitle = std::to_string(events()) + (events() == 1 ? " event" : " events") + " in " +
+                     DurationText(seconds) + ", each with its stack as kprobectl trace --stack records it";
+  return format_ == OutputFormat::kFolded ? FoldedStacks(profile) : FlameGraphSvg(profile);
 }
 
 }  // namespace kprobectl::cli

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,7 +18,11 @@
 #include "kprobectl/flame_graph.h"
 #include "kprobectl/heat_map.h"
 #include "kprobectl/timeline.h"
+#include "kprobectl/trace_plan.h"
 #include "kprobectl/trace_printer.h"
+#include "kprobectl/trace_symbols.h"
+#include "kprobectl/tracer.h"
+#include "outputs.h"
 
 namespace kprobectl::cli {
 
@@ -79,6 +84,29 @@ class TimelineRecorder {
 
 // A thread's process: its Tgid in PROC/TID/status; 0 when it is gone.
 int ProcessOfThread(const std::string& proc, int tid);
+
+// The picture trace draws at the end (--format folded, flamegraph,
+// heatmap, timeline): its collector, fed the events instead of the
+// printer, and what it makes of them.
+class TracePictures {
+ public:
+  // `plans`: the tracer's, in the order of `plan.events`; `proc`: where
+  // threads' processes are read.
+  TracePictures(OutputFormat format, const TracePlan& plan, const std::vector<EventPlan>& plans, Printer& printer,
+                CommCache& comms, const std::string& proc);
+  // Hands the tracer's records here (and where events were lost).
+  void Attach(Tracer& tracer);
+  // The events recorded so far (hidden ones not counted).
+  uint64_t events() const;
+  // The picture, titled by the events traced, `seconds` long.
+  std::string Draw(const TracePlan& plan, double seconds);
+
+ private:
+  OutputFormat format_;
+  Printer& printer_;
+  std::optional<StackCounter> stacks_;
+  std::optional<TimelineRecorder> timeline_;
+};
 
 // trace --format heatmap: the --latency calls of each function, by when
 // they returned, from the first call's start.

@@ -64,8 +64,9 @@ StackFrame ParseFrame(std::string_view printed, StackFrame::Side side) {
     }
   }
   frame.name = std::string(side == StackFrame::kLabel ? name : WithoutOffset(name));
-  // What kprobectl prints where it knows no file or no symbol.
-  if (frame.object == "[unknown]") frame.object.clear();
+  // A user frame's file is a path; anything else in its parentheses is a
+  // note ("[unknown]", the trampoline's "a return probe holds...").
+  if (side == StackFrame::kUser && !frame.object.starts_with('/')) frame.object.clear();
   return frame;
 }
 

@@ -7,6 +7,7 @@
 // do; an instant is "i" with its scope ("t" a thread's, "g" global).
 #include <algorithm>
 
+#include "kprobectl/json_object.h"
 #include "kprobectl/timeline.h"
 #include "kprobectl/trace_printer.h"
 
@@ -20,12 +21,6 @@ std::string Micros(uint64_t ns) {
   return std::to_string(ns / 1000) + "." + std::string(3 - frac.size(), '0') + frac;
 }
 
-std::string Quoted(std::string_view text) {
-  std::string out;
-  AppendJsonString(out, text);
-  return out;
-}
-
 std::string Ids(int pid, int64_t track) {
   return "\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(track);
 }
@@ -36,10 +31,10 @@ std::string TraceEventJson(const Timeline& timeline) {
   std::vector<std::string> events;
   for (const auto& [pid, name] : timeline.processes)
     events.push_back("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(pid) +
-                     ",\"args\":{\"name\":" + Quoted(name) + "}}");
+                     ",\"args\":{\"name\":" + JsonString(name) + "}}");
   for (const auto& [key, name] : timeline.tracks) {
     events.push_back("{\"ph\":\"M\",\"name\":\"thread_name\"," + Ids(key.first, key.second) +
-                     ",\"args\":{\"name\":" + Quoted(name) + "}}");
+                     ",\"args\":{\"name\":" + JsonString(name) + "}}");
     // Threads by id, goroutines after them.
     events.push_back("{\"ph\":\"M\",\"name\":\"thread_sort_index\"," + Ids(key.first, key.second) +
                      ",\"args\":{\"sort_index\":" + std::to_string(key.second) + "}}");
@@ -53,13 +48,13 @@ std::string TraceEventJson(const Timeline& timeline) {
   std::vector<Timed> timed;
   for (const TimelineSlice& s : timeline.slices) {
     uint64_t length = s.end >= s.start ? s.end - s.start : 0;
-    std::string text = "{\"ph\":\"X\",\"name\":" + Quoted(s.name) + ",\"cat\":" + Quoted(s.category) + "," +
+    std::string text = "{\"ph\":\"X\",\"name\":" + JsonString(s.name) + ",\"cat\":" + JsonString(s.category) + "," +
                        Ids(s.pid, s.track) + ",\"ts\":" + Micros(s.start) + ",\"dur\":" + Micros(length);
     if (!s.args.empty()) text += ",\"args\":" + s.args;
     timed.push_back({s.start, length, text + "}"});
   }
   for (const TimelineInstant& i : timeline.instants) {
-    std::string text = "{\"ph\":\"i\",\"name\":" + Quoted(i.name) + ",\"cat\":" + Quoted(i.category) + "," +
+    std::string text = "{\"ph\":\"i\",\"name\":" + JsonString(i.name) + ",\"cat\":" + JsonString(i.category) + "," +
                        Ids(i.pid, i.track) + ",\"ts\":" + Micros(i.time) + ",\"s\":\"" + (i.global ? "g" : "t") + "\"";
     if (!i.args.empty()) text += ",\"args\":" + i.args;
     timed.push_back({i.time, 0, text + "}"});
@@ -68,8 +63,8 @@ std::string TraceEventJson(const Timeline& timeline) {
     return a.time != b.time ? a.time < b.time : a.length > b.length;
   });
   for (Timed& t : timed) events.push_back(std::move(t.text));
-  std::string out =
-      "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":" + Quoted(timeline.producer) + "},\"traceEvents\":[\n";
+  std::string out = "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":" + JsonString(timeline.producer) +
+                    "},\"traceEvents\":[\n";
   for (size_t i = 0; i < events.size(); ++i) out += events[i] + (i + 1 < events.size() ? ",\n" : "\n");
   return out + "]}\n";
 }
