@@ -291,7 +291,7 @@ Result<void> OpenOutput(const TraceOptions& trace, Streams io, Output& out) {
 
 // The traced probes' hits in the kernel's profiles (every process's), for
 // the live status where the kernel counts.
-uint64_t ProbeHits(const ProbeEvents& events, const std::vector<TraceEventDef>& traced) {
+uint64_t TracedProbeHits(const ProbeEvents& events, const std::vector<TraceEventDef>& traced) {
   uint64_t hits = 0;
   for (ProbeKind kind : {ProbeKind::kKernel, ProbeKind::kUser}) {
     auto profile = events.Profile(kind);
@@ -420,10 +420,10 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
   StatusLine status(
       io.err, options.progress && !printing_here && (trace.duration > 0 || trace.interval > 0 || command.has_value()));
   bool kernel_counts = hist && hist->in_kernel();
-  uint64_t hits_before = kernel_counts && status.on() ? ProbeHits(events, plan.events) : 0;
+  uint64_t hits_before = kernel_counts && status.on() ? TracedProbeHits(events, plan.events) : 0;
   every = [&]() -> Result<void> {
     if (kernel_counts && status.on())
-      status.Update(ProbeHits(events, plan.events) - hits_before, "probe hits, every process's",
+      status.Update(TracedProbeHits(events, plan.events) - hits_before, "probe hits, every process's",
                     "counted in the kernel");
     else if (status.on())
       status.Update(hist       ? hist->hits()

@@ -23,7 +23,7 @@ using render::Xml;
 
 constexpr double kWidth = 1200;
 constexpr double kRight = 20;
-constexpr double kTop = 70;        // title, subtitle and the colour scale
+constexpr double kHeadTop = 70;    // title, subtitle and the colour scale
 constexpr double kPanelHead = 34;  // a panel's name and summary
 constexpr double kAxis = 34;       // the time axis under the last panel
 constexpr double kLabelChar = 6.6;
@@ -88,7 +88,7 @@ std::string HeatMapSvg(const HeatMap& map) {
   const double left = 16 + static_cast<double>(label) * kLabelChar;
   const double plot = kWidth - left - kRight;
   const double cell_width = plot / static_cast<double>(std::max<size_t>(columns, 1));
-  const auto height = static_cast<unsigned>(kTop + panels + kAxis);
+  const auto height = static_cast<unsigned>(kHeadTop + panels + kAxis);
   std::string out = render::SvgOpening(static_cast<unsigned>(kWidth), height);
   out +=
       "<style>text{font-family:Verdana,sans-serif;font-size:12px;fill:#000}#title{font-size:17px;text-anchor:middle}"
@@ -106,7 +106,7 @@ std::string HeatMapSvg(const HeatMap& map) {
            "\" y=\"53\" width=\"18\" height=\"12\" fill=\"" + kScale[i] + "\"/>\n";
   out += "<text class=\"axis\" x=\"" + Number(scale_x + 9 * 18 + 6) + "\" y=\"63\">" + std::to_string(busiest) +
          " (log scale)</text>\n";
-  double y = kTop;
+  double y = kHeadTop;
   for (const HeatMapSeries& s : map.series) {
     out += "<text class=\"name\" x=\"" + Number(left) + "\" y=\"" + Number(y + 14) + "\">" + Xml(s.name) + "</text>\n";
     out += "<text class=\"summary\" x=\"" + Number(left) + "\" y=\"" + Number(y + 28) + "\">" + Xml(s.summary) +
