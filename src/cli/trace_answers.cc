@@ -50,6 +50,13 @@ StackProfile StackCounter::Profile() const {
   return profile;
 }
 
+TimelineRecorder::TimelineRecorder(const std::vector<EventPlan>& plans, Printer& printer,
+                                   std::function<std::string(int)> comm, std::function<int(int)> process)
+    : printer_(printer), comm_(std::move(comm)), process_(std::move(process)) {
+  for (const EventPlan& plan : plans)
+    if (plan.retprobe || plan.latency_return) returning_.insert(plan.latency_key);
+}
+
 std::pair<int, int64_t> TimelineRecorder::Where(const EventPlan& plan, const Record& record) {
   auto [known, fresh] = processes_.try_emplace(record.pid, 0);
   if (fresh) known->second = process_ ? process_(record.pid) : 0;
@@ -78,7 +85,8 @@ void TimelineRecorder::Add(const EventPlan& plan, const Record& record) {
   auto [pid, track] = Where(plan, record);
   std::string args = plan.hidden ? std::string() : printer_.ArgsJson(plan, record);
   if (args == "{}") args.clear();
-  if (plan.latency_key.empty()) {
+  // A probe with no return probe of its function to pair with: an instant.
+  if (plan.latency_key.empty() || !returning_.contains(plan.latency_key)) {
     timeline_.instants.push_back({pid, track, record.ts, plan.full_name, GroupOf(plan), args, false});
     return;
   }
@@ -168,7 +176,8 @@ TracePictures::TracePictures(OutputFormat format, const TracePlan& plan, const s
   }
   stacks_.emplace(std::move(tops), shown > 1);
   timeline_.emplace(
-      printer, [&comms](int pid) { return comms.Lookup(pid); }, [proc](int tid) { return ProcessOfThread(proc, tid); });
+      plans, printer, [&comms](int pid) { return comms.Lookup(pid); },
+      [proc](int tid) { return ProcessOfThread(proc, tid); });
 }
 
 void TracePictures::Attach(Tracer& tracer) {

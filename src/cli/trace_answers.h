@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,10 +54,12 @@ class StackCounter {
 // running at the end) is an instant.
 class TimelineRecorder {
  public:
-  // `printer` writes the arguments; `comm` names a thread; `process`
-  // gives a thread's process (its tgid), 0 when it is gone.
-  TimelineRecorder(Printer& printer, std::function<std::string(int)> comm, std::function<int(int)> process)
-      : printer_(printer), comm_(std::move(comm)), process_(std::move(process)) {}
+  // `plans`: every probe traced (the functions with a return probe among
+  // them are paired); `printer` writes the arguments; `comm` names a
+  // thread; `process` gives a thread's process (its tgid), 0 when it is
+  // gone.
+  TimelineRecorder(const std::vector<EventPlan>& plans, Printer& printer, std::function<std::string(int)> comm,
+                   std::function<int(int)> process);
   void Add(const EventPlan& plan, const Record& record);
   void Lost(uint64_t time, int cpu, uint64_t count);
   // The timeline; the calls still open become instants.
@@ -77,6 +80,7 @@ class TimelineRecorder {
   std::function<int(int)> process_;
   std::map<int, int> processes_;  // thread -> process, as first seen
   std::map<uint64_t, int64_t> goroutines_;
+  std::set<std::string> returning_;  // the latency keys of functions with a return probe
   std::map<std::pair<std::string, uint64_t>, std::vector<Open>> open_;  // (function, thread or goroutine)
   Timeline timeline_;
   uint64_t events_ = 0;

@@ -225,11 +225,13 @@ TEST_CASE("answers: calls paired into a timeline's slices, nested, the unpaired 
   EventPlan inner = Plan(3, "work", false, "i"), inner_ret = Plan(4, "work__return", true, "r");
   EventPlan mark = Plan(5, "mark", false, "m");
   mark.latency_key.clear();
+  EventPlan lone = Plan(6, "caller_b", false, "n");  // no return probe of caller_b
   outer_ret.caller = [](int, uint64_t, uint64_t ret) { return ret == 0x99 ? std::string("main+0x1c") : std::string(); };
   Printer printer(
       {true, false, {}}, [](int) { return std::string("callers"); }, nullptr);
   TimelineRecorder recorder(
-      printer, [](int pid) { return pid == 7 ? std::string("worker") : std::string("callers"); },
+      {outer, outer_ret, inner, inner_ret, mark, lone}, printer,
+      [](int pid) { return pid == 7 ? std::string("worker") : std::string("callers"); },
       [](int tid) { return tid == 8 ? 0 : 6; });
   auto at = [&](const EventPlan& plan, uint64_t ts, int tid, int32_t value, uint64_t ret_ip = 0) {
     uint8_t data[32] = {};
@@ -247,10 +249,11 @@ TEST_CASE("answers: calls paired into a timeline's slices, nested, the unpaired 
   at(inner, 1100, 6, 0);
   at(inner_ret, 1300, 6, 0);
   at(mark, 1400, 7, 9);
+  at(lone, 1450, 6, 4);
   at(outer_ret, 2000, 6, 3, 0x99);
   at(inner, 2100, 8, 5);  // a thread gone: its own process; never returns
   recorder.Lost(1500, 1, 12);
-  CHECK(recorder.events() == 7);
+  CHECK(recorder.events() == 8);
   std::string json = TraceEventJson(recorder.Finish("kpt:caller_a, kpt:work"));
   CHECK(
       json ==
@@ -271,6 +274,8 @@ TEST_CASE("answers: calls paired into a timeline's slices, nested, the unpaired 
       "\"args\":{\"i\":0,\"return\":{\"r\":0,\"caller\":\"0x0\"}}},\n"
       "{\"ph\":\"i\",\"name\":\"kpt:mark\",\"cat\":\"kpt\",\"pid\":6,\"tid\":7,\"ts\":1.400,\"s\":\"t\","
       "\"args\":{\"m\":9}},\n"
+      "{\"ph\":\"i\",\"name\":\"kpt:caller_b\",\"cat\":\"kpt\",\"pid\":6,\"tid\":6,\"ts\":1.450,\"s\":\"t\","
+      "\"args\":{\"n\":4}},\n"
       "{\"ph\":\"i\",\"name\":\"12 events lost (CPU 1's ring buffer overran)\",\"cat\":\"kprobectl\",\"pid\":0,"
       "\"tid\":0,\"ts\":1.500,\"s\":\"g\"},\n"
       "{\"ph\":\"i\",\"name\":\"work\",\"cat\":\"kpt\",\"pid\":8,\"tid\":8,\"ts\":2.100,\"s\":\"t\",\"args\":{\"i\":5,"
