@@ -84,6 +84,10 @@ TraceOptions WithFormatNeeds(const TraceOptions& trace, OutputFormat format) {
 
 bool IsPicture(OutputFormat format) { return format != OutputFormat::kText && format != OutputFormat::kJson; }
 
+std::string LostText(uint64_t lost) {
+  return lost ? "; " + std::to_string(lost) + " more lost to ring-buffer overruns, not counted" : std::string();
+}
+
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -92,7 +96,7 @@ HistAnswers::HistAnswers(OutputFormat format, const TraceOptions& trace, std::ve
                          bool in_kernel, std::string counted)
     : format_(format), trace_(trace), specs_(std::move(specs)), in_kernel_(in_kernel), counted_(std::move(counted)) {}
 
-std::string HistAnswers::Report(const std::vector<AggTable>& tables, bool final) {
+std::string HistAnswers::Report(const std::vector<AggTable>& tables, bool final, uint64_t lost) {
   ++reports_;
   std::string out;
   switch (format_) {
@@ -111,7 +115,7 @@ std::string HistAnswers::Report(const std::vector<AggTable>& tables, bool final)
       return out;
     default:
       kept_.push_back(tables);
-      return final ? Picture() : std::string();
+      return final ? Picture(lost) : std::string();
   }
 }
 
@@ -122,12 +126,12 @@ std::string HistAnswers::Title(const std::string& what) const {
   return Join(events, ", ") + ": " + what;
 }
 
-std::string HistAnswers::Picture() {
+std::string HistAnswers::Picture(uint64_t lost) {
   uint64_t hits = 0;
   for (const auto& report : kept_)
     for (const AggTable& t : report) hits += t.hits;
   std::string over = std::to_string(hits) + (hits == 1 ? " hit in " : " hits in ") +
-                     DurationText(SecondsSince(start_)) + ", counted " + counted_;
+                     DurationText(SecondsSince(start_)) + ", counted " + counted_ + LostText(lost);
   if (format_ == OutputFormat::kHeatMap) {
     // Neighbouring intervals merged down to kMaxColumns columns.
     size_t merge = (kept_.size() + kMaxColumns - 1) / kMaxColumns;

@@ -37,6 +37,10 @@ bool IsPicture(OutputFormat format);
 // "2.50 s" of steady time since `start`, and how long in seconds.
 double SecondsSince(std::chrono::steady_clock::time_point start);
 
+// "; 12 more lost to ring-buffer overruns, not counted" for a picture's
+// subtitle (empty when none were lost).
+std::string LostText(uint64_t lost);
+
 // hist's reports in the chosen format.
 class HistAnswers {
  public:
@@ -45,11 +49,12 @@ class HistAnswers {
   HistAnswers(OutputFormat format, const TraceOptions& trace, std::vector<AggregationSpec> specs, bool in_kernel,
               std::string counted);
   // What to write for one report: each -i interval's, then the last
-  // (`final`); a picture is all written with the last.
-  std::string Report(const std::vector<AggTable>& tables, bool final);
+  // (`final`); a picture is all written with the last, which says how many
+  // events were `lost` to ring-buffer overruns, uncounted.
+  std::string Report(const std::vector<AggTable>& tables, bool final, uint64_t lost = 0);
 
  private:
-  std::string Picture();
+  std::string Picture(uint64_t lost);
   std::string Title(const std::string& what) const;
   OutputFormat format_;
   TraceOptions trace_;

@@ -454,9 +454,10 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
   Result<void> written;
   if (hist) {
     auto tables = hist->Tables(*dir, *session, false);
-    written = tables ? tracer.Emit(answers->Report(*tables, true)) : Result<void>(std::unexpected(tables.error()));
+    written = tables ? tracer.Emit(answers->Report(*tables, true, Lost(tracer, *session)))
+                     : Result<void>(std::unexpected(tables.error()));
   } else if (pictures) {
-    written = tracer.Emit(pictures->Draw(plan, SecondsSince(started)));
+    written = tracer.Emit(pictures->Draw(plan, SecondsSince(started), Lost(tracer, *session)));
   }
   if (!written && failure && !tracer.reader_gone()) failure = std::unexpected(written.error());
   uint64_t seen = hist ? hist->hits() : pictures ? pictures->events() : printer.printed();

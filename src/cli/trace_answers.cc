@@ -199,17 +199,22 @@ uint64_t TracePictures::events() const {
                                              : stacks_->events();
 }
 
-std::string TracePictures::Draw(const TracePlan& plan, double seconds) {
+std::string TracePictures::Draw(const TracePlan& plan, double seconds, uint64_t lost) {
   std::vector<std::string> names;
   for (const TraceEventDef& def : plan.events)
     if (!plan.hidden.contains(def.group + "/" + def.event)) names.push_back(def.FullName());
   std::string traced = Join(names, ", ");
   if (format_ == OutputFormat::kTimeline) return TraceEventJson(timeline_->Finish("kprobectl trace: " + traced));
-  if (format_ == OutputFormat::kHeatMap) return HeatMapSvg(LatencyHeatMap(printer_.Latencies()));
+  if (format_ == OutputFormat::kHeatMap) {
+    HeatMap map = LatencyHeatMap(printer_.Latencies());
+    map.subtitle += LostText(lost);
+    return HeatMapSvg(map);
+  }
   StackProfile profile = stacks_->Profile();
   profile.title = traced + " by call stack";
   profile.subtitle = std::to_string(events()) + (events() == 1 ? " event" : " events") + " in " +
-                     DurationText(seconds) + ", each with its stack as kprobectl trace --stack records it";
+                     DurationText(seconds) + ", each with its stack as kprobectl trace --stack records it" +
+                     LostText(lost);
   return format_ == OutputFormat::kFolded ? FoldedStacks(profile) : FlameGraphSvg(profile);
 }
 

@@ -102,8 +102,9 @@ class TracePictures {
   void Attach(Tracer& tracer);
   // The events recorded so far (hidden ones not counted).
   uint64_t events() const;
-  // The picture, titled by the events traced, `seconds` long.
-  std::string Draw(const TracePlan& plan, double seconds);
+  // The picture, titled by the events traced, `seconds` long, `lost`
+  // events not in it.
+  std::string Draw(const TracePlan& plan, double seconds, uint64_t lost);
 
  private:
   OutputFormat format_;

@@ -295,3 +295,8 @@ TEST_CASE("answers: a module's kernel symbols are named with the module, as %pS 
   CHECK(ParseFrame(symbols.Lookup(0xffffffffc0a00104), StackFrame::kKernel) ==
         StackFrame{"ext4_llseek", "ext4", StackFrame::kKernel});
 }
+
+TEST_CASE("answers: a picture says how many events were lost, uncounted") {
+  CHECK(LostText(0).empty());
+  CHECK(LostText(1693) == "; 1693 more lost to ring-buffer overruns, not counted");
+}
