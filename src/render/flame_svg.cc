@@ -123,9 +123,13 @@ class Palette {
   std::vector<Place> legend_;
 };
 
-size_t MaxDepth(const Node& n) {
+// How deep the drawn frames go: those `scale` makes at least `min_width`
+// wide (the picture is as tall as what it shows).
+size_t DrawnDepth(const Node& n, double scale, double min_width) {
   size_t depth = 0;
-  for (const auto& [f, child] : n.children) depth = std::max(depth, 1 + MaxDepth(*child));
+  for (const auto& [f, child] : n.children)
+    if (static_cast<double>(child->total) * scale >= min_width)
+      depth = std::max(depth, 1 + DrawnDepth(*child, scale, min_width));
   return depth;
 }
 
@@ -226,10 +230,11 @@ std::string FlameGraphSvg(const StackProfile& profile, const FlameGraphOptions& 
   Node root = BuildTree(profile);
   Palette palette(root);
   const double width = options.width;
-  const double bottom = kTop + static_cast<double>(MaxDepth(root) + 1) * kFrameHeight;
-  const auto height = static_cast<unsigned>(bottom + kBottom);
   uint64_t total = std::max<uint64_t>(root.total, 1);
-  Layout layout(palette, total, (width - 2 * kPad) / static_cast<double>(total), options.min_width, bottom);
+  const double scale = (width - 2 * kPad) / static_cast<double>(total);
+  const double bottom = kTop + static_cast<double>(DrawnDepth(root, scale, options.min_width) + 1) * kFrameHeight;
+  const auto height = static_cast<unsigned>(bottom + kBottom);
+  Layout layout(palette, total, scale, options.min_width, bottom);
   if (root.total) layout.Draw(root, 0, 0, "");
 
   std::string out = render::SvgOpening(options.width, height, "onload=\"init(evt)\"");
@@ -250,8 +255,8 @@ std::string FlameGraphSvg(const StackProfile& profile, const FlameGraphOptions& 
   std::string note;
   if (layout.omitted_frames())
     note = std::to_string(layout.omitted_frames()) + " frames narrower than " + Number(options.min_width) +
-           " px not drawn (" + std::to_string(layout.omitted_samples()) + " of " + std::to_string(root.total) +
-           " samples at their roots)";
+           " px not drawn (the stacks of " + std::to_string(layout.omitted_samples()) + " of " +
+           std::to_string(root.total) + " samples cut short there)";
   out += "<text id=\"omitted\" x=\"" + Number(width / 2) + "\" y=\"56\" class=\"note\" style=\"text-anchor:middle\">" +
          Xml(note) + "</text>\n";
   out += Legend(palette, width);

@@ -173,7 +173,10 @@ TEST_CASE("render: a frame narrower than a pixel is not drawn, and counted") {
     p.stacks.push_back({{User("main"), User("cold" + std::to_string(i)), User("leaf")}, 10});
   std::string svg = FlameGraphSvg(p);
   CHECK(svg.find("<text id=\"omitted\" x=\"600\" y=\"56\" class=\"note\" style=\"text-anchor:middle\">200 frames "
-                 "narrower than 1 px not drawn (1000 of 30000 samples at their roots)</text>") != std::string::npos);
+                 "narrower than 1 px not drawn (the stacks of 1000 of 30000 samples cut short there)</text>") !=
+        std::string::npos);
+  // As tall as what is drawn: all, main, hot (the cold ones' leaves left out).
+  CHECK(svg.find("height=\"166\"") != std::string::npos);
   CHECK(svg.find("data-n=\"cold0\"") == std::string::npos);
   CHECK(svg.find("<title>hot (/bin/callers): 29000 samples, 96.67%</title>") != std::string::npos);
   // Names are text, escaped; bytes that are not UTF-8 written as \xNN.
