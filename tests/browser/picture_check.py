@@ -18,6 +18,10 @@
 #     own file of what it imported): every thread's slices, as many as the
 #     file's "X" events of that thread, with their names; NESTED of them
 #     inside another.
+#   picture_check.py folded FOLDED EXPORT
+#     Folded stacks as speedscope read them: the stacks and counts it
+#     exports are the file's, and caller_a;work 30, caller_b;work 7 among
+#     them.
 import json
 import re
 import struct
@@ -156,14 +160,53 @@ def heat(svg_path, png_path, ranges):
         fail(f"calls by range {found}, not {[c for _, _, c in wanted]}")
 
 
-def timeline(tef_path, export_path, nested_expected):
-    tef = json.load(open(tef_path, encoding="utf-8"))
+def exported_by_speedscope(export_path):
     text = open(export_path, encoding="utf-8").read()
     m = re.search(r'<pre id="exported">(.*?)</pre>', text, re.S)
     if not m:
-        fail("speedscope exported nothing: it did not load the timeline")
+        fail("speedscope exported nothing: it did not load the file")
     unescaped = m.group(1).replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
-    exported = json.loads(unescaped)
+    return json.loads(unescaped)
+
+
+def folded(folded_path, export_path):
+    expected = {}
+    for line in open(folded_path, encoding="utf-8"):
+        stack, count = line.rstrip("\n").rsplit(" ", 1)
+        expected[stack] = expected.get(stack, 0) + int(count)
+    exported = exported_by_speedscope(export_path)
+    frames = exported["shared"]["frames"]
+    got = {}
+    for profile in exported["profiles"]:
+        if profile["type"] == "sampled":
+            for sample, weight in zip(profile["samples"], profile["weights"]):
+                stack = ";".join(frames[i]["name"] for i in sample)
+                got[stack] = got.get(stack, 0) + int(weight)
+            continue
+        # Evented (as speedscope 1.25 keeps folded stacks): a stack's count
+        # is the time it is open with nothing above it.
+        open_frames, previous = [], None
+        for e in profile["events"]:
+            if previous is not None and open_frames and e["at"] > previous:
+                stack = ";".join(frames[i]["name"] for i in open_frames)
+                got[stack] = got.get(stack, 0) + round(e["at"] - previous)
+            previous = e["at"]
+            if e["type"] == "O":
+                open_frames.append(e["frame"])
+            else:
+                open_frames.pop()
+    print(f"speedscope: {len(got)} stacks, {sum(got.values())} samples; the file: {len(expected)}, "
+          f"{sum(expected.values())}")
+    if got != expected:
+        fail(f"speedscope read {got}, the file says {expected}")
+    ends = {stack.split(";")[-2] + ";" + stack.split(";")[-1]: n for stack, n in got.items() if stack.count(";")}
+    if ends.get("caller_a;work") != 30 or ends.get("caller_b;work") != 7:
+        fail(f"the stacks end {ends}, not caller_a;work 30 and caller_b;work 7")
+
+
+def timeline(tef_path, export_path, nested_expected):
+    tef = json.load(open(tef_path, encoding="utf-8"))
+    exported = exported_by_speedscope(export_path)
     names = {(e["pid"], e["tid"]): e["args"]["name"] for e in tef["traceEvents"]
              if e["ph"] == "M" and e["name"] == "thread_name"}
     slices = {}
@@ -204,8 +247,10 @@ if __name__ == "__main__":
         flame(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6], sys.argv[7])
     elif len(sys.argv) >= 5 and sys.argv[1] == "heat":
         heat(sys.argv[2], sys.argv[3], sys.argv[4:])
+    elif len(sys.argv) == 4 and sys.argv[1] == "folded":
+        folded(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 5 and sys.argv[1] == "timeline":
         timeline(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     else:
         fail("usage: picture_check.py flame SVG PNG WIDE NARROW A B | heat SVG PNG LOW-HIGH:CALLS... | "
-             "timeline TEF EXPORT NESTED")
+             "timeline TEF EXPORT NESTED | folded FOLDED EXPORT")
