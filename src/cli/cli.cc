@@ -95,6 +95,7 @@ void DeclareGlobalOptions(CLI::App& app, CommandLine& c) {
                  "With -x: the binary as process PID sees it, in its mount namespace (a container)")
       ->type_name("PID");
   app.add_flag("--sdt", o.sdt, "funcs: list the binary's USDT markers (SDT notes) instead of its functions");
+  app.add_flag("--json", o.json, "list, funcs, vars: JSON, one object a line (trace and hist take it too)");
   app.add_option("--btf", o.btf_file,
                  "Kernel parameters and types from BTF, even where there is DWARF; with FILE, from that file "
                  "(raw BTF, or an ELF file's .BTF)")
@@ -141,8 +142,13 @@ void DeclareTrace(CLI::App& app, CommandLine& c) {
   trace->add_option("events", t.events, "[GROUP:]EVENT globs (default: every probe* group)");
   trace->add_option("--probe", t.probes, "A temporary probe, 'SPEC [ARG...]', removed at the end (repeatable)");
   trace->add_option("-d,--duration", t.duration, "Stop after this many seconds");
-  trace->add_option("-o,--output", t.output, "Write the events to FILE");
-  trace->add_flag("--json", t.json, "One JSON object per event");
+  trace->add_option("-o,--output", t.output, "Write the events (or the --format's picture) to FILE");
+  trace->add_flag("--json", t.json, "One JSON object per event (--format json)");
+  trace
+      ->add_option("--format", t.format,
+                   "What to write: text (the default), json, folded (stacks, for flame graph tools), flamegraph "
+                   "(an SVG), heatmap (an SVG of --latency), timeline (Trace Event Format JSON, for Perfetto)")
+      ->type_name("FORMAT");
   trace->add_option("--filter", t.filter, "Kernel-side event filter, e.g. 'a > 5'");
   trace->add_option("--pid", t.pid, "Only events of this process");
   trace->add_flag("-a,--all", t.all, "With -- COMMAND: events of the whole system, not only the command's");
@@ -184,7 +190,12 @@ void DeclareHist(CLI::App& app, CommandLine& c) {
   hist->add_flag("--in-user-space", t.user_space,
                  "Count in kprobectl, copying every event, even where the kernel's hist triggers could");
   hist->add_option("-d,--duration", t.duration, "Stop after this many seconds");
-  hist->add_option("-o,--output", t.output, "Write the counts to FILE");
+  hist->add_option("-o,--output", t.output, "Write the counts (or the --format's picture) to FILE");
+  hist->add_flag("--json", t.json, "One JSON object per table (--format json); with -i, a stream of them");
+  hist->add_option("--format", t.format,
+                   "What to write: text (the default), json, folded (stack keys' stacks, for flame graph tools), "
+                   "flamegraph (an SVG of the stack keys), heatmap (an SVG of --latency, a column every -i)")
+      ->type_name("FORMAT");
   hist->add_option("--filter", t.filter, "Count only events that pass this filter, e.g. 'a > 5'");
   hist->add_option("--pid", t.pid, "Only events of this process");
   hist->add_flag("-a,--all", t.all, "With -- COMMAND: events of the whole system, not only the command's");
@@ -318,6 +329,7 @@ int Dispatch(CommandLine& c, const CLI::App& app, cli::Streams io) {
 }
 
 int DispatchTrace(CommandLine& c, cli::Streams io) {
+  c.trace.json |= c.options.json;  // kprobectl --json trace ...
   if (c.trace.duration < 0) {
     PrintError({"--duration must be positive", ""}, io.err);
     return 2;
@@ -394,6 +406,11 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   bool lists = *c.funcs || c.funcs_flag->count() || *c.vars || !c.vars_spec.empty();
   if (!c.options.filter.empty() && !lists) {
     PrintError({"--filter is for funcs (-F) and vars (-V)", "trace's event filter is 'trace --filter EXPR'"}, err);
+    return 2;
+  }
+  bool json_answers = lists || *c.list || c.list_flag->count() || *c.trace_command || *c.hist_command;
+  if (c.options.json && !json_answers) {
+    PrintError({"--json is for list, funcs, vars, trace and hist", "see 'kprobectl --help'"}, err);
     return 2;
   }
   for (CLI::Option* path : c.paths)
