@@ -28,9 +28,11 @@
 #include "commands.h"
 #include "hist_run.h"
 #include "kprobectl/http_server.h"
+#include "kprobectl/password_check.h"
 #include "kprobectl/strings.h"
 #include "kprobectl/trace_symbols.h"
 #include "kprobectl/tracer.h"
+#include "kprobectl/web_config.h"
 #include "temporary_probes.h"
 
 namespace kprobectl::cli {
@@ -151,21 +153,55 @@ Result<void> CountOwn(Served& served, const TracefsDir& dir, TraceSession& sessi
   return {};
 }
 
-Result<std::string> ReadConfig(const std::string& path) {
+Result<std::string> ReadText(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Fail("cannot read the configuration '" + path + "': " + std::strerror(errno));
+  if (!in) return Fail("cannot read " + what + " '" + path + "': " + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// The web configuration's TLS files read, its headers taken.
+Result<HttpOptions> HttpOptionsOf(const WebConfig& web) {
+  HttpOptions http;
+  http.headers = web.headers;
+  if (!web.tls) return http;
+  const WebTls& tls = *web.tls;
+  std::string named = " (" + web.path + ")";
+  TlsMaterial material;
+  material.cert_file = tls.cert_file;
+  material.key_file = tls.key_file;
+  material.client_ca_file = tls.client_ca_file;
+  material.cert_pem = KP_TRY(ReadText(tls.cert_file, "the cert_file" + named));
+  material.key_pem = KP_TRY(ReadText(tls.key_file, "the key_file" + named));
+  if (tls.verify_clients) material.client_ca_pem = KP_TRY(ReadText(tls.client_ca_file, "the client_ca_file" + named));
+  material.priorities = KP_TRY(TlsPriorities(tls, web.path));
+  http.tls = std::move(material);
+  return http;
 }
 
 }  // namespace
 
 Result<void> RunServe(const Options& options, const ServeOptions& serve, Streams io) {
   StopSignals signals;
-  std::string text = KP_TRY(ReadConfig(serve.config));
+  std::string text = KP_TRY(ReadText(serve.config, "the configuration"));
   ServeConfig config = KP_TRY(ParseServeConfig(text, serve.config));
   if (!serve.listen.empty()) KP_TRY_VOID(ParseListen(serve.listen, config));
+  std::string web_path = serve.web_config.empty() ? config.web_config : serve.web_config;
+  std::optional<WebConfig> web;
+  if (!web_path.empty()) {
+    std::string web_text = KP_TRY(ReadText(web_path, "the web configuration"));
+    web = KP_TRY(ParseWebConfig(web_text, web_path));
+  }
+  std::string exposed = KP_TRY(CheckExposure(config.address, web ? &*web : nullptr, serve.insecure));
+  if (!exposed.empty()) io.err << exposed << "\n";
+  HttpOptions http = web ? KP_TRY(HttpOptionsOf(*web)) : HttpOptions{};
+  bool https = http.tls.has_value();
+  std::optional<PasswordCheck> passwords;
+  if (web && !web->users.empty()) passwords = KP_TRY(PasswordCheck::Load());
+  PasswordMatches matches = [&](const std::string& password, const std::string& hash) {
+    return passwords->Matches(password, hash);
+  };
   auto dir = KP_TRY(OpenTracefs(options));
   auto log = [&](std::string_view line) {
     if (options.verbose) io.err << line << "\n";
@@ -174,17 +210,19 @@ Result<void> RunServe(const Options& options, const ServeOptions& serve, Streams
   Served served;
   std::unique_ptr<TraceSession> session;
   // 1. Bound first: a port in use stops everything before tracefs is touched.
-  auto server =
-      KP_TRY(HttpServer::Start(config.address, config.port, [&](std::string_view method, std::string_view url) {
-        return AnswerRequest(
-            method, url,
-            [&]() -> Result<std::string> {
-              std::lock_guard held(served.lock);
-              if (!served.ready) return Fail("kprobectl serve is starting");
-              return Metrics(served, *dir, *session, events, config.max_series);
-            },
-            MaxMetricsBytes());
-      }));
+  auto answer = [&](const HttpRequest& request) {
+    if (passwords)
+      if (auto denied = CheckBasicAuth(request.authorization, web->users, matches)) return *denied;
+    return AnswerRequest(
+        request.method, request.url,
+        [&]() -> Result<std::string> {
+          std::lock_guard held(served.lock);
+          if (!served.ready) return Fail("kprobectl serve is starting");
+          return Metrics(served, *dir, *session, events, config.max_series);
+        },
+        MaxMetricsBytes());
+  };
+  auto server = KP_TRY(HttpServer::Start(config.address, config.port, answer, std::move(http)));
   KP_TRY_VOID(CleanLeftovers(*dir, options, io));
 
   // 2. Resolved and bound; nothing written yet.
@@ -220,7 +258,7 @@ Result<void> RunServe(const Options& options, const ServeOptions& serve, Streams
     served.ready = true;
   }
   if (!options.quiet)
-    io.err << "kprobectl: serving http://"
+    io.err << "kprobectl: serving " << (https ? "https://" : "http://")
            << (config.address.find(':') != std::string::npos ? "[" + config.address + "]" : config.address) << ":"
            << server->port() << "/metrics\n";
 

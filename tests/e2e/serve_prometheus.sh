@@ -69,17 +69,8 @@ prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/tsdb" \
 pids+=($!)
 
 "$types" 100 >/dev/null
-# The value of a PromQL query, once Prometheus has it (a scrape a second).
-query() {
-  for _ in $(seq 150); do
-    value=$(curl -sf "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" 2>/dev/null |
-      python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' \
-        2>/dev/null || true)
-    [ "$value" = "$2" ] && { echo "ok - $1 = $value"; return 0; }
-    sleep 0.2
-  done
-  fail "$1: Prometheus says '${value:-nothing}', not $2"
-}
+# shellcheck source=prometheus_query.sh
+source "$(dirname "$0")/prometheus_query.sh"
 query "kprobectl_probe_hits_total{event=\"$group:tick\"}" 100
 query 'kprobectl_ticks_i_count{comm="types"}' 100
 query 'kprobectl_ticks_i_sum{comm="types"}' 4950

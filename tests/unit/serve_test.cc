@@ -192,9 +192,9 @@ TEST_CASE("serve: only GET and HEAD of /metrics render, nothing else changes any
 }
 
 TEST_CASE("serve: a slow or broken client holds up no other, a port in use is an error") {
-  auto server = *HttpServer::Start("127.0.0.1", 0, [](std::string_view method, std::string_view url) {
+  auto server = *HttpServer::Start("127.0.0.1", 0, [](const HttpRequest& request) {
     return AnswerRequest(
-        method, url, []() -> Result<std::string> { return std::string("m 1\n"); }, 1 << 20);
+        request.method, request.url, []() -> Result<std::string> { return std::string("m 1\n"); }, 1 << 20);
   });
   uint16_t port = server->port();
   // Half a request, then silence; and a client that sends garbage.
@@ -217,10 +217,10 @@ TEST_CASE("serve: a slow or broken client holds up no other, a port in use is an
   CHECK(post.find("Allow: GET, HEAD\r\n") != std::string::npos);
   close(slow);
 
-  auto taken = HttpServer::Start("127.0.0.1", port, [](std::string_view, std::string_view) { return HttpAnswer{}; });
+  auto taken = HttpServer::Start("127.0.0.1", port, [](const HttpRequest&) { return HttpAnswer{}; });
   REQUIRE(!taken);
   CHECK(taken.error().message == "cannot listen on 127.0.0.1:" + std::to_string(port) + ": Address already in use");
-  auto bad = HttpServer::Start("localhost", 0, [](std::string_view, std::string_view) { return HttpAnswer{}; });
+  auto bad = HttpServer::Start("localhost", 0, [](const HttpRequest&) { return HttpAnswer{}; });
   REQUIRE(!bad);
   CHECK(bad.error().message == "cannot listen on 'localhost': not an IPv4 or IPv6 address");
 }
