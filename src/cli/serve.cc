@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -29,6 +30,7 @@
 #include "hist_run.h"
 #include "kprobectl/http_server.h"
 #include "kprobectl/password_check.h"
+#include "kprobectl/self_metrics.h"
 #include "kprobectl/strings.h"
 #include "kprobectl/trace_symbols.h"
 #include "kprobectl/tracer.h"
@@ -47,6 +49,7 @@ struct Served {
   std::vector<HistRun> runs;
   std::vector<std::string> names;
   std::vector<TraceEventDef> probes;  // whose hits are served
+  uint64_t scrape_errors = 0;
 };
 
 Result<std::vector<TraceEventDef>> ResolveProbes(const Options& options, const ServeConfig& config,
@@ -98,7 +101,8 @@ Result<void> PlanHists(const ServeConfig& config, const std::string& path, const
 }
 
 Result<std::string> Metrics(Served& served, const TracefsDir& dir, TraceSession& session, const ProbeEvents& events,
-                            unsigned max_series) {
+                            unsigned max_series, const KernelEnv& env) {
+  auto start = std::chrono::steady_clock::now();
   std::vector<ProbeHits> hits;
   for (ProbeKind kind : {ProbeKind::kKernel, ProbeKind::kUser}) {
     auto profile = events.Profile(kind);
@@ -113,7 +117,10 @@ Result<std::string> Metrics(Served& served, const TracefsDir& dir, TraceSession&
   std::vector<MetricsTable> shown;
   for (size_t i = 0; i < tables.size(); ++i)
     shown.push_back({served.names[i], &served.runs[i].spec(0), &tables[i].front()});
-  return RenderMetrics(hits, shown, max_series);
+  ScrapeStats scrape{std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                     served.scrape_errors};
+  ProcessStats process = KP_TRY(ReadProcessStats(env.proc, "self", sysconf(_SC_CLK_TCK), sysconf(_SC_PAGESIZE)));
+  return RenderMetrics(hits, shown, max_series) + RenderSelfMetrics(KPROBECTL_VERSION, process, scrape);
 }
 
 // The events kprobectl counts itself, enabled, and what reads them.
@@ -208,6 +215,7 @@ Result<void> RunServe(const Options& options, const ServeOptions& serve, Streams
   };
   ProbeEvents events(*dir, log);
   Served served;
+  KernelEnv env = KernelEnv::Running();
   std::unique_ptr<TraceSession> session;
   // 1. Bound first: a port in use stops everything before tracefs is touched.
   auto answer = [&](const HttpRequest& request) {
@@ -218,7 +226,9 @@ Result<void> RunServe(const Options& options, const ServeOptions& serve, Streams
         [&]() -> Result<std::string> {
           std::lock_guard held(served.lock);
           if (!served.ready) return Fail("kprobectl serve is starting");
-          return Metrics(served, *dir, *session, events, config.max_series);
+          auto exposition = Metrics(served, *dir, *session, events, config.max_series, env);
+          if (!exposition) ++served.scrape_errors;
+          return exposition;
         },
         MaxMetricsBytes());
   };
@@ -240,7 +250,6 @@ Result<void> RunServe(const Options& options, const ServeOptions& serve, Streams
         served.probes.push_back(def);
 
   // 3. Recorded, added, counted.
-  KernelEnv env = KernelEnv::Running();
   TemporaryProbes probes(events, KP_TRY(TemporaryRecord::Create(options.runtime_dir, dir->root(), Self(env))), signals,
                          io);
   KP_TRY_VOID(probes.Add(added));

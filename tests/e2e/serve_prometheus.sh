@@ -77,6 +77,20 @@ query 'kprobectl_ticks_i_sum{comm="types"}' 4950
 query 'kprobectl_ticks_i_bucket{comm="types",le="8"}' 9
 query 'kprobectl_ticks_i_bucket{comm="types",le="+Inf"}' 100
 query 'up{job="kprobectl"}' 1
+# Its metrics about itself, as client libraries name them, and a landing page.
+query 'kprobectl_build_info{job="kprobectl"}' 1
+query 'kprobectl_scrape_errors_total{job="kprobectl"}' 0
+query 'process_open_fds{job="kprobectl"} > bool 3' 1
+query 'process_resident_memory_bytes{job="kprobectl"} > bool 1e6' 1
+query 'process_start_time_seconds{job="kprobectl"} > bool (time() - 300)' 1
+query 'rate(process_cpu_seconds_total{job="kprobectl"}[1m]) >= bool 0' 1
+curl -sf "http://127.0.0.1:$kport/" | grep -q '<a href="/metrics">' || fail "no landing page at /"
+echo "ok - a landing page at / links to /metrics"
+if command -v promtool >/dev/null; then
+  curl -sf "http://127.0.0.1:$kport/metrics" | promtool check metrics >"$dir/promtool.log" 2>&1 ||
+    fail "promtool check metrics: $(cat "$dir/promtool.log")"
+  echo "ok - promtool check metrics: no complaint"
+fi
 
 # Killed, it leaves its probe; a probe of another's (by hand) is there too.
 "$build/kprobectl" -q -x "$types" -D "kpother$$:tick=tick" >>$tracefs/uprobe_events
