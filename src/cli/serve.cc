@@ -160,6 +160,24 @@ Result<void> CountOwn(Served& served, const TracefsDir& dir, TraceSession& sessi
   return {};
 }
 
+// A probe's hits are counted (kprobe_profile, uprobe_profile) only while
+// its event is enabled somewhere: one that no hist line enables is enabled
+// in the instance behind a filter that records nothing (the hit is counted
+// before the filter runs).
+Result<void> EnableUncounted(Served& served, TraceSession& session) {
+  std::vector<std::string> enabled;
+  for (HistRun& run : served.runs)
+    for (const std::string& path : run.paths()) enabled.push_back(path);
+  for (const TraceEventDef& def : served.probes) {
+    std::string path = def.group + "/" + def.event;
+    if (std::find(enabled.begin(), enabled.end(), path) != enabled.end()) continue;
+    KP_TRY_VOID(session.SetFilter(path, "common_pid < 0"));
+    KP_TRY_VOID(session.Enable(path));
+    enabled.push_back(path);
+  }
+  return {};
+}
+
 Result<std::string> ReadText(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Fail("cannot read " + what + " '" + path + "': " + std::strerror(errno));
@@ -264,6 +282,7 @@ Result<void> RunServe(const Options& options, const ServeOptions& serve, Streams
       if (run.in_kernel()) KP_TRY_VOID(run.Start(*session));
     }
     KP_TRY_VOID(CountOwn(served, *dir, *session, comms, own));
+    KP_TRY_VOID(EnableUncounted(served, *session));
     served.ready = true;
   }
   if (!options.quiet)

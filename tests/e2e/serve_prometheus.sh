@@ -43,6 +43,7 @@ cat >"$dir/kprobectl.conf" <<CONF
 listen 127.0.0.1:$kport
 probe -x $types $group:tick=tick i
 hist $group:tick -k comm,i.log2 --name ticks
+probe -x $types $group:alone=tick
 CONF
 cat >"$dir/prometheus.yml" <<CONF
 global:
@@ -77,6 +78,8 @@ query 'kprobectl_ticks_i_sum{comm="types"}' 4950
 query 'kprobectl_ticks_i_bucket{comm="types",le="8"}' 9
 query 'kprobectl_ticks_i_bucket{comm="types",le="+Inf"}' 100
 query 'up{job="kprobectl"}' 1
+# A probe that no hist line uses counts its hits too.
+query "kprobectl_probe_hits_total{event=\"$group:alone\"}" 100
 # Its metrics about itself, as client libraries name them, and a landing page.
 query 'kprobectl_build_info{job="kprobectl"}' 1
 query 'kprobectl_scrape_errors_total{job="kprobectl"}' 0
