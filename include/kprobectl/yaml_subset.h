@@ -11,20 +11,26 @@
 
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "kprobectl/result.h"
 
 namespace kprobectl {
 
+struct YamlEntry;
+
 struct YamlNode {
   enum Kind { kNull, kScalar, kMap, kList };
   Kind kind = kNull;
   int line = 0;
   std::string scalar;
-  std::vector<std::pair<std::string, YamlNode>> map;  // in the file's order
+  std::vector<YamlEntry> map;  // in the file's order
   std::vector<YamlNode> list;
+};
+
+struct YamlEntry {
+  std::string key;
+  YamlNode value;
 };
 
 Result<YamlNode> ParseYamlSubset(std::string_view text, const std::string& path);

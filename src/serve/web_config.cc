@@ -177,7 +177,7 @@ Result<void> ParseHttp(const YamlNode& node, const std::string& path, WebConfig&
   KP_TRY_VOID(NeedMap(node, "http_server_config", path));
   for (const auto& [key, value] : node.map) {
     if (key == "http2") {
-      KP_TRY(Boolean(value, key, path));  // kprobectl serves HTTP/1.1, which Prometheus speaks either way
+      KP_TRY_VOID(Boolean(value, key, path));  // kprobectl serves HTTP/1.1, which Prometheus speaks either way
       continue;
     }
     if (key != "headers")

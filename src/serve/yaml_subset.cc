@@ -71,7 +71,7 @@ class Parser {
     while (next_ < lines_.size() && lines_[next_].indent == indent && !IsItem(lines_[next_])) {
       const Line& line = lines_[next_++];
       auto [key, rest] = KP_TRY(Key(line));
-      if (std::any_of(node.map.begin(), node.map.end(), [&](const auto& entry) { return entry.first == key; }))
+      if (std::any_of(node.map.begin(), node.map.end(), [&](const YamlEntry& entry) { return entry.key == key; }))
         return Fail(At(line) + "'" + key + "' is given twice", "keep one");
       YamlNode value;
       if (!rest.empty()) {
@@ -83,7 +83,7 @@ class Parser {
       } else {
         value.line = line.number;
       }
-      node.map.emplace_back(std::move(key), std::move(value));
+      node.map.push_back(YamlEntry{std::move(key), std::move(value)});
     }
     if (next_ < lines_.size() && lines_[next_].indent > indent)
       return Fail(At(lines_[next_]) + "this line's indentation matches no key above it");
