@@ -38,6 +38,7 @@ struct ServeConfig {
   std::string address = "127.0.0.1";
   uint16_t port = 9464;
   unsigned max_series = 1000;  // label sets per aggregation
+  std::string web_config;      // web-config FILE, beside this file when relative; empty: none
   std::vector<ServeProbe> probes;
   std::vector<ServeHist> hists;
 };
@@ -69,8 +70,9 @@ struct HttpAnswer {
   unsigned status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
-  std::string allow;  // for 405
-  bool head = false;  // the body's length, no body
+  std::string allow;             // for 405
+  std::string www_authenticate;  // for 401
+  bool head = false;             // the body's length, no body
 };
 HttpAnswer AnswerRequest(std::string_view method, std::string_view url,
                          const std::function<Result<std::string>()>& metrics, size_t max_body);

@@ -208,6 +208,10 @@ void DeclareHist(CLI::App& app, CommandLine& c) {
   serve->add_option("-c,--config", c.serve.config, "The configuration: probe and hist lines (see the manual)")
       ->required();
   serve->add_option("--listen", c.serve.listen, "ADDRESS:PORT to listen on (default 127.0.0.1:9464, or the file's)");
+  serve->add_option("--web.config.file", c.serve.web_config,
+                    "TLS and basic authentication, in the Prometheus exporter-toolkit's format (see the manual)");
+  serve->add_flag("--insecure", c.serve.insecure,
+                  "Listen beyond loopback without TLS or authentication (refused without it)");
   serve->fallthrough();
   c.serve_command = serve;
 }

@@ -93,8 +93,10 @@ struct TraceOptions {
 Result<int> RunTrace(const Options& options, const TraceOptions& trace, Streams io);
 
 struct ServeOptions {
-  std::string config;  // --config FILE
-  std::string listen;  // --listen ADDRESS:PORT, over the file's
+  std::string config;      // --config FILE
+  std::string listen;      // --listen ADDRESS:PORT, over the file's
+  std::string web_config;  // --web.config.file FILE, over the file's web-config
+  bool insecure = false;   // --insecure: beyond loopback without TLS and authentication
 };
 // Until a stop signal: the configuration's probes and aggregations kept in
 // place, served at /metrics.

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -28,9 +29,12 @@
 #include "commands.h"
 #include "hist_run.h"
 #include "kprobectl/http_server.h"
+#include "kprobectl/password_check.h"
+#include "kprobectl/self_metrics.h"
 #include "kprobectl/strings.h"
 #include "kprobectl/trace_symbols.h"
 #include "kprobectl/tracer.h"
+#include "kprobectl/web_config.h"
 #include "temporary_probes.h"
 
 namespace kprobectl::cli {
@@ -45,6 +49,7 @@ struct Served {
   std::vector<HistRun> runs;
   std::vector<std::string> names;
   std::vector<TraceEventDef> probes;  // whose hits are served
+  uint64_t scrape_errors = 0;
 };
 
 Result<std::vector<TraceEventDef>> ResolveProbes(const Options& options, const ServeConfig& config,
@@ -96,7 +101,8 @@ Result<void> PlanHists(const ServeConfig& config, const std::string& path, const
 }
 
 Result<std::string> Metrics(Served& served, const TracefsDir& dir, TraceSession& session, const ProbeEvents& events,
-                            unsigned max_series) {
+                            unsigned max_series, const KernelEnv& env) {
+  auto start = std::chrono::steady_clock::now();
   std::vector<ProbeHits> hits;
   for (ProbeKind kind : {ProbeKind::kKernel, ProbeKind::kUser}) {
     auto profile = events.Profile(kind);
@@ -111,7 +117,10 @@ Result<std::string> Metrics(Served& served, const TracefsDir& dir, TraceSession&
   std::vector<MetricsTable> shown;
   for (size_t i = 0; i < tables.size(); ++i)
     shown.push_back({served.names[i], &served.runs[i].spec(0), &tables[i].front()});
-  return RenderMetrics(hits, shown, max_series);
+  ScrapeStats scrape{std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                     served.scrape_errors};
+  ProcessStats process = KP_TRY(ReadProcessStats(env.proc, "self", sysconf(_SC_CLK_TCK), sysconf(_SC_PAGESIZE)));
+  return RenderMetrics(hits, shown, max_series) + RenderSelfMetrics(KPROBECTL_VERSION, process, scrape);
 }
 
 // The events kprobectl counts itself, enabled, and what reads them.
@@ -151,40 +160,97 @@ Result<void> CountOwn(Served& served, const TracefsDir& dir, TraceSession& sessi
   return {};
 }
 
-Result<std::string> ReadConfig(const std::string& path) {
+// A probe's hits are counted (kprobe_profile, uprobe_profile) only while
+// its event is enabled somewhere: one that no hist line enables is enabled
+// in the instance behind a filter that records nothing (the hit is counted
+// before the filter runs).
+Result<void> EnableUncounted(Served& served, TraceSession& session) {
+  std::vector<std::string> enabled;
+  for (HistRun& run : served.runs)
+    for (const std::string& path : run.paths()) enabled.push_back(path);
+  for (const TraceEventDef& def : served.probes) {
+    std::string path = def.group + "/" + def.event;
+    if (std::find(enabled.begin(), enabled.end(), path) != enabled.end()) continue;
+    KP_TRY_VOID(session.SetFilter(path, "common_pid < 0"));
+    KP_TRY_VOID(session.Enable(path));
+    enabled.push_back(path);
+  }
+  return {};
+}
+
+Result<std::string> ReadText(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Fail("cannot read the configuration '" + path + "': " + std::strerror(errno));
+  if (!in) return Fail("cannot read " + what + " '" + path + "': " + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// The web configuration's TLS files read, its headers taken.
+Result<HttpOptions> HttpOptionsOf(const WebConfig& web) {
+  HttpOptions http;
+  http.headers = web.headers;
+  if (!web.tls) return http;
+  const WebTls& tls = *web.tls;
+  std::string named = " (" + web.path + ")";
+  TlsMaterial material;
+  material.cert_file = tls.cert_file;
+  material.key_file = tls.key_file;
+  material.client_ca_file = tls.client_ca_file;
+  material.cert_pem = KP_TRY(ReadText(tls.cert_file, "the cert_file" + named));
+  material.key_pem = KP_TRY(ReadText(tls.key_file, "the key_file" + named));
+  if (tls.verify_clients) material.client_ca_pem = KP_TRY(ReadText(tls.client_ca_file, "the client_ca_file" + named));
+  material.priorities = KP_TRY(TlsPriorities(tls, web.path));
+  http.tls = std::move(material);
+  return http;
 }
 
 }  // namespace
 
 Result<void> RunServe(const Options& options, const ServeOptions& serve, Streams io) {
   StopSignals signals;
-  std::string text = KP_TRY(ReadConfig(serve.config));
+  std::string text = KP_TRY(ReadText(serve.config, "the configuration"));
   ServeConfig config = KP_TRY(ParseServeConfig(text, serve.config));
   if (!serve.listen.empty()) KP_TRY_VOID(ParseListen(serve.listen, config));
+  std::string web_path = serve.web_config.empty() ? config.web_config : serve.web_config;
+  std::optional<WebConfig> web;
+  if (!web_path.empty()) {
+    std::string web_text = KP_TRY(ReadText(web_path, "the web configuration"));
+    web = KP_TRY(ParseWebConfig(web_text, web_path));
+  }
+  std::string exposed = KP_TRY(CheckExposure(config.address, web ? &*web : nullptr, serve.insecure));
+  if (!exposed.empty()) io.err << exposed << "\n";
+  HttpOptions http = web ? KP_TRY(HttpOptionsOf(*web)) : HttpOptions{};
+  bool https = http.tls.has_value();
+  std::optional<PasswordCheck> passwords;
+  if (web && !web->users.empty()) passwords = KP_TRY(PasswordCheck::Load());
+  PasswordMatches matches = [&](const std::string& password, const std::string& hash) {
+    return passwords->Matches(password, hash);
+  };
   auto dir = KP_TRY(OpenTracefs(options));
   auto log = [&](std::string_view line) {
     if (options.verbose) io.err << line << "\n";
   };
   ProbeEvents events(*dir, log);
   Served served;
+  const KernelEnv& env = options.env;
   std::unique_ptr<TraceSession> session;
   // 1. Bound first: a port in use stops everything before tracefs is touched.
-  auto server =
-      KP_TRY(HttpServer::Start(config.address, config.port, [&](std::string_view method, std::string_view url) {
-        return AnswerRequest(
-            method, url,
-            [&]() -> Result<std::string> {
-              std::lock_guard held(served.lock);
-              if (!served.ready) return Fail("kprobectl serve is starting");
-              return Metrics(served, *dir, *session, events, config.max_series);
-            },
-            MaxMetricsBytes());
-      }));
+  auto answer = [&](const HttpRequest& request) {
+    if (passwords)
+      if (auto denied = CheckBasicAuth(request.authorization, web->users, matches)) return *denied;
+    return AnswerRequest(
+        request.method, request.url,
+        [&]() -> Result<std::string> {
+          std::lock_guard held(served.lock);
+          if (!served.ready) return Fail("kprobectl serve is starting");
+          auto exposition = Metrics(served, *dir, *session, events, config.max_series, env);
+          if (!exposition) ++served.scrape_errors;
+          return exposition;
+        },
+        MaxMetricsBytes());
+  };
+  auto server = KP_TRY(HttpServer::Start(config.address, config.port, answer, std::move(http)));
   KP_TRY_VOID(CleanLeftovers(*dir, options, io));
 
   // 2. Resolved and bound; nothing written yet.
@@ -202,7 +268,6 @@ Result<void> RunServe(const Options& options, const ServeOptions& serve, Streams
         served.probes.push_back(def);
 
   // 3. Recorded, added, counted.
-  const KernelEnv& env = options.env;
   TemporaryProbes probes(events, KP_TRY(TemporaryRecord::Create(options.runtime_dir, dir->root(), Self(env))), signals,
                          io);
   KP_TRY_VOID(probes.Add(added));
@@ -217,10 +282,11 @@ Result<void> RunServe(const Options& options, const ServeOptions& serve, Streams
       if (run.in_kernel()) KP_TRY_VOID(run.Start(*session));
     }
     KP_TRY_VOID(CountOwn(served, *dir, *session, comms, own));
+    KP_TRY_VOID(EnableUncounted(served, *session));
     served.ready = true;
   }
   if (!options.quiet)
-    io.err << "kprobectl: serving http://"
+    io.err << "kprobectl: serving " << (https ? "https://" : "http://")
            << (config.address.find(':') != std::string::npos ? "[" + config.address + "]" : config.address) << ":"
            << server->port() << "/metrics\n";
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
 // What kprobectl serve answers: read-only. GET (and HEAD) of /metrics is
-// the exposition; / says where it is; every other path is 404 and every
+// the exposition; / is a landing page that links to it; every other path is 404 and every
 // other method 405 with Allow, so that no request can add, change or
 // remove a probe. libmicrohttpd has parsed the request by then (the query
 // string is not part of `url`).
@@ -21,7 +21,11 @@ HttpAnswer AnswerRequest(std::string_view method, std::string_view url,
   }
   answer.head = head;
   if (url == "/") {
-    answer.body = "kprobectl serve: the metrics are at /metrics\n";
+    answer.content_type = "text/html; charset=utf-8";
+    answer.body =
+        "<!DOCTYPE html>\n<html><head><title>kprobectl serve</title></head>\n"
+        "<body><h1>kprobectl serve</h1><p>Probe counts for Prometheus: <a href=\"/metrics\">/metrics</a></p>"
+        "</body></html>\n";
     return answer;
   }
   if (url != "/metrics") {

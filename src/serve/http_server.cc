@@ -7,7 +7,11 @@
 // of a GET must fit), are bounded. Requests are answered on their first
 // call, before any body is read: a GET has none, and other methods are
 // refused. The library is loaded when serve starts (SharedLibrary says
-// why) and called through the pointers it gives.
+// why) and called through the pointers it gives. With TLS, each new
+// connection is told, before its handshake, to require a verified client
+// certificate where an authority is configured (TlsSession does that in
+// GnuTLS); a request on a connection whose certificate did not verify is
+// dropped without an answer.
 #include "kprobectl/http_server.h"
 
 #include <arpa/inet.h>
@@ -38,6 +42,8 @@ struct Mhd {
   decltype(&MHD_add_response_header) add_response_header;
   decltype(&MHD_queue_response) queue_response;
   decltype(&MHD_destroy_response) destroy_response;
+  decltype(&MHD_lookup_connection_value) lookup_connection_value;
+  decltype(&MHD_get_connection_info) get_connection_info;
 };
 
 Result<Mhd> LoadMhd() {
@@ -49,13 +55,20 @@ Result<Mhd> LoadMhd() {
              KP_TRY(library.Function<decltype(MHD_create_response_from_buffer)>("MHD_create_response_from_buffer")),
              KP_TRY(library.Function<decltype(MHD_add_response_header)>("MHD_add_response_header")),
              KP_TRY(library.Function<decltype(MHD_queue_response)>("MHD_queue_response")),
-             KP_TRY(library.Function<decltype(MHD_destroy_response)>("MHD_destroy_response"))};
+             KP_TRY(library.Function<decltype(MHD_destroy_response)>("MHD_destroy_response")),
+             KP_TRY(library.Function<decltype(MHD_lookup_connection_value)>("MHD_lookup_connection_value")),
+             KP_TRY(library.Function<decltype(MHD_get_connection_info)>("MHD_get_connection_info"))};
 }
 
 class MhdServer final : public HttpServer {
  public:
-  MhdServer(Mhd mhd, Handler handler, int fd, uint16_t port)
-      : mhd_(std::move(mhd)), handler_(std::move(handler)), fd_(fd), port_(port) {}
+  MhdServer(Mhd mhd, Handler handler, HttpOptions options, std::optional<TlsSession> tls, int fd, uint16_t port)
+      : mhd_(std::move(mhd)),
+        handler_(std::move(handler)),
+        options_(std::move(options)),
+        tls_(std::move(tls)),
+        fd_(fd),
+        port_(port) {}
   ~MhdServer() override {
     if (daemon_) mhd_.stop_daemon(daemon_);
     if (fd_ >= 0) close(fd_);
@@ -65,26 +78,63 @@ class MhdServer final : public HttpServer {
   uint16_t port() const override { return port_; }
 
   Result<void> Run() {
-    daemon_ = mhd_.start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, nullptr, nullptr, &MhdServer::Access, this,
-                                MHD_OPTION_LISTEN_SOCKET, fd_, MHD_OPTION_CONNECTION_TIMEOUT, kTimeoutSeconds,
-                                MHD_OPTION_CONNECTION_LIMIT, kMaxConnections, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                                kConnectionMemory, MHD_OPTION_END);
-    if (!daemon_) return Fail("libmicrohttpd could not start serving on port " + std::to_string(port_));
+    std::vector<MHD_OptionItem> items = {
+        {MHD_OPTION_LISTEN_SOCKET, fd_, nullptr},
+        {MHD_OPTION_CONNECTION_TIMEOUT, kTimeoutSeconds, nullptr},
+        {MHD_OPTION_CONNECTION_LIMIT, kMaxConnections, nullptr},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<intptr_t>(kConnectionMemory), nullptr}};
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;
+    if (const std::optional<TlsMaterial>& tls = options_.tls) {
+      flags |= MHD_USE_TLS;
+      items.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, const_cast<char*>(tls->cert_pem.c_str())});
+      items.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, const_cast<char*>(tls->key_pem.c_str())});
+      items.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0, const_cast<char*>(tls->priorities.c_str())});
+      if (VerifiesClients()) {
+        items.push_back({MHD_OPTION_HTTPS_MEM_TRUST, 0, const_cast<char*>(tls->client_ca_pem.c_str())});
+        items.push_back({MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&MhdServer::Started), this});
+      }
+    }
+    items.push_back({MHD_OPTION_END, 0, nullptr});
+    daemon_ = mhd_.start_daemon(flags, 0, nullptr, nullptr, &MhdServer::Access, this, MHD_OPTION_ARRAY, items.data(),
+                                MHD_OPTION_END);
+    if (!daemon_)
+      return Fail("libmicrohttpd could not start serving" + std::string(options_.tls ? " HTTPS" : "") + " on port " +
+                  std::to_string(port_));
     return {};
   }
 
  private:
+  bool VerifiesClients() const { return options_.tls && !options_.tls->client_ca_pem.empty(); }
+
+  void* GnutlsSession(MHD_Connection* connection) const {
+    const MHD_ConnectionInfo* info = mhd_.get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    return info ? info->tls_session : nullptr;
+  }
+
+  static void Started(void* self, MHD_Connection* connection, void** /*socket_context*/,
+                      MHD_ConnectionNotificationCode code) {
+    auto* server = static_cast<MhdServer*>(self);
+    if (code != MHD_CONNECTION_NOTIFY_STARTED) return;
+    if (void* session = server->GnutlsSession(connection)) server->tls_->RequireVerifiedClient(session);
+  }
+
   static MHD_Result Access(void* self, MHD_Connection* connection, const char* url, const char* method,
                            const char* /*version*/, const char* /*upload_data*/, size_t* /*upload_data_size*/,
                            void** /*request*/) {
     auto* server = static_cast<MhdServer*>(self);
     const Mhd& mhd = server->mhd_;
-    HttpAnswer answer = server->handler_(method, url);
+    if (server->VerifiesClients() && !server->tls_->ClientVerified(server->GnutlsSession(connection))) return MHD_NO;
+    const char* authorization = mhd.lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    HttpAnswer answer = server->handler_({method, url, authorization ? authorization : ""});
     MHD_Response* response =
         mhd.create_response_from_buffer(answer.body.size(), answer.body.data(), MHD_RESPMEM_MUST_COPY);
     if (!response) return MHD_NO;
     mhd.add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, answer.content_type.c_str());
     if (!answer.allow.empty()) mhd.add_response_header(response, MHD_HTTP_HEADER_ALLOW, answer.allow.c_str());
+    if (!answer.www_authenticate.empty())
+      mhd.add_response_header(response, MHD_HTTP_HEADER_WWW_AUTHENTICATE, answer.www_authenticate.c_str());
+    for (const auto& [name, value] : server->options_.headers)
+      mhd.add_response_header(response, name.c_str(), value.c_str());
     MHD_Result queued = mhd.queue_response(connection, answer.status, response);
     mhd.destroy_response(response);
     return queued;
@@ -92,6 +142,8 @@ class MhdServer final : public HttpServer {
 
   Mhd mhd_;
   Handler handler_;
+  HttpOptions options_;
+  std::optional<TlsSession> tls_;
   int fd_ = -1;
   uint16_t port_ = 0;
   MHD_Daemon* daemon_ = nullptr;
@@ -134,13 +186,17 @@ Result<std::pair<int, uint16_t>> Listen(const std::string& address, uint16_t por
 
 }  // namespace
 
-Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& address, uint16_t port, Handler handler) {
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& address, uint16_t port, Handler handler,
+                                                      HttpOptions options) {
   Mhd mhd = KP_TRY(LoadMhd());
+  std::optional<TlsSession> tls;
+  if (options.tls) {
+    tls = KP_TRY(TlsSession::Load());
+    KP_TRY_VOID(tls->Check(*options.tls));
+  }
   auto [fd, bound] = KP_TRY(Listen(address, port));
-  auto server = std::make_unique<MhdServer>(
-      std::move(mhd),
-      [handler = std::move(handler)](std::string_view method, std::string_view url) { return handler(method, url); },
-      fd, bound);
+  auto server =
+      std::make_unique<MhdServer>(std::move(mhd), std::move(handler), std::move(options), std::move(tls), fd, bound);
   KP_TRY_VOID(server->Run());
   return std::unique_ptr<HttpServer>(std::move(server));
 }

@@ -5,6 +5,7 @@
 // comment. The options are the command line's, so that a one-liner moves
 // into the file as it is:
 //   listen 127.0.0.1:9464
+//   web-config FILE      (TLS and authentication: the exporter-toolkit's format)
 //   max-series 1000
 //   probe [-x BINARY] SPEC [ARG...]
 //   hist GROUP:EVENT [-k KEYS] [--sum ARG]... [--max ARG]... [--filter EXPR] [--name NAME]
@@ -142,6 +143,11 @@ Result<void> ParseLine(const std::vector<std::string>& words, ServeConfig& confi
     if (config.max_series == 0) return Fail("max-series 0 would export nothing");
     return {};
   }
+  if (directive == "web-config") {
+    if (words.size() != 2) return Fail("web-config takes one FILE");
+    config.web_config = words[1];
+    return {};
+  }
   if (directive == "probe") {
     config.probes.push_back(KP_TRY(ParseProbe(words)));
     return {};
@@ -150,7 +156,7 @@ Result<void> ParseLine(const std::vector<std::string>& words, ServeConfig& confi
     config.hists.push_back(KP_TRY(ParseHist(words)));
     return {};
   }
-  return Fail("unknown directive '" + directive + "'", "the directives: listen, max-series, probe, hist");
+  return Fail("unknown directive '" + directive + "'", "the directives: listen, web-config, max-series, probe, hist");
 }
 
 }  // namespace
@@ -180,6 +186,9 @@ Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& p
     if ((*words)[0] == "probe") config.probes.back().line = static_cast<int>(i + 1);
     if ((*words)[0] == "hist") config.hists.back().line = static_cast<int>(i + 1);
   }
+  // A relative web-config names a file beside this one.
+  if (!config.web_config.empty() && !config.web_config.starts_with('/') && path.find('/') != std::string::npos)
+    config.web_config = path.substr(0, path.rfind('/') + 1) + config.web_config;
   if (config.hists.empty() && config.probes.empty())
     return Fail(path + ": nothing to serve", "add 'probe SPEC' and 'hist GROUP:EVENT -k KEY' lines");
   std::vector<std::string> names;

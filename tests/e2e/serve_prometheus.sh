@@ -43,6 +43,7 @@ cat >"$dir/kprobectl.conf" <<CONF
 listen 127.0.0.1:$kport
 probe -x $types $group:tick=tick i
 hist $group:tick -k comm,i.log2 --name ticks
+probe -x $types $group:alone=tick
 CONF
 cat >"$dir/prometheus.yml" <<CONF
 global:
@@ -69,23 +70,30 @@ prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/tsdb" \
 pids+=($!)
 
 "$types" 100 >/dev/null
-# The value of a PromQL query, once Prometheus has it (a scrape a second).
-query() {
-  for _ in $(seq 150); do
-    value=$(curl -sf "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" 2>/dev/null |
-      python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' \
-        2>/dev/null || true)
-    [ "$value" = "$2" ] && { echo "ok - $1 = $value"; return 0; }
-    sleep 0.2
-  done
-  fail "$1: Prometheus says '${value:-nothing}', not $2"
-}
+# shellcheck source=prometheus_query.sh
+source "$(dirname "$0")/prometheus_query.sh"
 query "kprobectl_probe_hits_total{event=\"$group:tick\"}" 100
 query 'kprobectl_ticks_i_count{comm="types"}' 100
 query 'kprobectl_ticks_i_sum{comm="types"}' 4950
 query 'kprobectl_ticks_i_bucket{comm="types",le="8"}' 9
 query 'kprobectl_ticks_i_bucket{comm="types",le="+Inf"}' 100
 query 'up{job="kprobectl"}' 1
+# A probe that no hist line uses counts its hits too.
+query "kprobectl_probe_hits_total{event=\"$group:alone\"}" 100
+# Its metrics about itself, as client libraries name them, and a landing page.
+query 'kprobectl_build_info{job="kprobectl"}' 1
+query 'kprobectl_scrape_errors_total{job="kprobectl"}' 0
+query 'process_open_fds{job="kprobectl"} > bool 3' 1
+query 'process_resident_memory_bytes{job="kprobectl"} > bool 1e6' 1
+query 'process_start_time_seconds{job="kprobectl"} > bool (time() - 300)' 1
+query 'rate(process_cpu_seconds_total{job="kprobectl"}[1m]) >= bool 0' 1
+curl -sf "http://127.0.0.1:$kport/" | grep -q '<a href="/metrics">' || fail "no landing page at /"
+echo "ok - a landing page at / links to /metrics"
+if command -v promtool >/dev/null; then
+  curl -sf "http://127.0.0.1:$kport/metrics" | promtool check metrics >"$dir/promtool.log" 2>&1 ||
+    fail "promtool check metrics: $(cat "$dir/promtool.log")"
+  echo "ok - promtool check metrics: no complaint"
+fi
 
 # Killed, it leaves its probe; a probe of another's (by hand) is there too.
 "$build/kprobectl" -q -x "$types" -D "kpother$$:tick=tick" >>$tracefs/uprobe_events

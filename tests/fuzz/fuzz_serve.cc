@@ -4,18 +4,27 @@
 // file; a request's method and path (split at the first blank, as
 // libmicrohttpd hands them over), which must be answered read-only: the
 // metrics rendered for GET or HEAD of /metrics only, every other method
-// 405, every other path 404; and the kernel's hist file, read back.
+// 405, every other path 404; the kernel's hist file, read back; the web
+// configuration (YAML, refused or read, never crashing); and an
+// Authorization header, let through only when a password matched.
 #include <string_view>
 
 #include "fuzz_target.h"
 #include "kprobectl/serve.h"
 #include "kprobectl/trace_event_def.h"
+#include "kprobectl/web_config.h"
 
 using namespace kprobectl;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   (void)ParseServeConfig(text, "fuzz.conf");
+  if (auto web = ParseWebConfig(text, "fuzz.yml"); web && web->tls) (void)TlsPriorities(*web->tls, "fuzz.yml");
+  static const std::vector<WebUser> users = {{"alice", std::string(60, 'x')}};
+  bool matched = false;
+  auto denied = CheckBasicAuth(
+      text, users, [&](const std::string& password, const std::string&) { return matched = password == "secret"; });
+  KP_FUZZ_CHECK(denied || (matched && text.starts_with("Basic ")));
 
   size_t blank = text.find(' ');
   std::string_view method = text.substr(0, blank);

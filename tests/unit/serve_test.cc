@@ -15,8 +15,12 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 
 #include "kprobectl/http_server.h"
+#include "kprobectl/self_metrics.h"
+#include "test_support.h"
 
 using namespace kprobectl;
 
@@ -165,7 +169,9 @@ TEST_CASE("serve: only GET and HEAD of /metrics render, nothing else changes any
   std::vector<Case> cases = {
       {"GET", "/metrics", 200, "m 1\n"},
       {"HEAD", "/metrics", 200, "m 1\n"},
-      {"GET", "/", 200, "kprobectl serve: the metrics are at /metrics\n"},
+      {"GET", "/", 200,
+       "<!DOCTYPE html>\n<html><head><title>kprobectl serve</title></head>\n<body><h1>kprobectl serve</h1><p>Probe "
+       "counts for Prometheus: <a href=\"/metrics\">/metrics</a></p></body></html>\n"},
       {"GET", "/metrics/", 404, "not found: the metrics are at /metrics\n"},
       {"GET", "/../metrics", 404, "not found: the metrics are at /metrics\n"},
       {"POST", "/metrics", 405, "kprobectl serve is read-only: GET /metrics\n"},
@@ -192,9 +198,9 @@ TEST_CASE("serve: only GET and HEAD of /metrics render, nothing else changes any
 }
 
 TEST_CASE("serve: a slow or broken client holds up no other, a port in use is an error") {
-  auto server = *HttpServer::Start("127.0.0.1", 0, [](std::string_view method, std::string_view url) {
+  auto server = *HttpServer::Start("127.0.0.1", 0, [](const HttpRequest& request) {
     return AnswerRequest(
-        method, url, []() -> Result<std::string> { return std::string("m 1\n"); }, 1 << 20);
+        request.method, request.url, []() -> Result<std::string> { return std::string("m 1\n"); }, 1 << 20);
   });
   uint16_t port = server->port();
   // Half a request, then silence; and a client that sends garbage.
@@ -217,10 +223,62 @@ TEST_CASE("serve: a slow or broken client holds up no other, a port in use is an
   CHECK(post.find("Allow: GET, HEAD\r\n") != std::string::npos);
   close(slow);
 
-  auto taken = HttpServer::Start("127.0.0.1", port, [](std::string_view, std::string_view) { return HttpAnswer{}; });
+  auto taken = HttpServer::Start("127.0.0.1", port, [](const HttpRequest&) { return HttpAnswer{}; });
   REQUIRE(!taken);
   CHECK(taken.error().message == "cannot listen on 127.0.0.1:" + std::to_string(port) + ": Address already in use");
-  auto bad = HttpServer::Start("localhost", 0, [](std::string_view, std::string_view) { return HttpAnswer{}; });
+  auto bad = HttpServer::Start("localhost", 0, [](const HttpRequest&) { return HttpAnswer{}; });
   REQUIRE(!bad);
   CHECK(bad.error().message == "cannot listen on 'localhost': not an IPv4 or IPv6 address");
+}
+
+TEST_CASE("serve: metrics about itself, read from a prepared /proc, named as client libraries name them") {
+  test::TempDir proc;
+  std::filesystem::create_directories(proc / "4242/fd");
+  for (const char* fd : {"0", "1", "2", "7"}) std::ofstream(proc / ("4242/fd/" + std::string(fd)));
+  // comm "(kp) x" holds a blank and parentheses; utime 250, stime 50, starttime 1234, vsize, rss 300 pages.
+  std::ofstream(proc / "4242/stat") << "4242 ((kp) x) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 50 0 0 20 0 3 0 "
+                                       "1234 104857600 300 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0\n";
+  std::ofstream(proc / "stat") << "cpu  1 2 3 4\nintr 5\nctxt 6\nbtime 1764300000\nprocesses 7\n";
+  std::ofstream(proc / "4242/limits") << "Limit                     Soft Limit           Hard Limit           Units\n"
+                                         "Max open files            1024                 524288               files\n";
+  auto stats = ReadProcessStats(proc.path(), "4242", 100, 4096);
+  REQUIRE(stats);
+  CHECK(RenderSelfMetrics("0.9.0", *stats, {0.0125, 2}) ==
+        "# HELP kprobectl_build_info kprobectl's version\n"
+        "# TYPE kprobectl_build_info gauge\n"
+        "kprobectl_build_info{version=\"0.9.0\"} 1\n"
+        "# HELP kprobectl_scrape_duration_seconds Time this scrape took to read the counts\n"
+        "# TYPE kprobectl_scrape_duration_seconds gauge\n"
+        "kprobectl_scrape_duration_seconds 0.0125\n"
+        "# HELP kprobectl_scrape_errors_total Scrapes answered with an error\n"
+        "# TYPE kprobectl_scrape_errors_total counter\n"
+        "kprobectl_scrape_errors_total 2\n"
+        "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
+        "# TYPE process_cpu_seconds_total counter\n"
+        "process_cpu_seconds_total 3\n"
+        "# HELP process_open_fds Number of open file descriptors.\n"
+        "# TYPE process_open_fds gauge\n"
+        "process_open_fds 4\n"
+        "# HELP process_max_fds Maximum number of open file descriptors.\n"
+        "# TYPE process_max_fds gauge\n"
+        "process_max_fds 1024\n"
+        "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+        "# TYPE process_resident_memory_bytes gauge\n"
+        "process_resident_memory_bytes 1228800\n"
+        "# HELP process_virtual_memory_bytes Virtual memory size in bytes.\n"
+        "# TYPE process_virtual_memory_bytes gauge\n"
+        "process_virtual_memory_bytes 104857600\n"
+        "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
+        "# TYPE process_start_time_seconds gauge\n"
+        "process_start_time_seconds 1764300012.34\n");
+  std::ofstream(proc / "4242/stat") << "4242 (kp) S 1 2 3\n";
+  auto short_stat = ReadProcessStats(proc.path(), "4242", 100, 4096);
+  REQUIRE(!short_stat);
+  CHECK(short_stat.error().message == proc.path() + "/4242/stat: 6 fields, not 24 or more");
+  // This process, for real: figures that cannot be zero.
+  auto self = ReadProcessStats("/proc", "self", 100, 4096);
+  REQUIRE(self);
+  CHECK(self->resident_bytes > 0);
+  CHECK(self->open_fds >= 3);
+  CHECK(self->start_time_seconds > 1.5e9);
 }
