@@ -55,15 +55,17 @@ bool AnyEventProbe(const std::vector<ProbeSpec>& specs) {
 }
 
 Result<void> RequireKernelTakes(const std::vector<ProbeSpec>& specs, const Options& options, const TracefsDir& dir) {
+  KernelFeatures features = ReadFeatures(dir);
   bool others =
       !std::all_of(specs.begin(), specs.end(), [](const ProbeSpec& s) { return !s.point.event_name.empty(); });
-  if (others)
-    KP_TRY_VOID(RequireProbeKind(ReadFeatures(dir), options.exec.empty() ? ProbeKind::kKernel : ProbeKind::kUser));
+  if (others) KP_TRY_VOID(RequireProbeKind(features, options.exec.empty() ? ProbeKind::kKernel : ProbeKind::kUser));
   if (!AnyEventProbe(specs)) return {};
-  // The configuration first (nothing is written); else the kernel is asked.
-  std::optional<EventProbeSupport> support;
-  if (auto config = ReadKernelConfig(KernelEnv::Running()))
-    support = EventProbesFromConfig(config->text, config->source);
+  // The README, then the configuration (nothing is written); else the
+  // kernel is asked.
+  std::optional<EventProbeSupport> support = EventProbesFromReadme(features);
+  if (!support)
+    if (auto config = ReadKernelConfig(KernelEnv::Running()))
+      support = EventProbesFromConfig(config->text, config->source);
   if (!support) support = KP_TRY(AskKernelForEventProbes(dir));
   return RequireEventProbes(*support);
 }

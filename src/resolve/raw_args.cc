@@ -132,7 +132,7 @@ Result<FetchRoot> Root(const ProbeSpec& spec, const ArgExpr& e, const ArgContext
     case ArgKind::kImmediate:
       is_memory = true;
       if (!ctx.features->immediates)
-        return ArgError(spec, e.pos, "this kernel does not support immediate values (\\IMM, Linux 6.1)");
+        return ArgError(spec, e.pos, "this kernel does not support immediate values (\\IMM, Linux 5.3)");
       return FetchRoot::Named(FetchRoot::kImmediate, e.name);
   }
   return ArgError(spec, e.pos, "unsupported argument");
@@ -192,7 +192,7 @@ Result<TypedFetch> RawArg(const ProbeSpec& spec, size_t index, const ArgContext&
     out.derefs.push_back(d);
     is_memory = true;
   }
-  if (out.type && out.type->IsString() && !is_memory && e.kind != ArgKind::kComm) out.derefs.push_back({0, false});
+  if (out.type && out.type->ReadsString() && !is_memory && e.kind != ArgKind::kComm) out.derefs.push_back({0, false});
   // The kernel reads an array from memory only ("String accepts only
   // memory argument", whatever the elements).
   if (out.type && out.type->array_len && !is_memory && out.root.kind != FetchRoot::kStatic)

@@ -52,7 +52,7 @@ Result<TypedFetch> BtfVariable(const ProbeSpec& spec, const ProbeArg& arg, const
   const ArgExpr& e = arg.expr;
   std::optional<FetchType> type;
   if (!arg.type.empty()) type = KP_TRY(CheckArgType(spec, arg, ctx));
-  bool want_string = type && type->IsString() && e.derefs.empty();
+  bool want_string = type && type->ReadsString() && e.derefs.empty();
   auto variable = btf.Fetch(function, e, want_string);
   if (!variable) return ArgError(spec, e.pos, variable.error().message, variable.error().hint);
   TypedFetch fetch = FromBtf(*variable, ctx);

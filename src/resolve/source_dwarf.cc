@@ -196,7 +196,7 @@ Result<TypedFetch> FromVariable(const VariableFetch& v, const ArgContext& ctx) {
     case VariableFetch::kConstant:
       if (!ctx.features->immediates)
         return Fail("'" + v.name + "' is the constant " + std::to_string(v.constant) +
-                    " here, and this kernel has no immediate values (\\IMM, Linux 6.1)");
+                    " here, and this kernel has no immediate values (\\IMM, Linux 5.3)");
       out.root = FetchRoot::Value(FetchRoot::kConstant, v.constant);
       return out;  // a constant has nothing to dereference
   }
@@ -248,7 +248,7 @@ Result<TypedFetch> VariableArg(const ProbeSpec& spec, const ProbeArg& arg, Debug
   const ArgExpr& e = arg.expr;
   std::optional<FetchType> type;
   if (!arg.type.empty()) type = KP_TRY(CheckArgType(spec, arg, ctx));
-  bool want_string = type && type->IsString() && e.derefs.empty();
+  bool want_string = type && type->ReadsString() && e.derefs.empty();
   auto variable = debuginfo.Fetch(at, e, want_string);
   if (!variable) return ArgError(spec, e.pos, variable.error().message, variable.error().hint);
   // A bitfield type is what finds the member's bits in its place (a

@@ -241,8 +241,9 @@ TEST_CASE("the kernel's limits on arguments") {
 
 TEST_CASE("kernel probes without debuginfo: SYM+OFF targets") {
   std::vector<ProbeSpec> specs;
-  for (const char* text : {"do_sys_open $arg1 $arg2:string", "do_sys_open%return $retval:s64 $arg2:ustring",
-                           "vfs_read+16 %di", "0xffffffff81000000", "grp:ev=do_sys_open @jiffies:u64"})
+  for (const char* text :
+       {"do_sys_open $arg1 $arg2:string", "do_sys_open%return $retval:s64 $arg2:ustring", "vfs_read+16 %di",
+        "0xffffffff81000000", "grp:ev=do_sys_open @jiffies:u64", "grp:sym=vfs_read op=%si:symstr at=+8(%di):symstr"})
     specs.push_back(*ParseProbeSpec(text));
   EventNamer namer({}, false);
   Target kernel;  // the running kernel, its image not found
@@ -262,7 +263,9 @@ TEST_CASE("kernel probes without debuginfo: SYM+OFF targets") {
                      "p:probe/do_sys_open do_sys_open+0 arg1=%di arg2=+0(%si):string",
                      "r8:probe/do_sys_open__return do_sys_open+0 retval=$retval:s64 arg2=+0($arg2):ustring",
                      "p:probe/vfs_read vfs_read+16 di=%di", "p:probe/abs_ffffffff81000000 0xffffffff81000000",
-                     "p:grp/ev do_sys_open+0 jiffies=@jiffies:u64"});
+                     "p:grp/ev do_sys_open+0 jiffies=@jiffies:u64",
+                     // symstr takes an address as a value; string, where a string is.
+                     "p:grp/sym vfs_read+0 op=%si:symstr at=+8(%di):symstr"});
 }
 
 TEST_CASE("arm64's running kernel: targets count from _stext, its blacklist is moved by the slide of _stext") {
