@@ -140,11 +140,17 @@ std::string FormatTable(const AggTable& table, const AggregationSpec& spec);
 class UserAggregator {
  public:
   // `format` is the event's, as decoded; `comm` names a process.
-  // With `latency`, the argument "ns" is the time Add() is given.
+  // With `latency`, the argument "ns" is the time Add() is given. With
+  // `kept`, a return's arguments its call's entry keeps (trace_plan.h)
+  // are read from that entry's record, whose format is `entry`.
   static Result<UserAggregator> Create(const AggregationSpec& spec, const EventFormat& format,
-                                       std::function<std::string(int pid)> comm, bool latency = false);
-  // `stacks`: the event's frames, named (with a stack key).
-  void Add(const Record& record, uint64_t latency_ns = 0, const Printer::Frames* stacks = nullptr);
+                                       std::function<std::string(int pid)> comm, bool latency = false,
+                                       const KeptArgs* kept = nullptr, const EventFormat* entry = nullptr);
+  // `stacks`: the event's frames, named (with a stack key); `entry`: the
+  // record of its call's entry, for its kept arguments. Returns false, and
+  // counts nothing, where a kept argument's entry is not known.
+  bool Add(const Record& record, uint64_t latency_ns = 0, const Printer::Frames* stacks = nullptr,
+           const Record* entry = nullptr);
   AggTable Table(const std::string& event) const;
   void Clear();
 
@@ -152,6 +158,7 @@ class UserAggregator {
   struct Field {
     unsigned offset = 0, size = 0;
     bool is_signed = false, dynamic = false, latency = false;
+    bool from_entry = false;  // in the call's entry's record
   };
   UserAggregator(AggregationSpec spec, std::vector<Field> keys, std::vector<Field> values,
                  std::function<std::string(int)> comm)

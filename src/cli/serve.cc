@@ -142,7 +142,7 @@ Result<void> CountOwn(Served& served, const TracefsDir& dir, TraceSession& sessi
   own.printer = std::make_unique<Printer>(
       Printer::Options{}, [](int) { return std::string(); }, [](uint64_t) { return std::string(); });
   own.tracer = std::make_unique<Tracer>(*own.decoder, std::move(plans), *own.printer, own.nowhere, "nowhere");
-  own.tracer->SetSink([&served](const EventPlan& p, const Record& r, const EventStacks*) {
+  own.tracer->SetSink([&served](const EventPlan& p, const Record& r, const EventStacks*, const OpenCall*) {
     for (HistRun& run : served.runs)
       if (!run.in_kernel()) run.Add(p, r);
   });

@@ -151,8 +151,10 @@ Result<std::unique_ptr<TracefsDir>> OpenTracefs(const Options& options, bool may
 Result<std::vector<TraceEventDef>> ResolveToDefinitions(const std::vector<ProbeSpec>& specs, Target& target,
                                                         const SystemView& system, const Options& options,
                                                         EventNamer& namer, std::ostream& err,
-                                                        std::vector<ProbeOrigin>* origins) {
-  Resolution resolution = KP_TRY(Resolve(specs, target, system, ResolveOptionsOf(options)));
+                                                        std::vector<ProbeOrigin>* origins, bool keep_entry_args) {
+  ResolveOptions resolve = ResolveOptionsOf(options);
+  resolve.keep_entry_args = keep_entry_args;
+  Resolution resolution = KP_TRY(Resolve(specs, target, system, resolve));
   KP_TRY_VOID(NameEvents(resolution, namer));
   ReportResolution(resolution, options, err);
   if (origins)

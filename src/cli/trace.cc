@@ -88,7 +88,9 @@ Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, cons
   Target target = KP_TRY(OpenTargetOf(options, io.err, true, AnyEventProbe(specs)));
   if (!options.dry_run) KP_TRY_VOID(CheckArchRunsHere(target, KernelEnv::Running()));
   SystemView system = ReadSystemView(&dir, KernelEnv::Running(), target, true);
-  auto defs = KP_TRY(ResolveToDefinitions(specs, target, system, options, namer, io.err));
+  // A return's arguments the kernel cannot keep: kept by an entry probe
+  // of ours, paired with it here (trace_plan.h).
+  auto defs = KP_TRY(ResolveToDefinitions(specs, target, system, options, namer, io.err, nullptr, true));
   // Their user stacks, unwound through CFI: what that needs, captured.
   for (TraceEventDef& def : defs)
     if (def.kind == ProbeKind::kUser && WantsUserStack(trace, def.kind)) AddStackCapture(def, *target.arch);
@@ -132,13 +134,23 @@ UnwindFrames UnwindWith(Unwinder& unwinder, EventLocations& locations, const Arc
   };
 }
 
-// -n: what would be added (temporary probes, hidden entries) and traced.
+// "group/event" as the kernel's trace names it: "group:event".
+std::string FullNameOf(std::string path) { return path.replace(path.find('/'), 1, ":"); }
+
+// -n: what would be added (temporary probes, hidden entries) and traced,
+// and which return's arguments an entry keeps.
 void PrintPlan(const TracePlan& plan, std::ostream& out) {
   for (const TraceEventDef& def : plan.add) out << FormatDefinition(def) << "\n";
   std::vector<std::string> traced;
   for (const TraceEventDef& def : plan.events)
     traced.push_back(def.FullName() + (plan.hidden.contains(def.group + "/" + def.event) ? " (hidden)" : ""));
   out << "# traced: " << Join(traced, " ") << "\n";
+  for (const auto& [ret, kept] : plan.kept) {
+    std::vector<std::string> names;
+    for (const FetchArg& arg : kept.args)
+      if (arg.at_entry) names.push_back(arg.name);
+    out << "# kept for " << FullNameOf(ret) << " by " << FullNameOf(kept.entry) << ": " << Join(names, " ") << "\n";
+  }
 }
 
 // Prints until the command ends, the time is up, a stop signal comes, or
@@ -184,9 +196,10 @@ Result<void> TraceLoop(const TraceOptions& trace, StopSignals& signals, TracedCo
 }
 
 // The summary line: events printed, lost (the kernel's per-CPU counts, or
-// what the pages said if more), and kernel return probes' misses.
+// what the pages said if more), kernel return probes' misses, and returns
+// whose kept arguments were unknown (their entries not recorded).
 std::string Summary(uint64_t printed, std::string_view what, const Tracer& tracer, const TraceSession& session,
-                    const ProbeEvents& events, const std::vector<TraceEventDef>& traced) {
+                    const ProbeEvents& events, const std::vector<TraceEventDef>& traced, uint64_t unknown) {
   auto stats = session.Stats();
   uint64_t counted = 0;
   std::vector<std::string> per_cpu;
@@ -208,6 +221,9 @@ std::string Summary(uint64_t printed, std::string_view what, const Tracer& trace
           misses.push_back(def.FullName() + " " + std::to_string(*entry->misses));
   }
   if (!misses.empty()) summary += "; return probes missed: " + Join(misses, ", ");
+  if (unknown)
+    summary += "; " + std::to_string(unknown) + " returns with arguments kept by an entry that was not recorded (" +
+               (what == "counted" ? "not counted" : "printed as ?") + ")";
   return summary;
 }
 
@@ -218,8 +234,8 @@ struct Decoding {
   StackPlan stacks;
 };
 
-Result<Decoding> DecodingFor(const TracefsDir& dir, const TracePlan& plan, const TraceOptions& trace,
-                             const Stacks& stacks, EventLocations& locations) {
+Result<Decoding> DecodingFor(const TracefsDir& dir, const TracePlan& plan, const Stacks& stacks,
+                             EventLocations& locations) {
   std::vector<std::pair<std::string, std::string>> formats;
   for (const TraceEventDef& def : plan.events)
     formats.emplace_back(def.group, KP_TRY(dir.Read("events/" + def.group + "/" + def.event + "/format")));
@@ -227,20 +243,24 @@ Result<Decoding> DecodingFor(const TracefsDir& dir, const TracePlan& plan, const
   if (stacks.kernel) formats.emplace_back("ftrace", KP_TRY(dir.Read("events/ftrace/kernel_stack/format")));
   if (stacks.user) formats.emplace_back("ftrace", KP_TRY(dir.Read("events/ftrace/user_stack/format")));
   Decoding out{KP_TRY(EventDecoder::FromFormats(formats)), {}, {}};
+  std::map<std::string, size_t> index;  // "group/event" -> its plan
   for (size_t i = 0; i < plan.events.size(); ++i) {
     const TraceEventDef& def = plan.events[i];
-    bool event_probe = def.type == ProbeType::kEventProbe;
-    EventPlan p = KP_TRY(PlanEvent(out.decoder->formats()[i], event_probe));
+    const std::string path = def.group + "/" + def.event;
+    EventPlan p = KP_TRY(PlanEvent(out.decoder->formats()[i], def.type == ProbeType::kEventProbe));
     p.kernel = def.kind == ProbeKind::kKernel;
-    p.hidden = plan.hidden.contains(def.group + "/" + def.event);
-    p.latency_key = trace.latency && !event_probe ? FormatTarget(def.target) : std::string();
-    if (auto at = plan.returns.find(def.group + "/" + def.event); at != plan.returns.end()) {
-      p.latency_key = at->second;  // a return instruction: timed from its function's entry
-      p.latency_return = true;
-    }
+    p.hidden = plan.hidden.contains(path);
+    if (auto opens = plan.opens.find(path); opens != plan.opens.end()) p.opens = opens->second;
+    p.latency_return = plan.returns.contains(path);  // a return instruction: timed from its function's entry
     locations.Locate(def, p);
+    index[path] = out.plans.size();
     out.plans.push_back(std::move(p));
   }
+  // The calls' entries and returns, paired as the plan says.
+  for (const auto& [entry, returns] : plan.opens)
+    for (const std::string& ret : returns) out.plans[index.at(ret)].call_key = ret;
+  for (const auto& [ret, kept] : plan.kept)
+    KP_TRY_VOID(PlanKeptArgs(out.plans[index.at(ret)], out.plans[index.at(kept.entry)], kept));
   const EventFormat* kernel = nullptr;
   const EventFormat* user = nullptr;
   for (size_t i = plan.events.size(); i < out.decoder->formats().size(); ++i) {
@@ -337,7 +357,7 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
   EventLocations locations(env.proc);
   // Counted in the kernel, stacks are the triggers' keys: none recorded.
   Stacks stacks = hist && hist->in_kernel() ? Stacks{} : StacksFor(trace, plan);
-  Decoding decoding = KP_TRY(DecodingFor(*dir, plan, trace, stacks, locations));
+  Decoding decoding = KP_TRY(DecodingFor(*dir, plan, stacks, locations));
   if (stacks.kernel) KP_TRY_VOID(session->SetOption("stacktrace", true));
   if (stacks.user) KP_TRY_VOID(session->SetOption("userstacktrace", true));
   std::optional<TracedCommand> command;
@@ -374,14 +394,17 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
       arch ? UnwindWith(unwinder, locations, *arch) : UnwindFrames());
   Output output;
   KP_TRY_VOID(OpenOutput(trace, io, output));
-  Tracer tracer(*decoding.decoder, std::move(decoding.plans), printer, *output.stream, output.name, decoding.stacks);
+  Tracer tracer(*decoding.decoder, std::move(decoding.plans), printer, *output.stream, output.name, decoding.stacks,
+                arch ? arch->return_address_bytes() : 0);
   std::function<Result<void>()> every;
   if (hist) {
     if (!hist->in_kernel()) {
       KP_TRY_VOID(hist->Bind(
           decoding.decoder->formats(), [&](int pid) { return comms.Lookup(pid); },
           [&](const EventPlan& p, const Record& r, const EventStacks& s) { return printer.StackFrames(p, r, s); }));
-      tracer.SetSink([&](const EventPlan& p, const Record& r, const EventStacks* s) { hist->Add(p, r, s); });
+      tracer.SetSink([&](const EventPlan& p, const Record& r, const EventStacks* s, const OpenCall* call) {
+        hist->Add(p, r, s, call);
+      });
     }
     every = [&]() -> Result<void> {
       if (!hist->Due()) return {};
@@ -410,7 +433,7 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
   }
   if (!options.quiet && (!hist || !hist->in_kernel()))
     io.err << Summary(hist ? hist->hits() : printer.printed(), hist ? "counted" : "printed", tracer, *session, events,
-                      plan.events)
+                      plan.events, hist ? hist->unknown_entries() : printer.unknown_entries())
            << "\n";
   reader.reset();  // its open pipes keep the instance busy
   auto closed = session->Close();

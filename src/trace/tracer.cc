@@ -24,13 +24,14 @@ int DrainIntervalMs(uint64_t busiest_bytes, double seconds, uint64_t buffer_byte
 }
 
 Tracer::Tracer(EventDecoder& decoder, std::vector<EventPlan> plans, Printer& printer, std::ostream& out,
-               std::string out_name, StackPlan stacks)
+               std::string out_name, StackPlan stacks, uint64_t return_address_bytes)
     : decoder_(decoder),
       plans_(std::move(plans)),
       printer_(printer),
       out_(out),
       out_name_(std::move(out_name)),
-      stack_plan_(stacks) {
+      stack_plan_(stacks),
+      calls_(return_address_bytes) {
   int max_id = 0;
   for (const EventPlan& p : plans_) max_id = std::max(max_id, p.id);
   plan_of_.assign(static_cast<size_t>(max_id) + 1, -1);
@@ -82,6 +83,7 @@ Result<void> Tracer::Drain(RingReader& source) {
   pages_.reserve(static_cast<size_t>(source.cpus()) * kMaxPagesPerCpu);
   busiest_bytes_ = 0;
   int cpus_with_events = 0;
+  const uint64_t missed_before = missed_;
   for (int cpu = 0; cpu < source.cpus(); ++cpu) {
     int last_event = -1;
     uint64_t bytes = 0;
@@ -103,15 +105,20 @@ Result<void> Tracer::Drain(RingReader& source) {
   // (one CPU's records need none: the sort was 7% of a flood's time).
   if (cpus_with_events > 1)
     std::stable_sort(records_.begin(), records_.end(), [](const Record& a, const Record& b) { return a.ts < b.ts; });
+  // What was lost could be any open call's entry or return.
+  if (missed_ > missed_before) calls_.Lost();
   for (const Record& r : records_) {
     int index =
         r.type >= 0 && static_cast<size_t>(r.type) < plan_of_.size() ? plan_of_[static_cast<size_t>(r.type)] : -1;
     if (index < 0) continue;
+    const EventPlan& plan = plans_[static_cast<size_t>(index)];
+    std::optional<OpenCall> call = calls_.Next(plan, r);
+    const EventStacks* stacks = r.stacks ? &stacks_[r.stacks - 1] : nullptr;
     if (sink_) {
-      sink_(plans_[static_cast<size_t>(index)], r, r.stacks ? &stacks_[r.stacks - 1] : nullptr);
+      sink_(plan, r, stacks, call ? &*call : nullptr);
       continue;
     }
-    printer_.Print(plans_[static_cast<size_t>(index)], r, buffer_, r.stacks ? &stacks_[r.stacks - 1] : nullptr);
+    printer_.Print(plan, r, buffer_, stacks, call ? &*call : nullptr);
     if (buffer_.size() > kFlushAt) KP_TRY_VOID(Flush());
   }
   return Flush();

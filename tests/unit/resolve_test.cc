@@ -167,9 +167,11 @@ TEST_CASE("resolution errors name the input and say what to do") {
        "values\n    compute+4 $arg1\n              ^",
        "probe the function itself (FUNC), or fetch the register that holds the value (%REG)"},
       {"compute%return $arg1",
-       "invalid argument: $arg1 is not known when the function returns\n"
+       "invalid argument: '$arg1' is argument 1, and no kernel keeps a function's arguments for a user return "
+       "probe (uprobes keep none)\n"
        "    compute%return $arg1\n                   ^",
-       "add a second probe on the function's entry to record its arguments"},
+       "'kprobectl trace --probe' and 'kprobectl hist --probe' can: they fetch it at the function's entry with a "
+       "probe of their own and print it with the return; or probe the entry too ('compute $arg1')"},
       {"compute $retval",
        "invalid argument: $retval is only available in return probes\n    compute $retval\n"
        "            ^",
