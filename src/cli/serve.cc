@@ -56,7 +56,9 @@ Result<std::vector<TraceEventDef>> ResolveProbes(const Options& options, const S
     of.exec = probe.exec;
     TraceOptions trace;
     trace.probes = {Join(probe.spec, " ")};
-    auto defs = ResolveTemporary(of, trace, dir, namer, io);
+    // serve counts one event at a time, pairing no return with its entry:
+    // a return's arguments the kernel cannot keep are refused, as by add.
+    auto defs = ResolveTemporary(of, trace, dir, namer, io, false);
     if (!defs) return Fail(path + ":" + std::to_string(probe.line) + ": " + defs.error().message, defs.error().hint);
     out.insert(out.end(), defs->begin(), defs->end());
   }

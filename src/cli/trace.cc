@@ -80,7 +80,8 @@ Stacks StacksFor(const TraceOptions& trace, const TracePlan& plan) {
 }  // namespace
 
 Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, const TraceOptions& trace,
-                                                    const TracefsDir& dir, EventNamer& namer, Streams io) {
+                                                    const TracefsDir& dir, EventNamer& namer, Streams io,
+                                                    bool keep_entry_args) {
   if (trace.probes.empty()) return std::vector<TraceEventDef>{};
   std::vector<ProbeSpec> specs;
   for (const std::string& text : trace.probes) specs.push_back(KP_TRY(ParseProbeSpec(text)));
@@ -88,9 +89,7 @@ Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, cons
   Target target = KP_TRY(OpenTargetOf(options, io.err, true, AnyEventProbe(specs)));
   if (!options.dry_run) KP_TRY_VOID(CheckArchRunsHere(target, KernelEnv::Running()));
   SystemView system = ReadSystemView(&dir, KernelEnv::Running(), target, true);
-  // A return's arguments the kernel cannot keep: kept by an entry probe
-  // of ours, paired with it here (trace_plan.h).
-  auto defs = KP_TRY(ResolveToDefinitions(specs, target, system, options, namer, io.err, nullptr, true));
+  auto defs = KP_TRY(ResolveToDefinitions(specs, target, system, options, namer, io.err, nullptr, keep_entry_args));
   // Their user stacks, unwound through CFI: what that needs, captured.
   for (TraceEventDef& def : defs)
     if (def.kind == ProbeKind::kUser && WantsUserStack(trace, def.kind)) AddStackCapture(def, *target.arch);
@@ -304,7 +303,9 @@ Result<void> OpenOutput(const TraceOptions& trace, Streams io, Output& out) {
 Result<TracePlan> PlanFor(const Options& options, const TraceOptions& trace, const TracefsDir& dir,
                           const ProbeEvents& events, Streams io) {
   EventNamer namer(KP_TRY(events.Names()), true);
-  auto temporary = KP_TRY(ResolveTemporary(options, trace, dir, namer, io));
+  // A return's arguments the kernel cannot keep: kept by an entry probe
+  // of ours, paired with it by PlanTrace (trace_plan.h).
+  auto temporary = KP_TRY(ResolveTemporary(options, trace, dir, namer, io, true));
   std::vector<TraceEventDef> existing = KP_TRY(events.List());
   // --latency: Go's FUNC%return is probes on return instructions, timed
   // from the function's entry as a return probe is.

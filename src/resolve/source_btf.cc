@@ -46,8 +46,8 @@ TypedFetch FromBtf(const VariableFetch& v) {
   return out;
 }
 
-Result<TypedFetch> AtReturn(TypedFetch fetch, const VariableFetch& v, std::string_view written, const ProbeSpec& spec,
-                            size_t pos, const ArgContext& ctx) {
+Result<TypedFetch> BtfAtReturn(TypedFetch fetch, const VariableFetch& v, std::string_view written,
+                               const ProbeSpec& spec, size_t pos, const ArgContext& ctx) {
   if (!ctx.retprobe) return fetch;
   auto kept = ArgumentAtReturn(fetch, v.argument, written, spec, ctx);
   if (!kept) return ArgError(spec, pos, kept.error().message, kept.error().hint);
@@ -64,7 +64,7 @@ Result<TypedFetch> BtfVariable(const ProbeSpec& spec, const ProbeArg& arg, const
   if (!variable) return ArgError(spec, e.pos, variable.error().message, variable.error().hint);
   TypedFetch fetch = FromBtf(*variable);
   KP_TRY_VOID(ApplyWritten(spec, arg, type, variable->c_type, fetch));
-  return AtReturn(std::move(fetch), *variable, arg.text, spec, e.pos, ctx);
+  return BtfAtReturn(std::move(fetch), *variable, arg.text, spec, e.pos, ctx);
 }
 
 // $retval and $argN typed as the prototype declares them: the return
@@ -100,7 +100,7 @@ Result<std::vector<TypedFetch>> BtfArgs(const ProbeSpec& spec, const BtfInfo& bt
       auto params = btf.FetchAll(function, &loc.skipped);
       if (!params) return ArgError(spec, e.pos, params.error().message, params.error().hint);
       for (const VariableFetch& v : *params) {
-        args.push_back(KP_TRY(AtReturn(FromBtf(v), v, v.name, spec, e.pos, ctx)));
+        args.push_back(KP_TRY(BtfAtReturn(FromBtf(v), v, v.name, spec, e.pos, ctx)));
         from.push_back(nullptr);
       }
       if (e.kind == ArgKind::kVars) loc.skipped.push_back("locals: BTF has none (they need the kernel's DWARF)");

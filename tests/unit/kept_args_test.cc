@@ -8,6 +8,11 @@
 // feature (6.1's README) and with it (7.3's), the pairing of calls
 // (nesting, a lost entry, a lost return, events lost), the printed lines
 // in text and JSON, and hist's counting.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <regex>
@@ -209,6 +214,35 @@ TEST_CASE("kept arguments: add and -D refuse them, naming the kernel that keeps 
       "for its return probe ($argN, Linux 6.9)\n"));
   CHECK(KernelTracefs("7.3").Run({"-D", "vfs_read%return count $retval"}).out ==
         "r:probe/vfs_read__return vfs_read+0 count=$arg3:u64 retval=$retval:s64\n");
+}
+
+// serve counts one event at a time and pairs nothing: as add does, it
+// refuses them, before anything is written.
+TEST_CASE("kept arguments: serve refuses them, writing nothing") {
+  KernelTracefs tracefs("6.1");
+  // A free loopback port: serve binds before it resolves.
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof address;
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), size) == 0);
+  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0);
+  close(fd);
+  WriteFile(tracefs.dir / "k.conf", "probe -x " + FixturePath("recursive") +
+                                        " 'walk%return depth'\nhist probe_recursive:walk__return -k depth\n");
+  auto served = RunKprobectl({"--tracefs", tracefs.dir.path(), "serve", "-c", tracefs.dir / "k.conf", "--listen",
+                              "127.0.0.1:" + std::to_string(ntohs(address.sin_port))});
+  CHECK(served.status == 1);
+  CHECK(served.err == "kprobectl: error: " + tracefs.dir / "k.conf" +
+                          ":1: invalid argument: 'depth' is argument 1, and no kernel keeps a function's arguments "
+                          "for a user return probe (uprobes keep none)\n"
+                          "    walk%return depth\n"
+                          "                ^\n"
+                          "  hint: 'kprobectl trace --probe' and 'kprobectl hist --probe' can: they fetch it at the "
+                          "function's entry with a probe of their own and print it with the return; or probe the "
+                          "entry too ('walk depth')\n");
+  CHECK(ReadFile(tracefs.dir / "uprobe_events").empty());
 }
 
 namespace {
