@@ -81,17 +81,25 @@ echo "# $defs"
 if grep -q 'kernel return probes support: $retval, $arg<N>' $tracefs/README; then
   check "a DWARF parameter in a return probe is the argument the kernel kept" \
     [ "$defs" = 'r:probe/vfs_read__return vfs_read+0 count=$arg3:u64' ]
-  kp trace -q -o /tmp/kpvm-rc --probe 'kpvm:e=vfs_read count' --probe 'kpvm:r=vfs_read%return count' -- \
-    cat /tmp/kpvm-file >/dev/null 2>&1
-  # Each return of cat's reads has the count its entry had.
-  pairs=$(awk '/kpvm:e:/ { split($0, a, " count="); c[$1] = a[2] }
-               /kpvm:r__return:/ { split($0, a, " count="); n++; if (c[$1] != a[2]) bad++ }
-               END { print n + 0, bad + 0 }' /tmp/kpvm-rc)
-  echo "# returns, mismatches: $pairs"
-  check "each return probe's count is its entry's" awk -v p="$pairs" 'BEGIN { split(p, x, " "); exit !(x[1] > 0 && x[2] == 0) }'
 else
-  check "a DWARF parameter in a return probe is refused before Linux 6.9" grep -q 'cannot keep a function.s arguments' <<<"$defs"
+  check "a DWARF parameter in a return probe is refused by -D before Linux 6.9, naming trace and hist" \
+    eval 'grep -q "cannot keep a function.s arguments for its return probe (\$argN, Linux 6.9)" <<<"$defs" &&
+      grep -q "hint: .kprobectl trace --probe. and .kprobectl hist --probe. can" <<<"$defs"'
 fi
+# 1c. trace keeps them on every kernel: the kernel's $argN from 6.9, before
+#     it a hidden entry probe of kprobectl's, paired by thread and stack
+#     pointer. Each return of cat's reads has the count its entry had (the
+#     entry traced too), and the read of the 10-byte file returned 10.
+kp trace -q -o /tmp/kpvm-rc --probe 'kpvm:e=vfs_read count' --probe 'kpvm:r=vfs_read%return count $retval' -- \
+  cat /tmp/kpvm-file >/dev/null 2>&1
+grep -m2 'kpvm:r__return:' /tmp/kpvm-rc | sed 's/^/# /'
+pairs=$(awk '/kpvm:e:/ { split($0, a, " count="); c[$1] = a[2] }
+             /kpvm:r__return:/ { split($0, a, " count="); split(a[2], b, " "); n++; if (c[$1] != b[1]) bad++
+                                 if (/ retval=10$/) ten++ }
+             END { print n + 0, bad + 0, ten + 0 }' /tmp/kpvm-rc)
+echo "# returns, mismatches, returns of 10: $pairs"
+check "each return probe's count is its entry's, and one read returned the file's 10 bytes" \
+  awk -v p="$pairs" 'BEGIN { split(p, x, " "); exit !(x[1] > 0 && x[2] == 0 && x[3] > 0) }'
 check "nothing left after the return probes" nothing_left
 
 # 2. A duplicated static function: one probe per instance, distinct
