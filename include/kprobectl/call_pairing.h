@@ -54,7 +54,9 @@ class CallPairing {
   // if known; any other event, none.
   std::optional<OpenCall> Next(const EventPlan& plan, const Record& record);
   // Events were lost (the ring buffer overwritten): every open call is
-  // dropped, their returns' entries unknown.
+  // dropped, their returns' entries unknown. The tracer calls it where a
+  // CPU's pages say so, before the first record after the gap, in time
+  // order: a call entered earlier in the same drain is dropped too.
   void Lost() { open_.clear(); }
 
  private:

@@ -83,11 +83,15 @@ Result<void> Tracer::Drain(RingReader& source) {
   pages_.reserve(static_cast<size_t>(source.cpus()) * kMaxPagesPerCpu);
   busiest_bytes_ = 0;
   int cpus_with_events = 0;
-  const uint64_t missed_before = missed_;
+  // Where a CPU's pages say events were lost before them: the time of the
+  // first record after that gap. Any call open then may have lost its
+  // entry or its return there (call_pairing.h): all are dropped, there.
+  std::vector<uint64_t> losses;
   for (int cpu = 0; cpu < source.cpus(); ++cpu) {
     int last_event = -1;
     uint64_t bytes = 0;
     size_t before = records_.size();
+    bool gap = false;
     for (size_t reads = 0; reads < kMaxPagesPerCpu; ++reads) {
       size_t n = KP_TRY(source.ReadPage(cpu, page_));
       if (n == 0) break;
@@ -95,9 +99,16 @@ Result<void> Tracer::Drain(RingReader& source) {
       page_.resize(n);
       pages_.push_back(page_);
       size_t from = records_.size();
+      const uint64_t missed = missed_;
       KP_TRY_VOID(decoder_.DecodePage(pages_.back(), cpu, records_, &missed_));
+      gap |= missed_ > missed;
+      if (gap && records_.size() > from) {
+        losses.push_back(records_[from].ts);
+        gap = false;
+      }
       if (with_stacks) AttachStacks(from, last_event);
     }
+    if (gap) losses.push_back(0);  // no record after it: before all of them
     busiest_bytes_ = std::max(busiest_bytes_, bytes);
     cpus_with_events += records_.size() > before;
   }
@@ -105,9 +116,10 @@ Result<void> Tracer::Drain(RingReader& source) {
   // (one CPU's records need none: the sort was 7% of a flood's time).
   if (cpus_with_events > 1)
     std::stable_sort(records_.begin(), records_.end(), [](const Record& a, const Record& b) { return a.ts < b.ts; });
-  // What was lost could be any open call's entry or return.
-  if (missed_ > missed_before) calls_.Lost();
+  std::sort(losses.begin(), losses.end());
+  auto loss = losses.begin();
   for (const Record& r : records_) {
+    for (; loss != losses.end() && *loss <= r.ts; ++loss) calls_.Lost();
     int index =
         r.type >= 0 && static_cast<size_t>(r.type) < plan_of_.size() ? plan_of_[static_cast<size_t>(r.type)] : -1;
     if (index < 0) continue;

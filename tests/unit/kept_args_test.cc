@@ -13,9 +13,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <regex>
+#include <sstream>
 
 #include "json_check.h"
 #include "kprobectl/aggregation.h"
@@ -23,6 +25,7 @@
 #include "kprobectl/strings.h"
 #include "kprobectl/trace_plan.h"
 #include "kprobectl/trace_printer.h"
+#include "kprobectl/tracer.h"
 #include "test_support.h"
 
 using namespace kprobectl;
@@ -377,6 +380,101 @@ TEST_CASE("kept arguments: a return prints its own call's, through recursion, an
   CHECK(lines[2] ==
         "{\"time\":0.000006,\"cpu\":0,\"pid\":1,\"comm\":\"walk\",\"event\":\"g:f__return\",\"probe\":\"f\","
         "\"caller\":\"main+0x5\",\"args\":{\"count\":null,\"retval\":3}}");
+}
+
+namespace {
+
+// Pages of records written here: a page is one byte, its index in
+// `pages`, which says its CPU, its records and the events the kernel lost
+// before it.
+struct ScriptedPage {
+  int cpu = 0;
+  uint64_t missed = 0;
+  std::vector<Record> records;
+};
+
+class ScriptedDecoder : public EventDecoder {
+ public:
+  explicit ScriptedDecoder(const std::vector<ScriptedPage>& pages) : pages_(pages) {}
+  const std::vector<EventFormat>& formats() const override { return formats_; }
+  Result<void> DecodePage(std::span<const uint8_t> page, int, std::vector<Record>& out, uint64_t* missed) override {
+    const ScriptedPage& p = pages_.at(page[0]);
+    out.insert(out.end(), p.records.begin(), p.records.end());
+    *missed += p.missed;
+    return {};
+  }
+
+ private:
+  const std::vector<ScriptedPage>& pages_;
+  std::vector<EventFormat> formats_;
+};
+
+class ScriptedReader : public RingReader {
+ public:
+  explicit ScriptedReader(const std::vector<ScriptedPage>& pages) : pages_(pages) {}
+  int cpus() const override { return 2; }
+  Result<size_t> ReadPage(int cpu, std::vector<uint8_t>& page) override {
+    while (next_[cpu] < pages_.size() && pages_[next_[cpu]].cpu != cpu) ++next_[cpu];
+    if (next_[cpu] == pages_.size()) return 0;
+    page.assign(1, static_cast<uint8_t>(next_[cpu]++));
+    return 1;
+  }
+
+ private:
+  const std::vector<ScriptedPage>& pages_;
+  size_t next_[2] = {0, 0};
+};
+
+}  // namespace
+
+// The kernel says events were lost at a page of a CPU: the calls open at
+// that page's first record may have lost their entries or returns there,
+// and are dropped then, not at the drain's start, where a call entered
+// earlier in the same drain would survive it and lend its value to a
+// return whose own entry was lost.
+TEST_CASE("kept arguments: events lost within a drain drop the calls open where they were lost") {
+  Walk walk;
+  walk.entry.id = 1;
+  walk.ret.id = 2;
+  std::vector<std::array<uint8_t, 40>> data;
+  data.reserve(8);
+  auto record = [&](const EventPlan& plan, int cpu, int pid, uint64_t ts, uint64_t stack, uint64_t value) {
+    const bool is_ret = &plan == &walk.ret;
+    data.push_back({});
+    std::memcpy(data.back().data() + (is_ret ? 32 : 24), &stack, 8);
+    std::memcpy(data.back().data() + (is_ret ? 24 : 16), &value, 8);
+    Record r;
+    r.ts = ts;
+    r.cpu = cpu;
+    r.type = plan.id;
+    r.pid = pid;
+    r.data = data.back().data();
+    r.size = 40;
+    return r;
+  };
+  const std::vector<ScriptedPage> pages = {
+      // CPU 0: thread 1 enters; then lost: that call's return, and the entry
+      // of the next call at its depth, whose return comes after the gap.
+      {0, 0, {record(walk.entry, 0, 1, 1000, 0x1000, 10)}},
+      {0, 3, {record(walk.ret, 0, 1, 5000, 0x1008, 2)}},
+      // After the gap, a whole call.
+      {0, 0, {record(walk.entry, 0, 1, 6000, 0x1000, 30), record(walk.ret, 0, 1, 7000, 0x1008, 3)}},
+      // CPU 1: thread 2's call, open across CPU 0's gap: in doubt too.
+      {1, 0, {record(walk.entry, 1, 2, 2000, 0x2000, 40), record(walk.ret, 1, 2, 8000, 0x2008, 4)}},
+  };
+  ScriptedDecoder decoder(pages);
+  ScriptedReader reader(pages);
+  Printer printer(
+      {false, false, {}}, [](int) { return std::string("walk"); }, nullptr);
+  std::ostringstream out;
+  Tracer tracer(decoder, {walk.entry, walk.ret}, printer, out, "the test's stream", {}, 8);
+  REQUIRE(tracer.Drain(reader));
+  CHECK(tracer.missed() == 3);
+  const std::string head = "            walk-";
+  CHECK(out.str() == head + "1       [000] 0.000005: g:f__return: (main+0x5 <- f) count=? retval=2\n" +       //
+                         head + "1       [000] 0.000007: g:f__return: (main+0x5 <- f) count=30 retval=3\n" +  //
+                         head + "2       [001] 0.000008: g:f__return: (main+0x5 <- f) count=? retval=4\n");
+  CHECK(printer.unknown_entries() == 2);
 }
 
 // A probe on a return instruction (Go's) runs before the return: the same
