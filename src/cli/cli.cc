@@ -211,14 +211,20 @@ std::string VersionText() {
          "architectures: " +
          architectures +
          " (each target's own, from its ELF machine or the running kernel's)\n"
-         "probes: kprobes, kretprobes, fprobes (--fprobe), tracepoint probes (tp:), uprobes, uretprobes, USDT "
-         "markers with semaphores; tracefs kprobe_events, uprobe_events, dynamic_events\n"
-         "user space: C and C++ (demangled names, overloads), binaries in containers (--target-ns)\n"
+         "probes: kprobes, kretprobes, fprobes (--fprobe), tracepoint probes (tp:), event probes (ev:), uprobes, "
+         "uretprobes, USDT markers with semaphores, boot-time definitions (--cmdline, --bootconfig); tracefs "
+         "kprobe_events, uprobe_events, dynamic_events; each kernel feature as the kernel's tracefs README and "
+         "config say\n"
+         "user space: C, C++ (demangled names, overloads), Go (results by name, goroutines), Rust (demangled "
+         "names, strings); binaries in containers (--target-ns)\n"
          "debuginfo: DWARF 2-5 through libdw " KPROBECTL_LIBDW_VERSION
          " (split functions, inlined copies, clones), index cache, debuginfod (when DEBUGINFOD_URLS is set); "
          "kernel BTF through libbpf when there is no DWARF (--btf)\n"
-         "kernel modules: .ko, .ko.xz, .ko.zst\n"
-         "trace: libtracefs and libtraceevent (text, JSON, latency)";
+         "kernel modules: .ko, .ko.xz, .ko.zst, also before they load; read against the kernel they were built for\n"
+         "trace: libtracefs and libtraceevent (text, JSON, latency, stacks)\n"
+         "hist: counts, sums and log2 latencies, in the kernel (hist triggers, synthetic events) where it can, "
+         "else in kprobectl\n"
+         "serve: the hist aggregations as Prometheus metrics (libmicrohttpd, loaded when serve runs)";
 }
 
 // How a message names an option: perf's "switch -d", by its short name.
