@@ -52,6 +52,13 @@ inline constexpr std::string_view kGoroutineField = "__kp_g";
 // pointer, a hidden argument of the entry and of the return, tells which
 // open call a return ends (arch.h: return_address_bytes).
 inline constexpr std::string_view kCallStackField = "__kp_call_sp";
+// Go copies a goroutine's stack elsewhere to grow it, which moves a call's
+// stack pointer between its entry and its return, but not its distance
+// from the stack's top: g.stack.hi, the second word of the goroutine
+// (runtime.g begins with stack{lo, hi} in every Go version), fetched
+// through the call register beside kCallStackField.
+inline constexpr std::string_view kStackTopField = "__kp_g_top";  // not __kp_s..., a stack capture's
+inline constexpr unsigned kGoStackHiOffset = 8;
 
 // A counted string (Go's string, Rust's &str...): its bytes in NAME, a
 // u8[N] of the bound, and its length in NAME + kCountedLengthSuffix right

@@ -61,9 +61,10 @@ struct EventPlan {
   std::vector<std::string> opens;
   std::string call_key;
   bool latency_return = false;
-  std::optional<unsigned> call_offset;   // kGoroutineField: the call's goroutine, which pairs it, not the thread
-  std::optional<unsigned> stack_offset;  // kCallStackField: the stack pointer, which tells the call's depth
-  bool keep_record = false;              // an entry whose fields a return prints (ArgPlan::from_entry)
+  std::optional<unsigned> call_offset;       // kGoroutineField: the call's goroutine, which pairs it, not the thread
+  std::optional<unsigned> stack_offset;      // kCallStackField: the stack pointer, which tells the call's depth
+  std::optional<unsigned> stack_top_offset;  // kStackTopField: Go's stack top, from which it is measured
+  bool keep_record = false;                  // an entry whose fields a return prints (ArgPlan::from_entry)
   // trace --stack on a user probe kprobectl added: where its hidden
   // arguments captured the registers (DWARF number, offset) and the stack
   // bytes (chunk offsets, kCaptureChunkBytes each, contiguous in memory).

@@ -61,7 +61,7 @@ std::unexpected<Error> NeedsDwarf(const ProbeSpec& spec, const ArgExpr& e) {
 // In a return probe the argument at the entry: RawArg() hands it to
 // ArgumentAtReturn() once its dereferences and type are known.
 Result<FetchRoot> ArgumentRoot(const ProbeSpec& spec, const ArgExpr& e, const ArgContext& ctx) {
-  if (!ctx.at_entry && !ctx.retprobe)
+  if (!ctx.at_entry && !ctx.retprobe && !ctx.go_return)
     return ArgError(spec, e.pos,
                     "$arg" + std::to_string(e.number) + " is only known at a function's entry; at " +
                         DescribePoint(spec.point) + " the registers may hold other values",
@@ -238,7 +238,7 @@ Result<TypedFetch> RawArg(const ProbeSpec& spec, size_t index, const ArgContext&
                     "read what it points to: +0(" + arg.text.substr(0, arg.text.find(':')) + "):" + arg.type);
   KP_TRY_VOID(CheckDepth(spec, arg, out));
   out.name = arg.name.empty() ? DefaultName(e, index + 1) : arg.name;
-  if (e.kind == ArgKind::kArg && ctx.retprobe) {
+  if (e.kind == ArgKind::kArg && (ctx.retprobe || ctx.go_return)) {
     std::string written = arg.text.substr(arg.name.empty() ? 0 : arg.name.size() + 1);
     auto kept = ArgumentAtReturn(out, e.number, written, spec, ctx);
     if (!kept) return ArgError(spec, e.pos, kept.error().message, kept.error().hint);

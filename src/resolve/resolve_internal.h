@@ -26,6 +26,10 @@ struct ArgContext {
   const ElfImage* image = nullptr;  // resolves @SYMBOL of user probes
   uint64_t address = 0;             // the probe's address in the image
   bool keep_entry = false;          // ResolveOptions::keep_entry_args
+  // A Go function's return instruction (ResolveOptions::go_return_sites):
+  // a plain probe, but the function's FUNC%return, whose $argN are the
+  // entry's as a return probe's are.
+  bool go_return = false;
 };
 
 // What a point's function names: itself, and for C++ its qualified name

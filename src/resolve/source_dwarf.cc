@@ -433,8 +433,15 @@ Result<std::vector<ResolvedLocation>> LocateWithDwarf(const ProbeSpec& spec, Tar
     loc.origin = OriginOf(at, image);
     loc.dwarf = at;
     loc.event_base = EventBaseFor(spec, at, !image.go_version().empty());
-    ArgContext ctx{target.arch,      kind,   p.retprobe, at.entry && !at.inlined,
-                   &system.features, &image, at.address, options.keep_entry_args};
+    ArgContext ctx{target.arch,
+                   kind,
+                   p.retprobe,
+                   at.entry && !at.inlined,
+                   &system.features,
+                   &image,
+                   at.address,
+                   options.keep_entry_args,
+                   options.go_return_sites};
     loc.args = KP_TRY(ArgsAt(spec, debuginfo, at, ctx, &loc.skipped));
     out.push_back(std::move(loc));
   }

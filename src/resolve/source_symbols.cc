@@ -161,8 +161,8 @@ Result<std::vector<ResolvedLocation>> LocateWithSymbols(const ProbeSpec& spec, c
                      : image.go_version().empty() || by_address
                          ? EventBase(spec.point, by_address ? "" : place.origin.function)
                          : GoEventBase(place.origin.function);
-    ArgContext ctx{target.arch,      kind,   spec.point.retprobe, place.origin.entry,
-                   &system.features, &image, place.address,       options.keep_entry_args};
+    ArgContext ctx{target.arch, kind,          spec.point.retprobe,     place.origin.entry,     &system.features,
+                   &image,      place.address, options.keep_entry_args, options.go_return_sites};
     loc.args = KP_TRY(RawArgs(spec, ctx));
     out.push_back(std::move(loc));
   }

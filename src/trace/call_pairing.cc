@@ -15,6 +15,15 @@ std::optional<uint64_t> Field(const Record& record, std::optional<unsigned> offs
   return value;
 }
 
+// The stack pointer, as a place in its stack: where Go records its stack's
+// top, less that top (wrapping, which keeps the order: deeper is lower),
+// so that a stack Go moved to grow it still pairs.
+std::optional<uint64_t> StackPlace(const Record& record, const EventPlan& plan) {
+  std::optional<uint64_t> sp = Field(record, plan.stack_offset);
+  if (!sp) return std::nullopt;
+  return *sp - Field(record, plan.stack_top_offset).value_or(0);
+}
+
 }  // namespace
 
 Record OpenCall::AsRecord() const {
@@ -30,7 +39,7 @@ std::optional<OpenCall> CallPairing::Next(const EventPlan& plan, const Record& r
   // its thread's.
   const uint64_t who = Field(record, plan.call_offset).value_or(static_cast<uint64_t>(record.pid));
   if (!plan.opens.empty()) {
-    std::optional<uint64_t> stack = Field(record, plan.stack_offset);
+    std::optional<uint64_t> stack = StackPlace(record, plan);
     OpenCall call{record.ts, stack.value_or(0), {}};
     if (plan.keep_record) call.data.assign(record.data, record.data + record.size);
     for (const std::string& key : plan.opens) Open(open_[{key, who}], call, stack.has_value());
@@ -49,7 +58,7 @@ void CallPairing::Open(Stack& calls, const OpenCall& call, bool by_stack) {
 }
 
 std::optional<OpenCall> CallPairing::End(Stack& calls, const EventPlan& plan, const Record& record) {
-  std::optional<uint64_t> stack = Field(record, plan.stack_offset);
+  std::optional<uint64_t> stack = StackPlace(record, plan);
   if (stack) {
     // A return probe runs past the return, a probe on a return
     // instruction (Go's) before it.

@@ -92,6 +92,10 @@ Result<EventPlan> PlanEvent(const EventFormat& format, bool event_probe) {
       plan.stack_offset = field.offset;
       continue;
     }
+    if (field.name == kStackTopField && field.size == 8) {
+      plan.stack_top_offset = field.offset;
+      continue;
+    }
     ArgPlan arg;
     arg.name = field.name;
     arg.offset = field.offset;

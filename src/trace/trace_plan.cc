@@ -144,8 +144,17 @@ Result<std::vector<TraceEventDef>> PairCalls(std::vector<TraceEventDef>& traced,
     for (size_t r : f.returns) ours &= r >= existing;
     call.fetch = "%" + f.call_register;
     if (ours) {
-      for (size_t r : f.returns) traced[r].args.push_back(call);
-      (f.entry ? traced[*f.entry] : out.back()).args.push_back(call);
+      // Kept arguments pair by stack pointer too, measured from the top of
+      // the goroutine's stack, which Go may move (kStackTopField).
+      FetchArg top{std::string(kStackTopField), "+" + std::to_string(kGoStackHiOffset) + "(%" + f.call_register + ")",
+                   "x64"};
+      for (size_t r : f.returns) {
+        traced[r].args.push_back(call);
+        if (f.keeps) traced[r].args.push_back(top);
+      }
+      TraceEventDef& entry = f.entry ? traced[*f.entry] : out.back();
+      entry.args.push_back(call);
+      if (f.keeps) entry.args.push_back(top);
     }
     std::vector<std::string>& opens = plan.opens[PathOf(f.entry ? traced[*f.entry] : out.back())];
     for (size_t r : f.returns) opens.push_back(PathOf(traced[r]));

@@ -192,6 +192,27 @@ TEST_CASE("kept arguments: hist counts them in kprobectl, on a kernel with hist 
   CHECK(kernel.out.find("# trigger on probe_recursive/walk__return: hist:keys=retval") != std::string::npos);
 }
 
+// Go's FUNC%return is probes on its return instructions: its $argN are
+// fetched by a hidden entry past the stack check (where --latency times
+// from), paired by goroutine (R14) and stack pointer, measured from the
+// top of the goroutine's stack (g.stack.hi), which moves when Go grows it.
+TEST_CASE("kept arguments: a Go function's return, paired by goroutine") {
+  KernelTracefs tracefs("6.1");
+  std::string bin = FixturePath("gofx");
+  auto planned = RunKprobectl({"--tracefs", tracefs.dir.path(), "-x", bin, "trace", "-n", "--probe",
+                               "main.(*Server).Serve%return $arg4 $retval"});
+  INFO(planned.err);
+  CHECK(planned.status == 0);
+  CHECK(std::regex_replace(planned.out, std::regex(":0x[0-9a-f]+ "), ":OFF ") ==
+        "p:probe_gofx/main__Server__Serve__return " + bin +
+            ":OFF retval=%ax:s64 __kp_call_sp=$stack:x64 __kp_g=%r14:x64 __kp_g_top=+8(%r14):x64\n"
+            "p:probe_gofx/main__Server__Serve__entry " +
+            bin +
+            ":OFF arg4=%di __kp_call_sp=$stack:x64 __kp_g=%r14:x64 __kp_g_top=+8(%r14):x64\n"
+            "# traced: probe_gofx:main__Server__Serve__return probe_gofx:main__Server__Serve__entry (hidden)\n"
+            "# kept for probe_gofx:main__Server__Serve__return by probe_gofx:main__Server__Serve__entry: arg4\n");
+}
+
 // add and -D write definitions others read from the kernel's trace: no
 // pairing there. The reason, the first kernel that keeps them, and what can.
 TEST_CASE("kept arguments: add and -D refuse them, naming the kernel that keeps them and trace and hist") {
