@@ -38,6 +38,8 @@ kprobectl_fixture(types SOURCES fixtures/types.c FLAGS -O2 -g -fPIE LINK -pie)
 # Sleeps of given lengths: hist --latency's buckets.
 kprobectl_fixture(sleeper SOURCES fixtures/sleeper.c FLAGS -O2 -g -fPIE LINK -pie)
 kprobectl_fixture(callers SOURCES fixtures/callers.c FLAGS -O2 -g -fPIE LINK -pie)
+# Recursion: return probes whose arguments their entry keeps, call by call.
+kprobectl_fixture(recursive SOURCES fixtures/recursive.c FLAGS -O2 -g -fPIE LINK -pie)
 # records_gz: SHF_COMPRESSED debug sections, as distributions' debug packages ship them.
 kprobectl_fixture(records_gz SOURCES ${RECORDS_SOURCES} FLAGS -O2 -g -gz=zlib -fPIE LINK -pie -gz=zlib)
 # A header's inline function whose code starts a line of the caller's file.

@@ -143,11 +143,17 @@ std::vector<AggRow> SortedRows(const AggTable& table, const AggregationSpec& spe
 class UserAggregator {
  public:
   // `format` is the event's, as decoded; `comm` names a process.
-  // With `latency`, the argument "ns" is the time Add() is given.
+  // With `latency`, the argument "ns" is the time Add() is given. With
+  // `kept`, a return's arguments its call's entry keeps (trace_plan.h)
+  // are read from that entry's record, whose format is `entry`.
   static Result<UserAggregator> Create(const AggregationSpec& spec, const EventFormat& format,
-                                       std::function<std::string(int pid)> comm, bool latency = false);
-  // `stacks`: the event's frames, named (with a stack key).
-  void Add(const Record& record, uint64_t latency_ns = 0, const Printer::Frames* stacks = nullptr);
+                                       std::function<std::string(int pid)> comm, bool latency = false,
+                                       const KeptArgs* kept = nullptr, const EventFormat* entry = nullptr);
+  // `stacks`: the event's frames, named (with a stack key); `entry`: the
+  // record of its call's entry, for its kept arguments. Returns false, and
+  // counts nothing, where a kept argument's entry is not known.
+  bool Add(const Record& record, uint64_t latency_ns = 0, const Printer::Frames* stacks = nullptr,
+           const Record* entry = nullptr);
   AggTable Table(const std::string& event) const;
   void Clear();
 
@@ -155,6 +161,7 @@ class UserAggregator {
   struct Field {
     unsigned offset = 0, size = 0;
     bool is_signed = false, dynamic = false, latency = false;
+    bool from_entry = false;  // in the call's entry's record
   };
   UserAggregator(AggregationSpec spec, std::vector<Field> keys, std::vector<Field> values,
                  std::function<std::string(int)> comm)

@@ -183,6 +183,15 @@ class Arch {
   // -fpatchable-function-entry=2: the DWARF's low_pc is 8 bytes after the
   // symbol). A return probe belongs at the symbol itself.
   uint64_t patchable_entry() const;
+  // What a call pushes on the stack and its return pops (x86-64: the
+  // return address, 8 bytes; arm64: nothing, it is in the link register).
+  // A return probe, which runs once the function has returned (a kretprobe
+  // or uretprobe trampoline), sees the stack pointer of the call's entry
+  // plus this: the kernel's rethook sets regs->sp so
+  // (arch/x86/kernel/rethook.c, kprobes/core.c before 5.19), and
+  // uretprobes return to their trampoline by the function's own return.
+  // trace pairs a return with its call's entry by it.
+  uint64_t return_address_bytes() const;
   // The registers a probe captures for unwinding its user stack through
   // CFI (kernel names and DWARF numbers): the stack pointer, the program
   // counter, the frame pointer, the link register where there is one.

@@ -36,7 +36,12 @@ struct FetchType {
   unsigned bit_offset = 0;  // bitfields
   unsigned array_len = 0;   // 0 = not an array
 
+  // The event records a string (symstr: the symbol an address names).
   bool IsString() const { return base == kString || base == kUString || base == kSymStr; }
+  // The fetched value is where a string is, which the kernel copies;
+  // symstr takes an address as a value, as symbol does ("For the symstr,
+  // it doesn't need to dereference", kernel/trace/trace_probe.c).
+  bool ReadsString() const { return base == kString || base == kUString; }
   bool operator==(const FetchType&) const = default;
 
   static FetchType Integer(Base base, unsigned bits) { return FetchType{base, bits}; }

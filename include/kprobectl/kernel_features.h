@@ -44,9 +44,9 @@ struct KernelFeatures {
   bool tprobe_events = false;   // t: probes on tracepoints (Linux 6.5)
   bool btf_args = false;        // arguments by name, the kernel reading BTF (Linux 6.5; members 6.6)
   bool ref_ctr_offset = false;  // uprobes raise an SDT semaphore: PATH:OFF(REF_CTR_OFFSET)
-  // The README lists e: (event probes), which it does wherever
-  // CONFIG_PROBE_EVENTS is set; whether the kernel takes them is
-  // EventProbeSupport's to say (below).
+  // The README lists e: (event probes), which it does from Linux 5.15
+  // (which brought them) wherever CONFIG_PROBE_EVENTS is set; whether the
+  // kernel takes them is EventProbeSupport's to say (below).
   bool eprobe_listed = false;
 };
 
@@ -56,17 +56,21 @@ KernelFeatures ReadFeatures(const TracefsDir& dir);
 KernelFeatures AllFeatures();
 
 // Whether this kernel takes event probes (e: in dynamic_events), and how
-// that is known. The README cannot tell: it lists e: wherever
-// CONFIG_PROBE_EVENTS is set, and since Linux 6.17 event probes are an
-// option of their own (CONFIG_EPROBE_EVENTS), so a kernel without them
-// (this machine's 6.18) lists e: and refuses every definition with EINVAL,
-// writing nothing to error_log. The kernel's configuration says it first
-// (CONFIG_EPROBE_EVENTS; before 6.17, event probes came with
-// CONFIG_PROBE_EVENTS); where none can be read, the kernel is asked.
+// that is known, asked in this order. A README without e: says no: event
+// probes came with Linux 5.15, and with them the README's line (a 5.10
+// built with CONFIG_PROBE_EVENTS has neither). A README with e: cannot
+// say yes: it lists e: wherever CONFIG_PROBE_EVENTS is set, and since
+// Linux 6.17 event probes are an option of their own
+// (CONFIG_EPROBE_EVENTS), so a kernel without them (this machine's 6.18)
+// lists e: and refuses every definition with EINVAL, writing nothing to
+// error_log. The kernel's configuration says it then (CONFIG_EPROBE_EVENTS;
+// before 6.17, event probes came with CONFIG_PROBE_EVENTS); where none can
+// be read, the kernel is asked.
 struct EventProbeSupport {
   bool supported = false;
   std::string evidence;  // "/proc/config.gz: # CONFIG_EPROBE_EVENTS is not set"
 };
+std::optional<EventProbeSupport> EventProbesFromReadme(const KernelFeatures& features);
 std::optional<EventProbeSupport> EventProbesFromConfig(std::string_view config, std::string_view source);
 // Asks the kernel: an event probe on an event that cannot exist. A kernel
 // with event probes refuses it with ENODEV ("Attached event does not

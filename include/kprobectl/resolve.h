@@ -79,6 +79,10 @@ struct TypedFetch {
   std::vector<ArgDeref> derefs;   // +|-[u]OFF(...), innermost first
   std::optional<FetchType> type;  // none: the kernel's default
   std::string c_type;             // the C type, when the debuginfo says
+  // A return probe's argument the kernel cannot keep for it, fetched as
+  // `root` says at the function's entry, by the hidden probe trace adds
+  // (ResolveOptions::keep_entry_args; FetchArg::at_entry).
+  bool at_entry = false;
 };
 
 // How a place was found, for messages, listings and "Added new event".
@@ -134,6 +138,12 @@ struct ResolveOptions {
   // Set by the resolver itself for a Go function's return instructions
   // (resolve/go_returns.cc): its results are where Go's ABI puts them.
   bool go_return_sites = false;
+  // trace and hist, which pair each return with its call's entry: a
+  // return probe's argument that the kernel cannot keep for it (a kernel
+  // return probe before Linux 6.9, any user return probe) is fetched at the
+  // entry (TypedFetch::at_entry) rather than refused. add and -D, whose
+  // definitions others read from the kernel's trace, refuse it.
+  bool keep_entry_args = false;
 };
 
 struct Resolution {

@@ -35,6 +35,9 @@ enum class ProbeKind { kKernel, kUser };
 // (ProbeTarget's module and symbol).
 enum class ProbeType { kProbe, kFprobe, kTracepoint, kEventProbe };
 
+// Every hidden argument of kprobectl's (below) begins so: recorded, never
+// printed as an argument.
+inline constexpr std::string_view kHiddenFieldPrefix = "__kp_";
 // The hidden arguments of a stack capture (trace --stack on a user probe
 // kprobectl adds itself): a register, named by its DWARF number, and the
 // bytes above the stack pointer in chunks of kCaptureChunkBytes, in order.
@@ -45,6 +48,17 @@ inline constexpr unsigned kCaptureChunkBytes = 512;  // x64[64]: the kernel's lo
 // a hidden argument of the entry and of each return instruction's probe,
 // pairs them; a goroutine may move to another thread between the two.
 inline constexpr std::string_view kGoroutineField = "__kp_g";
+// A return's arguments kept by its entry (FetchArg::at_entry): the stack
+// pointer, a hidden argument of the entry and of the return, tells which
+// open call a return ends (arch.h: return_address_bytes).
+inline constexpr std::string_view kCallStackField = "__kp_call_sp";
+// Go copies a goroutine's stack elsewhere to grow it, which moves a call's
+// stack pointer between its entry and its return, but not its distance
+// from the stack's top: g.stack.hi, the second word of the goroutine
+// (runtime.g begins with stack{lo, hi} in every Go version), fetched
+// through the call register beside kCallStackField.
+inline constexpr std::string_view kStackTopField = "__kp_g_top";  // not __kp_s..., a stack capture's
+inline constexpr unsigned kGoStackHiOffset = 8;
 
 // A counted string (Go's string, Rust's &str...): its bytes in NAME, a
 // u8[N] of the bound, and its length in NAME + kCountedLengthSuffix right
@@ -56,6 +70,11 @@ struct FetchArg {
   std::string name;
   std::string fetch;  // e.g. "+0(%di)", "$retval", "@+0x4010"
   std::string type;   // e.g. "string", "s32"; empty for the kernel default (x64)
+  // trace and hist alone: a return probe's argument the kernel cannot keep
+  // for it, fetched (as `fetch` says) at the function's entry by a hidden
+  // probe they add, and printed with the return that ends the same call.
+  // PlanTrace moves it to that entry: never in a line the kernel is sent.
+  bool at_entry = false;
   bool operator==(const FetchArg&) const = default;
 };
 

@@ -4,7 +4,9 @@
 // kernel's print fmt, which says how each argument is shown: %d, 0x%x,
 // "%s", '%c', %pS, {...} arrays), the record bytes, and where the probe is.
 // Out: one text line like the kernel's own trace, or one JSON object, per
-// event; for --latency the entry-to-return time and a log2 histogram.
+// event; for --latency the entry-to-return time and a log2 histogram; on a
+// return, the arguments its call's entry kept for it (from that entry's
+// record, which the tracer's pairing hands over: call_pairing.h).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,8 @@
 
 namespace kprobectl {
 
+struct OpenCall;  // call_pairing.h
+
 enum class ValueKind { kSigned, kUnsigned, kHex, kChar, kString, kSymbol, kCountedString };
 
 struct ArgPlan {
@@ -32,6 +36,9 @@ struct ArgPlan {
   // kCountedString: u8[count] cut at the length in the field NAME__len.
   unsigned length_offset = 0;
   unsigned length_size = 0;
+  // A return's argument its call's entry fetched (KeptArgs): `offset` is
+  // in the entry's record; "?" (JSON null) where that entry is not known.
+  bool from_entry = false;
 };
 
 struct EventPlan {
@@ -47,12 +54,17 @@ struct EventPlan {
   // For a user return probe: names the caller's runtime address, given the
   // process and the probed function's runtime address; empty if unknown.
   std::function<std::string(int pid, uint64_t func_ip, uint64_t ret_ip)> caller;
-  // --latency: entries and returns of one function share a key; a return
-  // is a return probe's event, or a probe on a return instruction (Go's:
-  // latency_return).
-  std::string latency_key;
+  // Calls paired (call_pairing.h), for --latency and kept arguments: an
+  // entry opens a call of each return in `opens`; a return ends one of
+  // `call_key` (its "group/event"). A return is a return probe's event, or
+  // a probe on a return instruction (Go's: latency_return).
+  std::vector<std::string> opens;
+  std::string call_key;
   bool latency_return = false;
-  std::optional<unsigned> call_offset;  // kGoroutineField: the call's goroutine, which pairs it, not the thread
+  std::optional<unsigned> call_offset;       // kGoroutineField: the call's goroutine, which pairs it, not the thread
+  std::optional<unsigned> stack_offset;      // kCallStackField: the stack pointer, which tells the call's depth
+  std::optional<unsigned> stack_top_offset;  // kStackTopField: Go's stack top, from which it is measured
+  bool keep_record = false;                  // an entry whose fields a return prints (ArgPlan::from_entry)
   // trace --stack on a user probe kprobectl added: where its hidden
   // arguments captured the registers (DWARF number, offset) and the stack
   // bytes (chunk offsets, kCaptureChunkBytes each, contiguous in memory).
@@ -72,6 +84,12 @@ struct EventPlan {
 // Builds the plan of an event from its format; an event probe's has no
 // __probe_ip.
 Result<EventPlan> PlanEvent(const EventFormat& format, bool event_probe = false);
+// A return's plan with the arguments its call's entry keeps for it
+// (`kept`, trace_plan.h): all of them in the order written, those the
+// entry fetched read from its record (ArgPlan::from_entry), which the
+// entry's plan then keeps (keep_record).
+struct KeptArgs;
+Result<void> PlanKeptArgs(EventPlan& ret, EventPlan& entry, const KeptArgs& kept);
 
 // The stacks the kernel records after an event when the instance's
 // options ask for them (options/stacktrace, options/userstacktrace): the
@@ -133,9 +151,11 @@ class Printer {
         unwind_(std::move(unwind)) {}
 
   // Appends the event's line (with its newline) to `out`, and the stacks
-  // recorded after it, if any; nothing for a hidden event. Returns whether
-  // it printed.
-  bool Print(const EventPlan& plan, const Record& record, std::string& out, const EventStacks* stacks = nullptr);
+  // recorded after it, if any; nothing for a hidden event. For a return,
+  // `call` is the call it ends (call_pairing.h), if known: its latency,
+  // and its entry's fields. Returns whether it printed.
+  bool Print(const EventPlan& plan, const Record& record, std::string& out, const EventStacks* stacks = nullptr,
+             const OpenCall* call = nullptr);
 
   // The frames of the stacks recorded after an event, kernel then user
   // space, named as Print() prints them (for hist's stack keys).
@@ -162,8 +182,10 @@ class Printer {
   std::vector<LatencyCalls> Latencies() const;
   // What Print() does but the line: latency tracked and counted (for
   // outputs drawn at the end, such as a heat map).
-  void Observe(const EventPlan& plan, const Record& record);
+  void Observe(const EventPlan& plan, const Record& record, const OpenCall* call);
   uint64_t printed() const { return printed_; }
+  // Returns printed with arguments of an entry that was not recorded ("?").
+  uint64_t unknown_entries() const { return unknown_entries_; }
 
  private:
   // What one event's line says, worked out once for either form.
@@ -174,6 +196,7 @@ class Printer {
     const std::string& caller;
     const std::string& comm;
     std::optional<uint64_t> latency;
+    const Record* entry;  // the call's entry, for ArgPlan::from_entry; null: not known
   };
   // The event's line, text or JSON (printer_line.cc: the hot path).
   void AppendLine(const Line& line, std::string& out);
@@ -186,17 +209,17 @@ class Printer {
   std::vector<std::string> KernelFrames(const EventStacks& stacks) const;
   std::vector<std::string> UserFrames(const Record& record, const EventStacks& stacks) const;
   std::vector<std::string> UnwoundFrames(const EventPlan& plan, const Record& record) const;
-  std::optional<uint64_t> TrackLatency(const EventPlan& plan, const Record& record);
+  std::optional<uint64_t> Latency(const EventPlan& plan, const Record& record, const OpenCall* call);
 
   Options options_;
   std::function<std::string(int)> comm_;
   std::function<std::string(uint64_t)> kernel_symbol_;
   std::function<std::string(int, uint64_t)> user_frame_;
   UnwindFrames unwind_;
-  std::map<std::pair<std::string, uint64_t>, std::vector<uint64_t>> open_calls_;  // (key, tid or g) -> entry times
-  std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> durations_;   // key -> (return time, ns)
+  std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> durations_;  // key -> (return time, ns)
   std::map<std::string, std::string> latency_names_;
   uint64_t printed_ = 0;
+  uint64_t unknown_entries_ = 0;
   std::vector<std::string> symbols_;  // the names of the line's %pS values, looked up before it is written
 };
 

@@ -4,7 +4,9 @@
 // captured pages in tests), merges the CPUs in time order and prints each
 // event to the stream it is given. In: a decoder for the events' formats,
 // their plans (by event id), a printer, a RingReader. Out: text or JSON on
-// the stream; the events the kernel said it lost; write errors.
+// the stream; the events the kernel said it lost; write errors. It sees
+// every record in order, and every loss: it pairs calls (call_pairing.h)
+// for the printer and the sink.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "kprobectl/call_pairing.h"
 #include "kprobectl/result.h"
 #include "kprobectl/trace_decoder.h"
 #include "kprobectl/trace_printer.h"
@@ -32,14 +35,16 @@ class Tracer {
   // `plans` are the events' plans (their `id` says which event each is);
   // `out_name` names the stream in errors ("standard output", a path);
   // `stacks` says which records are stacks, each printed with the event
-  // before it on its CPU.
+  // before it on its CPU; `return_address_bytes` is the machine's
+  // (Arch::return_address_bytes), which pairs calls (call_pairing.h).
   Tracer(EventDecoder& decoder, std::vector<EventPlan> plans, Printer& printer, std::ostream& out, std::string out_name,
-         StackPlan stacks = {});
+         StackPlan stacks = {}, uint64_t return_address_bytes = 0);
 
   // Records go to `sink` instead of the printer (hist's counting in
   // kprobectl); the stream then gets nothing.
-  // With the stacks recorded after the record, if any.
-  using Sink = std::function<void(const EventPlan&, const Record&, const EventStacks*)>;
+  // With the stacks recorded after the record, if any, and for a return
+  // the call it ends, if known.
+  using Sink = std::function<void(const EventPlan&, const Record&, const EventStacks*, const OpenCall*)>;
   void SetSink(Sink sink) { sink_ = std::move(sink); }
   // Told where the kernel overwrote events: the time of the first event
   // after the loss (the page's own time when it kept none), its CPU, and
@@ -83,6 +88,7 @@ class Tracer {
   std::vector<Record> records_;
   StackPlan stack_plan_;
   std::vector<EventStacks> stacks_;  // Record::stacks - 1 indexes it
+  CallPairing calls_;
   uint64_t missed_ = 0;
   uint64_t busiest_bytes_ = 0;
   bool reader_gone_ = false;

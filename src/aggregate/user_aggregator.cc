@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "kprobectl/aggregation.h"
+#include "kprobectl/trace_plan.h"
 #include "kprobectl/trace_printer.h"
 
 namespace kprobectl {
@@ -37,12 +38,19 @@ std::string ReadString(const Record& record, unsigned offset) {
 }  // namespace
 
 Result<UserAggregator> UserAggregator::Create(const AggregationSpec& spec, const EventFormat& format,
-                                              std::function<std::string(int)> comm, bool latency) {
+                                              std::function<std::string(int)> comm, bool latency, const KeptArgs* kept,
+                                              const EventFormat* entry) {
+  auto in = [&](const EventFormat& where, const std::string& name, bool from_entry) -> Result<Field> {
+    for (const FieldFormat& f : where.fields)
+      if (f.name == name) return Field{f.offset, f.size, f.is_signed, f.dynamic, false, from_entry};
+    return Fail(where.system + ":" + where.name + "'s format has no field '" + name + "'");
+  };
   auto field = [&](const std::string& name) -> Result<Field> {
     if (latency && name == "ns") return Field{0, 8, false, false, true};
-    for (const FieldFormat& f : format.fields)
-      if (f.name == name) return Field{f.offset, f.size, f.is_signed, f.dynamic, false};
-    return Fail(format.system + ":" + format.name + "'s format has no field '" + name + "'");
+    if (kept && entry)
+      for (size_t i = 0; i < kept->args.size(); ++i)
+        if (kept->args[i].name == name && kept->args[i].at_entry) return in(*entry, kept->fields[i], true);
+    return in(format, name, false);
   };
   std::vector<Field> keys, values;
   for (const AggKey& key : spec.keys) keys.push_back(key.kind == AggKey::kArg ? KP_TRY(field(key.arg)) : Field{});
@@ -50,7 +58,13 @@ Result<UserAggregator> UserAggregator::Create(const AggregationSpec& spec, const
   return UserAggregator(spec, std::move(keys), std::move(values), std::move(comm));
 }
 
-void UserAggregator::Add(const Record& record, uint64_t latency_ns, const Printer::Frames* stacks) {
+bool UserAggregator::Add(const Record& record, uint64_t latency_ns, const Printer::Frames* stacks,
+                         const Record* entry) {
+  auto kept = [](const Field& f) { return f.from_entry; };
+  if (!entry && (std::any_of(key_fields_.begin(), key_fields_.end(), kept) ||
+                 std::any_of(value_fields_.begin(), value_fields_.end(), kept)))
+    return false;
+  auto of = [&](const Field& f) -> const Record& { return f.from_entry ? *entry : record; };
   ++hits_;
   AggRow row;
   row.count = 1;
@@ -68,14 +82,15 @@ void UserAggregator::Add(const Record& record, uint64_t latency_ns, const Printe
     else if (f.latency)
       row.keys.push_back(NumberCell(key, latency_ns));
     else if (f.dynamic)
-      row.keys.push_back(AggCell{ReadString(record, f.offset), 0, false});
+      row.keys.push_back(AggCell{ReadString(of(f), f.offset), 0, false});
     else
-      row.keys.push_back(NumberCell(key, ReadInteger(record, f.offset, f.size, f.is_signed)));
+      row.keys.push_back(NumberCell(key, ReadInteger(of(f), f.offset, f.size, f.is_signed)));
   }
   for (const Field& f : value_fields_)
     row.values.push_back(
-        static_cast<int64_t>(f.latency ? latency_ns : ReadInteger(record, f.offset, f.size, f.is_signed)));
+        static_cast<int64_t>(f.latency ? latency_ns : ReadInteger(of(f), f.offset, f.size, f.is_signed)));
   MergeRow(rows_, spec_, std::move(row));
+  return true;
 }
 
 AggTable UserAggregator::Table(const std::string& event) const {

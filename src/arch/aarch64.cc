@@ -150,6 +150,7 @@ const ArchSpec kAarch64Spec = {
     .return_register = "x0",
     .instruction_pointer = "pc",
     .first_stack_argument = 0,  // the return address is in lr
+    .return_address_bytes = 0,  // in lr: a return probe's sp is its entry's
     .register_summary = "%x0..%x30 %lr %sp %pc %pstate",
     .place_params = PlaceAapcs64,
     .parse_sdt_operand = ParseAarch64SdtOperand,

@@ -38,7 +38,8 @@ struct ArchSpec {
   std::string_view stack_pointer;
   std::string_view return_register;
   std::string_view instruction_pointer;
-  int64_t first_stack_argument = 0;  // offset from the stack pointer of the first stack slot at the entry
+  int64_t first_stack_argument = 0;   // offset from the stack pointer of the first stack slot at the entry
+  uint64_t return_address_bytes = 0;  // what a call pushes and its return pops (the return address, on x86-64)
   std::string_view register_summary;
   std::vector<ParamPlace> (*place_params)(std::span<const ParamClass> params) = nullptr;
   // The operand after "SIZE@"; `text` is the whole argument, for messages.

@@ -122,6 +122,7 @@ const ArchSpec kX86_64Spec = {
     .return_register = "ax",
     .instruction_pointer = "ip",
     .first_stack_argument = 8,  // 0(%sp) holds the return address at the entry
+    .return_address_bytes = 8,  // which the return pops: a return probe's %sp is its entry's + 8
     .register_summary = "%ax %bx %cx %dx %si %di %bp %sp %r8..%r15 %ip %flags",
     .place_params = PlaceSysV,
     .parse_sdt_operand = ParseX86_64SdtOperand,

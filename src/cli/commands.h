@@ -132,10 +132,12 @@ void ReportResolution(const Resolution& resolution, const Options& options, std:
 Result<std::unique_ptr<TracefsDir>> OpenTracefs(const Options& options, bool may_mount = true);
 // The passes add, -D and trace --probe share: Resolve, NameEvents (what it
 // reports goes to `err`), Synthesize. `origins` receives each definition's.
+// `keep_entry_args`: trace's and hist's (ResolveOptions::keep_entry_args).
 Result<std::vector<TraceEventDef>> ResolveToDefinitions(const std::vector<ProbeSpec>& specs, Target& target,
                                                         const SystemView& system, const Options& options,
                                                         EventNamer& namer, std::ostream& err,
-                                                        std::vector<ProbeOrigin>* origins = nullptr);
+                                                        std::vector<ProbeOrigin>* origins = nullptr,
+                                                        bool keep_entry_args = false);
 // "(on compute+4 in /path/demo with a b)" as perf prints it; with `source`
 // (from the DWARF) "(on compute:3@/src/demo.c in /path/demo with a b)".
 std::string DescribeDefinition(const TraceEventDef& def, const ElfImage* image, const std::string& source = "");

@@ -13,6 +13,20 @@ namespace {
 // costs the kernel about 2 MB per trigger.
 constexpr unsigned kTableSize = 16384;
 
+// Why kprobectl counts a return whose arguments its entry keeps: the
+// kernel's hist triggers see one event at a time.
+std::string KeptWhy(const TracePlan& plan) {
+  const auto& [ret, kept] = *plan.kept.begin();
+  std::vector<std::string> names;
+  for (const FetchArg& arg : kept.args)
+    if (arg.at_entry) names.push_back(arg.name);
+  std::string event = ret;
+  event[event.find('/')] = ':';
+  return event + "'s " + Join(names, ", ") +
+         " kept by its entry probe (the kernel keeps no arguments for this return probe), which kprobectl pairs "
+         "with each return";
+}
+
 }  // namespace
 
 Result<HistRun> HistRun::Plan(const TraceOptions& trace, const TracePlan& plan, const TracefsDir& dir) {
@@ -40,6 +54,8 @@ Result<HistRun> HistRun::Plan(const TraceOptions& trace, const TracePlan& plan, 
     run.why_user_space_ = "--max " + max->arg + ": a hist trigger sums its values and keeps no maximum";
   else if (trace.latency && !support.synthetic)
     run.why_user_space_ = "this kernel has no synthetic events (CONFIG_SYNTH_EVENTS) to pair entries and returns";
+  else if (!plan.kept.empty())
+    run.why_user_space_ = KeptWhy(plan);
   else if (trace.user_space)
     run.why_user_space_ = "--in-user-space";
   run.in_kernel_ = run.why_user_space_.empty();
@@ -53,7 +69,14 @@ Result<HistRun> HistRun::Plan(const TraceOptions& trace, const TracePlan& plan, 
     Event event;
     event.path = def.group + "/" + def.event;
     event.full = def.FullName();
-    event.spec = KP_TRY(BindAggregation(spec, def));
+    // Its arguments as written, those its entry keeps among them.
+    TraceEventDef written = def;
+    if (auto kept = plan.kept.find(event.path); kept != plan.kept.end()) {
+      event.kept = kept->second;
+      written.args = kept->second.args;
+    }
+    if (plan.hidden.contains(event.path)) continue;  // an entry kept for pairing, not counted
+    event.spec = KP_TRY(BindAggregation(spec, written));
     if (def.kind == ProbeKind::kKernel && def.target.kind == ProbeTarget::kSymbol)
       event.spec.stack_top = def.target.symbol;
     if (def.kind == ProbeKind::kUser && HasKey(spec, AggKey::kKernelStack))
@@ -114,24 +137,30 @@ Result<void> HistRun::Bind(const std::vector<EventFormat>& formats, const std::f
                                [&](const EventFormat& f) { return f.system + "/" + f.name == e.path; });
     if (format == formats.end()) return Fail("no format for " + e.full);
     e.id = format->id;
-    e.user.emplace(KP_TRY(UserAggregator::Create(e.spec, *format, comm, !e.entry_path.empty())));
+    const EventFormat* entry = nullptr;
     for (const EventFormat& f : formats)
-      if (f.system + "/" + f.name == e.entry_path) e.entry_id = f.id;
+      if (e.kept && f.system + "/" + f.name == e.kept->entry) entry = &f;
+    e.user.emplace(KP_TRY(
+        UserAggregator::Create(e.spec, *format, comm, !e.entry_path.empty(), e.kept ? &*e.kept : nullptr, entry)));
   }
   return {};
 }
 
-void HistRun::Add(const EventPlan& plan, const Record& record, const EventStacks* stacks) {
+void HistRun::Add(const EventPlan& plan, const Record& record, const EventStacks* stacks, const OpenCall* call) {
   for (Event& e : events_) {
     if (!e.user) continue;
     if (!e.entry_path.empty()) {
-      AddLatency(e, plan, record);
+      AddLatency(e, plan, record, call);
     } else if (e.id == plan.id) {
-      ++hits_;
       std::optional<Printer::Frames> named;
       if (frames_ && std::any_of(e.spec.keys.begin(), e.spec.keys.end(), [](const AggKey& k) { return k.IsStack(); }))
         named = frames_(plan, record, stacks ? *stacks : EventStacks{});
-      e.user->Add(record, 0, named ? &*named : nullptr);
+      std::optional<Record> entry;
+      if (call && !call->data.empty()) entry = call->AsRecord();
+      if (e.user->Add(record, 0, named ? &*named : nullptr, entry ? &*entry : nullptr))
+        ++hits_;
+      else
+        ++unknown_entries_;
     }
   }
 }

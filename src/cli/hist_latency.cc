@@ -72,17 +72,10 @@ Result<void> HistRun::PlanLatency(HistRun& run, const AggregationSpec& given, co
   return {};
 }
 
-void HistRun::AddLatency(Event& e, const EventPlan& plan, const Record& record) {
-  if (plan.id == e.entry_id) {
-    e.open[record.pid].push_back(record.ts);
-  } else if (plan.id == e.id) {
-    auto it = e.open.find(record.pid);
-    if (it == e.open.end() || it->second.empty()) return;  // its entry came before we did
-    uint64_t start = it->second.back();
-    it->second.pop_back();
-    ++hits_;
-    e.user->Add(record, record.ts - start);
-  }
+void HistRun::AddLatency(Event& e, const EventPlan& plan, const Record& record, const OpenCall* call) {
+  if (plan.id != e.id || !call) return;  // an entry, another event, or a return whose entry came before we did
+  ++hits_;
+  e.user->Add(record, record.ts >= call->ts ? record.ts - call->ts : 0);
 }
 
 }  // namespace kprobectl::cli

@@ -17,6 +17,7 @@
 
 #include "commands.h"
 #include "kprobectl/aggregation.h"
+#include "kprobectl/call_pairing.h"
 #include "kprobectl/trace_plan.h"
 #include "kprobectl/trace_printer.h"
 #include "kprobectl/trace_session.h"
@@ -34,6 +35,9 @@ class HistRun {
   bool in_kernel() const { return in_kernel_; }
   // Events counted in kprobectl so far.
   uint64_t hits() const { return hits_; }
+  // Returns not counted: an argument their entry keeps, where that entry
+  // was not recorded.
+  uint64_t unknown_entries() const { return unknown_entries_; }
   // Why kprobectl counts (kernels without hist triggers), and what a key
   // cannot tell: for standard error.
   std::string Note() const;
@@ -50,7 +54,9 @@ class HistRun {
   using NameFrames = std::function<Printer::Frames(const EventPlan&, const Record&, const EventStacks&)>;
   Result<void> Bind(const std::vector<EventFormat>& formats, const std::function<std::string(int)>& comm,
                     NameFrames frames = {});
-  void Add(const EventPlan& plan, const Record& record, const EventStacks* stacks = nullptr);
+  // `call`: for a return, the call it ends (call_pairing.h), if known.
+  void Add(const EventPlan& plan, const Record& record, const EventStacks* stacks = nullptr,
+           const OpenCall* call = nullptr);
   // Whether -i's interval has passed since the last report.
   bool Due();
   // The tables now, one an event; with `clear`, counting starts again.
@@ -72,16 +78,17 @@ class HistRun {
     std::string trigger;
     std::optional<UserAggregator> user;
     int id = -1;
-    // --latency: the entry paired with this return, the kernel's pairing.
+    // --latency: the entry paired with this return, the kernel's pairing
+    // (kprobectl's is the tracer's: call_pairing.h).
     std::string entry_path, return_path, synthetic;
     LatencyTriggers pairing;
-    int entry_id = -1;
-    std::map<int, std::vector<uint64_t>> open;  // kprobectl's pairing: tid -> entry times
+    // A return's arguments its entry keeps: counted in kprobectl alone.
+    std::optional<KeptArgs> kept;
   };
   // --latency: each return probe with its entry, counted by the time between.
   static Result<void> PlanLatency(HistRun& run, const AggregationSpec& spec, const TracePlan& plan,
                                   const HistSupport& support, const TraceOptions& trace);
-  void AddLatency(Event& e, const EventPlan& plan, const Record& record);
+  void AddLatency(Event& e, const EventPlan& plan, const Record& record, const OpenCall* call);
   std::vector<Event> events_;
   AggregationSpec given_;  // as the user gave it, bound to no event
   NameFrames frames_;
@@ -89,6 +96,7 @@ class HistRun {
   std::string why_user_space_;  // empty when the kernel counts
   std::string notes_;           // what the keys cannot tell, one a line
   uint64_t hits_ = 0;
+  uint64_t unknown_entries_ = 0;
   double interval_ = 0;
   std::chrono::steady_clock::time_point next_;
 };

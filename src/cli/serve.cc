@@ -61,7 +61,9 @@ Result<std::vector<TraceEventDef>> ResolveProbes(const Options& options, const S
     of.exec = probe.exec;
     TraceOptions trace;
     trace.probes = {Join(probe.spec, " ")};
-    auto defs = ResolveTemporary(of, trace, dir, namer, io);
+    // serve counts one event at a time, pairing no return with its entry:
+    // a return's arguments the kernel cannot keep are refused, as by add.
+    auto defs = ResolveTemporary(of, trace, dir, namer, io, false);
     if (!defs) return Fail(path + ":" + std::to_string(probe.line) + ": " + defs.error().message, defs.error().hint);
     out.insert(out.end(), defs->begin(), defs->end());
   }
@@ -151,7 +153,7 @@ Result<void> CountOwn(Served& served, const TracefsDir& dir, TraceSession& sessi
   own.printer = std::make_unique<Printer>(
       Printer::Options{}, [](int) { return std::string(); }, [](uint64_t) { return std::string(); });
   own.tracer = std::make_unique<Tracer>(*own.decoder, std::move(plans), *own.printer, own.nowhere, "nowhere");
-  own.tracer->SetSink([&served](const EventPlan& p, const Record& r, const EventStacks*) {
+  own.tracer->SetSink([&served](const EventPlan& p, const Record& r, const EventStacks*, const OpenCall*) {
     for (HistRun& run : served.runs)
       if (!run.in_kernel()) run.Add(p, r);
   });

@@ -55,14 +55,16 @@ bool AnyEventProbe(const std::vector<ProbeSpec>& specs) {
 }
 
 Result<void> RequireKernelTakes(const std::vector<ProbeSpec>& specs, const Options& options, const TracefsDir& dir) {
+  KernelFeatures features = ReadFeatures(dir);
   bool others =
       !std::all_of(specs.begin(), specs.end(), [](const ProbeSpec& s) { return !s.point.event_name.empty(); });
-  if (others)
-    KP_TRY_VOID(RequireProbeKind(ReadFeatures(dir), options.exec.empty() ? ProbeKind::kKernel : ProbeKind::kUser));
+  if (others) KP_TRY_VOID(RequireProbeKind(features, options.exec.empty() ? ProbeKind::kKernel : ProbeKind::kUser));
   if (!AnyEventProbe(specs)) return {};
-  // The configuration first (nothing is written); else the kernel is asked.
-  std::optional<EventProbeSupport> support;
-  if (auto config = ReadKernelConfig(options.env)) support = EventProbesFromConfig(config->text, config->source);
+  // The README, then the configuration (nothing is written); else the
+  // kernel is asked.
+  std::optional<EventProbeSupport> support = EventProbesFromReadme(features);
+  if (!support)
+    if (auto config = ReadKernelConfig(options.env)) support = EventProbesFromConfig(config->text, config->source);
   if (!support) support = KP_TRY(AskKernelForEventProbes(dir));
   return RequireEventProbes(*support);
 }
@@ -148,8 +150,10 @@ Result<std::unique_ptr<TracefsDir>> OpenTracefs(const Options& options, bool may
 Result<std::vector<TraceEventDef>> ResolveToDefinitions(const std::vector<ProbeSpec>& specs, Target& target,
                                                         const SystemView& system, const Options& options,
                                                         EventNamer& namer, std::ostream& err,
-                                                        std::vector<ProbeOrigin>* origins) {
-  Resolution resolution = KP_TRY(Resolve(specs, target, system, ResolveOptionsOf(options)));
+                                                        std::vector<ProbeOrigin>* origins, bool keep_entry_args) {
+  ResolveOptions resolve = ResolveOptionsOf(options);
+  resolve.keep_entry_args = keep_entry_args;
+  Resolution resolution = KP_TRY(Resolve(specs, target, system, resolve));
   KP_TRY_VOID(NameEvents(resolution, namer));
   ReportResolution(resolution, options, err);
   if (origins)

@@ -55,9 +55,13 @@ class TemporaryProbes {
 };
 
 // The --probe specs of `trace`, resolved and named (user stacks captured
-// where --stack asks for them).
+// where --stack asks for them). `keep_entry_args`: whether the caller pairs
+// each return with its entry (trace and hist do, through PlanTrace; serve
+// does not), so that a return's arguments the kernel cannot keep are
+// fetched at the entry (ResolveOptions::keep_entry_args) rather than refused.
 Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, const TraceOptions& trace,
-                                                    const TracefsDir& dir, EventNamer& namer, Streams io);
+                                                    const TracefsDir& dir, EventNamer& namer, Streams io,
+                                                    bool keep_entry_args);
 // This run, as the records of temporary probes name it.
 TraceRun Self(const KernelEnv& env);
 

@@ -83,7 +83,8 @@ Stacks StacksFor(const TraceOptions& trace, const TracePlan& plan) {
 }  // namespace
 
 Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, const TraceOptions& trace,
-                                                    const TracefsDir& dir, EventNamer& namer, Streams io) {
+                                                    const TracefsDir& dir, EventNamer& namer, Streams io,
+                                                    bool keep_entry_args) {
   if (trace.probes.empty()) return std::vector<TraceEventDef>{};
   std::vector<ProbeSpec> specs;
   for (const std::string& text : trace.probes) specs.push_back(KP_TRY(ParseProbeSpec(text)));
@@ -91,7 +92,7 @@ Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, cons
   Target target = KP_TRY(OpenTargetOf(options, io.err, true, AnyEventProbe(specs)));
   if (!options.dry_run) KP_TRY_VOID(CheckArchRunsHere(target, options.env));
   SystemView system = ReadSystemView(&dir, options.env, target, true);
-  auto defs = KP_TRY(ResolveToDefinitions(specs, target, system, options, namer, io.err));
+  auto defs = KP_TRY(ResolveToDefinitions(specs, target, system, options, namer, io.err, nullptr, keep_entry_args));
   // Their user stacks, unwound through CFI: what that needs, captured.
   for (TraceEventDef& def : defs)
     if (def.kind == ProbeKind::kUser && WantsUserStack(trace, def.kind)) AddStackCapture(def, *target.arch);
@@ -135,13 +136,23 @@ UnwindFrames UnwindWith(Unwinder& unwinder, EventLocations& locations, const Arc
   };
 }
 
-// -n: what would be added (temporary probes, hidden entries) and traced.
+// "group/event" as the kernel's trace names it: "group:event".
+std::string FullNameOf(std::string path) { return path.replace(path.find('/'), 1, ":"); }
+
+// -n: what would be added (temporary probes, hidden entries) and traced,
+// and which return's arguments an entry keeps.
 void PrintPlan(const TracePlan& plan, std::ostream& out) {
   for (const TraceEventDef& def : plan.add) out << FormatDefinition(def) << "\n";
   std::vector<std::string> traced;
   for (const TraceEventDef& def : plan.events)
     traced.push_back(def.FullName() + (plan.hidden.contains(def.group + "/" + def.event) ? " (hidden)" : ""));
   out << "# traced: " << Join(traced, " ") << "\n";
+  for (const auto& [ret, kept] : plan.kept) {
+    std::vector<std::string> names;
+    for (const FetchArg& arg : kept.args)
+      if (arg.at_entry) names.push_back(arg.name);
+    out << "# kept for " << FullNameOf(ret) << " by " << FullNameOf(kept.entry) << ": " << Join(names, " ") << "\n";
+  }
 }
 
 // Prints until the command ends, the time is up, a stop signal comes, or
@@ -186,8 +197,6 @@ Result<void> TraceLoop(const TraceOptions& trace, StopSignals& signals, TracedCo
   return {};
 }
 
-// The summary line: events printed, lost (the kernel's per-CPU counts, or
-// what the pages said if more), and kernel return probes' misses.
 // Events lost to overruns: the kernel's per-CPU counts, or what the pages
 // said if more; `per_cpu` gets the CPUs that lost any.
 uint64_t Lost(const Tracer& tracer, const TraceSession& session, std::vector<std::string>* per_cpu = nullptr) {
@@ -201,8 +210,11 @@ uint64_t Lost(const Tracer& tracer, const TraceSession& session, std::vector<std
   return std::max(counted, tracer.missed());
 }
 
+// The summary line: events printed, lost (the kernel's per-CPU counts, or
+// what the pages said if more), kernel return probes' misses, and returns
+// whose kept arguments were unknown (their entries not recorded).
 std::string Summary(uint64_t printed, std::string_view what, const Tracer& tracer, const TraceSession& session,
-                    const ProbeEvents& events, const std::vector<TraceEventDef>& traced) {
+                    const ProbeEvents& events, const std::vector<TraceEventDef>& traced, uint64_t unknown) {
   std::vector<std::string> per_cpu;
   std::string summary = "kprobectl: " + std::to_string(printed) + " events " + std::string(what) + ", " +
                         std::to_string(Lost(tracer, session, &per_cpu)) + " lost to ring-buffer overruns";
@@ -217,6 +229,9 @@ std::string Summary(uint64_t printed, std::string_view what, const Tracer& trace
           misses.push_back(def.FullName() + " " + std::to_string(*entry->misses));
   }
   if (!misses.empty()) summary += "; return probes missed: " + Join(misses, ", ");
+  if (unknown)
+    summary += "; " + std::to_string(unknown) + " returns with arguments kept by an entry that was not recorded (" +
+               (what == "counted" ? "not counted" : "printed as ?") + ")";
   return summary;
 }
 
@@ -227,8 +242,8 @@ struct Decoding {
   StackPlan stacks;
 };
 
-Result<Decoding> DecodingFor(const TracefsDir& dir, const TracePlan& plan, const TraceOptions& trace,
-                             const Stacks& stacks, EventLocations& locations) {
+Result<Decoding> DecodingFor(const TracefsDir& dir, const TracePlan& plan, const Stacks& stacks,
+                             EventLocations& locations) {
   std::vector<std::pair<std::string, std::string>> formats;
   for (const TraceEventDef& def : plan.events)
     formats.emplace_back(def.group, KP_TRY(dir.Read("events/" + def.group + "/" + def.event + "/format")));
@@ -236,20 +251,24 @@ Result<Decoding> DecodingFor(const TracefsDir& dir, const TracePlan& plan, const
   if (stacks.kernel) formats.emplace_back("ftrace", KP_TRY(dir.Read("events/ftrace/kernel_stack/format")));
   if (stacks.user) formats.emplace_back("ftrace", KP_TRY(dir.Read("events/ftrace/user_stack/format")));
   Decoding out{KP_TRY(EventDecoder::FromFormats(formats)), {}, {}};
+  std::map<std::string, size_t> index;  // "group/event" -> its plan
   for (size_t i = 0; i < plan.events.size(); ++i) {
     const TraceEventDef& def = plan.events[i];
-    bool event_probe = def.type == ProbeType::kEventProbe;
-    EventPlan p = KP_TRY(PlanEvent(out.decoder->formats()[i], event_probe));
+    const std::string path = def.group + "/" + def.event;
+    EventPlan p = KP_TRY(PlanEvent(out.decoder->formats()[i], def.type == ProbeType::kEventProbe));
     p.kernel = def.kind == ProbeKind::kKernel;
-    p.hidden = plan.hidden.contains(def.group + "/" + def.event);
-    p.latency_key = trace.latency && !event_probe ? FormatTarget(def.target) : std::string();
-    if (auto at = plan.returns.find(def.group + "/" + def.event); at != plan.returns.end()) {
-      p.latency_key = at->second;  // a return instruction: timed from its function's entry
-      p.latency_return = true;
-    }
+    p.hidden = plan.hidden.contains(path);
+    if (auto opens = plan.opens.find(path); opens != plan.opens.end()) p.opens = opens->second;
+    p.latency_return = plan.returns.contains(path);  // a return instruction: timed from its function's entry
     locations.Locate(def, p);
+    index[path] = out.plans.size();
     out.plans.push_back(std::move(p));
   }
+  // The calls' entries and returns, paired as the plan says.
+  for (const auto& [entry, returns] : plan.opens)
+    for (const std::string& ret : returns) out.plans[index.at(ret)].call_key = ret;
+  for (const auto& [ret, kept] : plan.kept)
+    KP_TRY_VOID(PlanKeptArgs(out.plans[index.at(ret)], out.plans[index.at(kept.entry)], kept));
   const EventFormat* kernel = nullptr;
   const EventFormat* user = nullptr;
   for (size_t i = plan.events.size(); i < out.decoder->formats().size(); ++i) {
@@ -307,7 +326,9 @@ uint64_t TracedProbeHits(const ProbeEvents& events, const std::vector<TraceEvent
 Result<TracePlan> PlanFor(const Options& options, const TraceOptions& trace, const TracefsDir& dir,
                           const ProbeEvents& events, Streams io) {
   EventNamer namer(KP_TRY(events.Names()), true);
-  auto temporary = KP_TRY(ResolveTemporary(options, trace, dir, namer, io));
+  // A return's arguments the kernel cannot keep: kept by an entry probe
+  // of ours, paired with it by PlanTrace (trace_plan.h).
+  auto temporary = KP_TRY(ResolveTemporary(options, trace, dir, namer, io, true));
   std::vector<TraceEventDef> existing = KP_TRY(events.List());
   // --latency: Go's FUNC%return is probes on return instructions, timed
   // from the function's entry as a return probe is.
@@ -361,7 +382,7 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
   EventLocations locations(env.proc);
   // Counted in the kernel, stacks are the triggers' keys: none recorded.
   Stacks stacks = hist && hist->in_kernel() ? Stacks{} : StacksFor(trace, plan);
-  Decoding decoding = KP_TRY(DecodingFor(*dir, plan, trace, stacks, locations));
+  Decoding decoding = KP_TRY(DecodingFor(*dir, plan, stacks, locations));
   if (stacks.kernel) KP_TRY_VOID(session->SetOption("stacktrace", true));
   if (stacks.user) KP_TRY_VOID(session->SetOption("userstacktrace", true));
   std::optional<TracedCommand> command;
@@ -398,7 +419,8 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
       arch ? UnwindWith(unwinder, locations, *arch) : UnwindFrames());
   Output output;
   KP_TRY_VOID(OpenOutput(trace, io, output));
-  Tracer tracer(*decoding.decoder, std::move(decoding.plans), printer, *output.stream, output.name, decoding.stacks);
+  Tracer tracer(*decoding.decoder, std::move(decoding.plans), printer, *output.stream, output.name, decoding.stacks,
+                arch ? arch->return_address_bytes() : 0);
   std::optional<HistAnswers> answers;
   std::optional<TracePictures> pictures;
   std::function<Result<void>()> every;
@@ -407,7 +429,9 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
       KP_TRY_VOID(hist->Bind(
           decoding.decoder->formats(), [&](int pid) { return comms.Lookup(pid); },
           [&](const EventPlan& p, const Record& r, const EventStacks& s) { return printer.StackFrames(p, r, s); }));
-      tracer.SetSink([&](const EventPlan& p, const Record& r, const EventStacks* s) { hist->Add(p, r, s); });
+      tracer.SetSink([&](const EventPlan& p, const Record& r, const EventStacks* s, const OpenCall* call) {
+        hist->Add(p, r, s, call);
+      });
     }
     answers.emplace(format, trace, hist->specs(), hist->in_kernel(), hist->Counted());
   } else if (IsPicture(format)) {
@@ -466,7 +490,7 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
                       hist       ? "counted"
                       : pictures ? "recorded"
                                  : "printed",
-                      tracer, *session, events, plan.events)
+                      tracer, *session, events, plan.events, hist ? hist->unknown_entries() : printer.unknown_entries())
            << "\n";
   reader.reset();  // its open pipes keep the instance busy
   auto closed = session->Close();

@@ -50,12 +50,9 @@ StackProfile StackCounter::Profile() const {
   return profile;
 }
 
-TimelineRecorder::TimelineRecorder(const std::vector<EventPlan>& plans, Printer& printer,
-                                   std::function<std::string(int)> comm, std::function<int(int)> process)
-    : printer_(printer), comm_(std::move(comm)), process_(std::move(process)) {
-  for (const EventPlan& plan : plans)
-    if (plan.retprobe || plan.latency_return) returning_.insert(plan.latency_key);
-}
+TimelineRecorder::TimelineRecorder(Printer& printer, std::function<std::string(int)> comm,
+                                   std::function<int(int)> process)
+    : printer_(printer), comm_(std::move(comm)), process_(std::move(process)) {}
 
 std::pair<int, int64_t> TimelineRecorder::Where(const EventPlan& plan, const Record& record) {
   auto [known, fresh] = processes_.try_emplace(record.pid, 0);
@@ -80,35 +77,39 @@ std::pair<int, int64_t> TimelineRecorder::Where(const EventPlan& plan, const Rec
   return {pid, track};
 }
 
-void TimelineRecorder::Add(const EventPlan& plan, const Record& record) {
+void TimelineRecorder::Add(const EventPlan& plan, const Record& record, const OpenCall* call) {
   if (!plan.hidden) ++events_;
   auto [pid, track] = Where(plan, record);
   std::string args = plan.hidden ? std::string() : printer_.ArgsJson(plan, record);
   if (args == "{}") args.clear();
-  // A probe with no return probe of its function to pair with: an instant.
-  if (plan.latency_key.empty() || !returning_.contains(plan.latency_key)) {
+  // Entries kept by their time under each return they pair with
+  // (EventPlan::opens); a return closes the one the tracer's pairing
+  // (call_pairing.h: by thread or goroutine, and by stack depth) says it
+  // ends, or none. A probe with no return to pair with is an instant.
+  if (!plan.opens.empty()) {
+    for (const std::string& key : plan.opens)
+      open_[key].push_back({record.ts, pid, track, FunctionOf(plan), GroupOf(plan), args});
+    return;
+  }
+  if (plan.call_key.empty() || (!plan.retprobe && !plan.latency_return)) {
     timeline_.instants.push_back({pid, track, record.ts, plan.full_name, GroupOf(plan), args, false});
     return;
   }
-  // A call is its goroutine's where the probes record it, else its thread's.
-  uint64_t call = static_cast<uint64_t>(record.pid);
-  if (plan.call_offset && *plan.call_offset + 8 <= record.size) std::memcpy(&call, record.data + *plan.call_offset, 8);
-  auto& calls = open_[{plan.latency_key, call}];
-  if (!plan.retprobe && !plan.latency_return) {
-    calls.push_back({record.ts, pid, track, FunctionOf(plan), GroupOf(plan), args});
-    return;
-  }
+  auto& calls = open_[plan.call_key];
   if (plan.retprobe) args = WithMember(args, "\"caller\":" + JsonString(printer_.Caller(plan, record)));
-  if (calls.empty()) {
-    args = WithMember(args, "\"unpaired\":\"its call began before tracing did\"");
+  auto entry = call ? std::find_if(calls.rbegin(), calls.rend(),
+                                   [&](const Open& open) { return open.start == call->ts && open.track == track; })
+                    : calls.rend();
+  if (entry == calls.rend()) {
+    args = WithMember(args, "\"unpaired\":\"its call's entry was not recorded (began before tracing, or lost)\"");
     timeline_.instants.push_back({pid, track, record.ts, plan.full_name, GroupOf(plan), args, false});
     return;
   }
-  Open entry = std::move(calls.back());
-  calls.pop_back();
-  std::string merged = entry.args;
+  Open opened = std::move(*entry);
+  calls.erase(std::next(entry).base());
+  std::string merged = opened.args;
   if (!args.empty()) merged = WithMember(merged, "\"return\":" + args);
-  timeline_.slices.push_back({entry.pid, entry.track, entry.start, record.ts, entry.name, entry.category, merged});
+  timeline_.slices.push_back({opened.pid, opened.track, opened.start, record.ts, opened.name, opened.category, merged});
 }
 
 void TimelineRecorder::Lost(uint64_t time, int cpu, uint64_t count) {
@@ -176,16 +177,15 @@ TracePictures::TracePictures(OutputFormat format, const TracePlan& plan, const s
   }
   stacks_.emplace(std::move(tops), shown > 1);
   timeline_.emplace(
-      plans, printer, [&comms](int pid) { return comms.Lookup(pid); },
-      [proc](int tid) { return ProcessOfThread(proc, tid); });
+      printer, [&comms](int pid) { return comms.Lookup(pid); }, [proc](int tid) { return ProcessOfThread(proc, tid); });
 }
 
 void TracePictures::Attach(Tracer& tracer) {
-  tracer.SetSink([this](const EventPlan& p, const Record& r, const EventStacks* s) {
+  tracer.SetSink([this](const EventPlan& p, const Record& r, const EventStacks* s, const OpenCall* call) {
     if (format_ == OutputFormat::kTimeline)
-      timeline_->Add(p, r);
+      timeline_->Add(p, r, call);
     else if (format_ == OutputFormat::kHeatMap)
-      printer_.Observe(p, r);
+      printer_.Observe(p, r, call);
     else
       stacks_->Add(p, printer_.StackFrames(p, r, s ? *s : EventStacks{}));
   });

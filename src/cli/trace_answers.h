@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "kprobectl/call_pairing.h"
 #include "kprobectl/flame_graph.h"
 #include "kprobectl/heat_map.h"
 #include "kprobectl/timeline.h"
@@ -58,9 +59,8 @@ class TimelineRecorder {
   // them are paired); `printer` writes the arguments; `comm` names a
   // thread; `process` gives a thread's process (its tgid), 0 when it is
   // gone.
-  TimelineRecorder(const std::vector<EventPlan>& plans, Printer& printer, std::function<std::string(int)> comm,
-                   std::function<int(int)> process);
-  void Add(const EventPlan& plan, const Record& record);
+  TimelineRecorder(Printer& printer, std::function<std::string(int)> comm, std::function<int(int)> process);
+  void Add(const EventPlan& plan, const Record& record, const OpenCall* call);
   void Lost(uint64_t time, int cpu, uint64_t count);
   // The timeline; the calls still open become instants.
   Timeline Finish(std::string producer);
@@ -80,8 +80,7 @@ class TimelineRecorder {
   std::function<int(int)> process_;
   std::map<int, int> processes_;  // thread -> process, as first seen
   std::map<uint64_t, int64_t> goroutines_;
-  std::set<std::string> returning_;  // the latency keys of functions with a return probe
-  std::map<std::pair<std::string, uint64_t>, std::vector<Open>> open_;  // (function, thread or goroutine)
+  std::map<std::string, std::vector<Open>> open_;  // a function's calls not yet returned, by entry time
   Timeline timeline_;
   uint64_t events_ = 0;
 };

@@ -115,7 +115,7 @@ Result<TypedFetch> WholeField(const EventContext& c, const ProbeArg& arg, const 
   // The event's own string is kernel memory; what a syscall's pointer
   // points to is user memory.
   if (out.type->base == FetchType::kString && c.user_memory && !f.InlineString()) out.type->base = FetchType::kUString;
-  if (out.type->IsString() && !chars && !f.IsPointer())
+  if (out.type->ReadsString() && !chars && !f.IsPointer())
     return ArgError(c.spec, arg.type_pos, "'" + f.name + "' (" + f.c_type + ") holds no string");
   return out;
 }
@@ -128,7 +128,7 @@ Result<TypedFetch> ThroughPointer(const EventContext& c, const ProbeArg& arg, co
     return ArgError(c.spec, e.pos,
                     "what '" + f.name + "' points to needs the kernel's BTF: " + c.target.btf_error.message,
                     "a kernel built with CONFIG_DEBUG_INFO_BTF has /sys/kernel/btf/vmlinux");
-  bool want_string = asked && asked->IsString();
+  bool want_string = asked && asked->ReadsString();
   auto v = c.target.btf->FetchFromValue(pointer, e, want_string);
   if (!v) return ArgError(c.spec, e.pos, v.error().message, v.error().hint);
   TypedFetch out;

@@ -105,7 +105,15 @@ Result<void> MakeFprobes(std::vector<ResolvedProbe>& probes, const Arch& arch, c
       bool named = loc.target.kind == ProbeTarget::kSymbol && loc.target.symbol != arch.kernel_text_symbol();
       std::string name = named ? loc.target.symbol : loc.origin.symbol;
       if (name.empty()) return Fail("'" + DescribePoint(probe.spec.point) + "' has no function name for an fprobe");
-      for (TypedFetch& fetch : loc.args) KP_TRY_VOID(ToFprobeFetch(fetch, arch, !probe.retprobe));
+      for (TypedFetch& fetch : loc.args) {
+        // An argument kept by the entry for the return (a kernel before
+        // 6.9): kprobectl pairs kprobes' entries and returns, not fprobes'.
+        if (fetch.at_entry)
+          return Fail("'" + fetch.name + "' is kept by the function's entry for its return, as kprobectl does for " +
+                          "kprobes, not for fprobes",
+                      "leave --fprobe out");
+        KP_TRY_VOID(ToFprobeFetch(fetch, arch, !probe.retprobe));
+      }
       auto [it, fresh] = by_name.try_emplace(name, kept.size());
       if (!fresh) {
         if (!SameArgs(kept[it->second].args, loc.args))

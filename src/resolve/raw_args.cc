@@ -6,7 +6,9 @@
 //  - $argN becomes the Nth argument at the function's entry (the arch table
 //    says where): uprobes have no $argN at all ("$arg* can be used only on
 //    function entry or exit"), and kprobes only at ftrace-based entries.
-//    In a kernel return probe it stays $argN where the kernel keeps it.
+//    In a return probe it stays $argN where the kernel keeps it, and is
+//    fetched at the entry for trace and hist where it does not
+//    (ArgumentAtReturn).
 //  - :string on a register-like value reads the memory it points to, since
 //    the kernel wants a memory reference for strings.
 //  - @SYMBOL on a user probe becomes an address in the image, which
@@ -56,22 +58,56 @@ std::unexpected<Error> NeedsDwarf(const ProbeSpec& spec, const ArgExpr& e) {
                   "fetch registers instead ($argN, %REG, $retval, +OFFSET(%REG))");
 }
 
+// In a return probe the argument at the entry: RawArg() hands it to
+// ArgumentAtReturn() once its dereferences and type are known.
 Result<FetchRoot> ArgumentRoot(const ProbeSpec& spec, const ArgExpr& e, const ArgContext& ctx) {
-  if (ctx.retprobe) {
-    if (ctx.kind == ProbeKind::kKernel && ctx.features->retprobe_args)
-      return FetchRoot::Of(FetchRoot::kReturnArgument, e.number);
-    return ArgError(spec, e.pos, "$arg" + std::to_string(e.number) + " is not known when the function returns",
-                    ctx.kind == ProbeKind::kUser ? "add a second probe on the function's entry to record its arguments"
-                                                 : "this kernel cannot keep arguments for return probes; probe the "
-                                                   "entry too");
-  }
-  if (!ctx.at_entry)
+  if (!ctx.at_entry && !ctx.retprobe && !ctx.go_return)
     return ArgError(spec, e.pos,
                     "$arg" + std::to_string(e.number) + " is only known at a function's entry; at " +
                         DescribePoint(spec.point) + " the registers may hold other values",
                     "probe the function itself (FUNC), or fetch the register that holds the value (%REG)");
   return FetchRoot::Of(FetchRoot::kArgument, e.number);
 }
+
+}  // namespace
+
+// Linux 6.9 keeps a function's arguments for its kernel return probes
+// ($argN, "tracing/probes: Support $argN in return probe (kprobe and
+// fprobe)": stored at the entry, its README then says "kernel return
+// probes support: $retval, $arg<N>"); uprobes keep none. Where the kernel does not, trace and hist
+// fetch the argument at the entry themselves and pair it with the return
+// (trace_plan.h), which gives the same value as the kernel's $argN: the
+// argument as the call passed it. Not so memory read through it: the
+// kernel reads that at the return, the entry could read what the function
+// then changed.
+Result<void> ArgumentAtReturn(TypedFetch& fetch, uint64_t argument, std::string_view written, const ProbeSpec& spec,
+                              const ArgContext& ctx) {
+  const bool kernel = ctx.kind == ProbeKind::kKernel;
+  if (kernel && ctx.features->retprobe_args) {
+    fetch.root = FetchRoot::Of(FetchRoot::kReturnArgument, argument);
+    return {};
+  }
+  const std::string why = kernel
+                              ? "this kernel cannot keep a function's arguments for its return probe ($argN, Linux 6.9)"
+                              : "no kernel keeps a function's arguments for a user return probe (uprobes keep none)";
+  const std::string what = "'" + std::string(written) + "'";
+  const std::string n = std::to_string(argument);
+  std::string function = spec.point.function.empty() ? "FUNC" : spec.point.function;
+  std::string entry = "'" + function + " " + std::string(written) + "'";
+  if (!ctx.keep_entry)
+    return Fail(what + " is argument " + n + ", and " + why,
+                "'kprobectl trace --probe' and 'kprobectl hist --probe' can: they fetch it at the function's entry "
+                "with a probe of their own and print it with the return; or probe the entry too (" +
+                    entry + ")");
+  if (!fetch.derefs.empty() || (fetch.type && fetch.type->ReadsString()))
+    return Fail(what + " reads memory through argument " + n + " when the function returns, and " + why +
+                    "; read at the entry, that memory could differ from the return's",
+                "probe the entry for it there (" + entry + "), or fetch argument " + n + " itself");
+  fetch.at_entry = true;
+  return {};
+}
+
+namespace {
 
 Result<FetchRoot> UserSymbolRoot(const ProbeSpec& spec, const ArgExpr& e, const ArgContext& ctx) {
   const ElfSymbol* found = nullptr;
@@ -132,7 +168,7 @@ Result<FetchRoot> Root(const ProbeSpec& spec, const ArgExpr& e, const ArgContext
     case ArgKind::kImmediate:
       is_memory = true;
       if (!ctx.features->immediates)
-        return ArgError(spec, e.pos, "this kernel does not support immediate values (\\IMM, Linux 6.1)");
+        return ArgError(spec, e.pos, "this kernel does not support immediate values (\\IMM, Linux 5.3)");
       return FetchRoot::Named(FetchRoot::kImmediate, e.name);
   }
   return ArgError(spec, e.pos, "unsupported argument");
@@ -192,7 +228,7 @@ Result<TypedFetch> RawArg(const ProbeSpec& spec, size_t index, const ArgContext&
     out.derefs.push_back(d);
     is_memory = true;
   }
-  if (out.type && out.type->IsString() && !is_memory && e.kind != ArgKind::kComm) out.derefs.push_back({0, false});
+  if (out.type && out.type->ReadsString() && !is_memory && e.kind != ArgKind::kComm) out.derefs.push_back({0, false});
   // The kernel reads an array from memory only ("String accepts only
   // memory argument", whatever the elements).
   if (out.type && out.type->array_len && !is_memory && out.root.kind != FetchRoot::kStatic)
@@ -202,6 +238,11 @@ Result<TypedFetch> RawArg(const ProbeSpec& spec, size_t index, const ArgContext&
                     "read what it points to: +0(" + arg.text.substr(0, arg.text.find(':')) + "):" + arg.type);
   KP_TRY_VOID(CheckDepth(spec, arg, out));
   out.name = arg.name.empty() ? DefaultName(e, index + 1) : arg.name;
+  if (e.kind == ArgKind::kArg && (ctx.retprobe || ctx.go_return)) {
+    std::string written = arg.text.substr(arg.name.empty() ? 0 : arg.name.size() + 1);
+    auto kept = ArgumentAtReturn(out, e.number, written, spec, ctx);
+    if (!kept) return ArgError(spec, e.pos, kept.error().message, kept.error().hint);
+  }
   return out;
 }
 

@@ -122,14 +122,14 @@ Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& t
     });
   // A kernel without DWARF: its BTF knows parameters and types.
   if (!target.debuginfo && target.btf && spec.point.version.empty())
-    return resolve::LocateWithBtf(spec, target, system, notes);
+    return resolve::LocateWithBtf(spec, target, system, options, notes);
   // Variables, lines, files: only the DWARF knows them.
   bool needs_dwarf = NeedsDebuginfo(spec) || options.for_variables;
   if (!target.image) {
     if (needs_dwarf) KP_TRY_VOID(CheckKernelFunction(spec.point.function, target, system));
     if (needs_dwarf && !target.debuginfo_error.message.empty())
       return std::unexpected(NeedsDebuginfo(spec.point, target, target.debuginfo_error.hint));
-    return LocateByName(spec, target, system);
+    return LocateByName(spec, target, system, options);
   }
   if (target.debuginfo && spec.point.version.empty()) {
     auto dwarf = LocateWithDwarf(spec, target, system, options);
@@ -137,7 +137,7 @@ Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& t
     // The symbol table stands in where the DWARF has no such function, not
     // where it knows an argument cannot be fetched ($retval of a double).
     if (dwarf || needs_dwarf || dwarf.error().message.starts_with("invalid argument: ")) return dwarf;
-    auto symbols = LocateWithSymbols(spec, target, system);
+    auto symbols = LocateWithSymbols(spec, target, system, options);
     if (!symbols) return std::unexpected(dwarf.error());
     if (notes) notes->push_back("'" + DescribePoint(spec.point) + "' from the symbol table: " + dwarf.error().message);
     return symbols;
@@ -151,7 +151,7 @@ Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& t
                                               ? target.debuginfo_error.hint
                                               : "build it without -ldflags=-w or -s (Go writes DWARF by default), or "
                                                 "fetch $argN and $retval, which follow Go's ABI without it"));
-  return LocateWithSymbols(spec, target, system);
+  return LocateWithSymbols(spec, target, system, options);
 }
 
 Result<void> CheckMaxactive(const Target& target, const SystemView& system, const ResolveOptions& options) {

@@ -25,6 +25,11 @@ struct ArgContext {
   const KernelFeatures* features = nullptr;
   const ElfImage* image = nullptr;  // resolves @SYMBOL of user probes
   uint64_t address = 0;             // the probe's address in the image
+  bool keep_entry = false;          // ResolveOptions::keep_entry_args
+  // A Go function's return instruction (ResolveOptions::go_return_sites):
+  // a plain probe, but the function's FUNC%return, whose $argN are the
+  // entry's as a return probe's are.
+  bool go_return = false;
 };
 
 // What a point's function names: itself, and for C++ its qualified name
@@ -73,6 +78,16 @@ struct GoPlaces {
 };
 Result<GoPlaces> GoPlacesAt(Debuginfo& debuginfo, const DwarfAddress& at, const Arch& arch, bool register_abi,
                             std::optional<uint32_t> argument_area);
+// In a return probe, `fetch` as the function's entry reads the Nth
+// argument (`argument`), with what follows from it (dereferences, a type),
+// made what the return can have: the argument the kernel keeps for its
+// return probes ($argN, Linux 6.9), or, for trace and hist (ctx.keep_entry),
+// the value fetched at the entry (at_entry) where it is the argument's
+// value alone (memory read through it at the entry could have changed by
+// the return). Else refused: the error names `written`, says why and which
+// kernel keeps it, and points to trace and hist. The one place that decides.
+Result<void> ArgumentAtReturn(TypedFetch& fetch, uint64_t argument, std::string_view written, const ProbeSpec& spec,
+                              const ArgContext& ctx);
 // An argument that needs no debuginfo ($argN, %REG, @SYM, +OFF(...)...).
 Result<TypedFetch> RawArg(const ProbeSpec& spec, size_t index, const ArgContext& context);
 // Every argument of a spec without debuginfo.
@@ -107,9 +122,9 @@ std::string NoFunctionHint(const ElfImage& image, std::string_view name);
 Result<std::vector<ResolvedLocation>> LocateWithDwarf(const ProbeSpec& spec, Target& target, const SystemView& system,
                                                       const ResolveOptions& options);
 Result<std::vector<ResolvedLocation>> LocateWithSymbols(const ProbeSpec& spec, const Target& target,
-                                                        const SystemView& system);
+                                                        const SystemView& system, const ResolveOptions& options);
 Result<std::vector<ResolvedLocation>> LocateByName(const ProbeSpec& spec, const Target& target,
-                                                   const SystemView& system);
+                                                   const SystemView& system, const ResolveOptions& options);
 // A USDT marker of a user binary: a uprobe at each of its sites, with its
 // semaphore; arguments its note says fetchargs cannot read go to `left_out`
 // when they are left out.
@@ -117,7 +132,8 @@ Result<std::vector<ResolvedLocation>> LocateSdt(const ProbeSpec& spec, const Tar
                                                 std::vector<std::string>* left_out);
 // A kernel target without DWARF: places as above, parameters from BTF.
 Result<std::vector<ResolvedLocation>> LocateWithBtf(const ProbeSpec& spec, const Target& target,
-                                                    const SystemView& system, std::vector<std::string>* notes);
+                                                    const SystemView& system, const ResolveOptions& options,
+                                                    std::vector<std::string>* notes);
 
 // The kernel's policy over kernel probes; refused instances of a point
 // with others go to `left_out`, a point with none left is an error.

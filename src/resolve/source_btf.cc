@@ -4,7 +4,8 @@
 // the symbol table (or the kernel, by name), the parameters and their
 // types from BTF. BTF knows a parameter only where the ABI puts it, at the
 // function's entry; at its return only a kernel that keeps the arguments
-// for return probes ($argN, Linux 6.9) can read them. Lines, source files
+// for return probes ($argN, Linux 6.9) can read them, or trace and hist,
+// which fetch them at the entry (ArgumentAtReturn). Lines, source files
 // and locals are the DWARF's alone.
 #include "kprobectl/strings.h"
 #include "resolve_internal.h"
@@ -21,9 +22,6 @@ Result<std::string> BtfFunction(const ProbeSpec& spec, const ResolvedLocation& l
     return ArgError(spec, pos,
                     "BTF knows parameters only at a function's entry, and " + DescribePoint(spec.point) + " is not one",
                     std::string(kEntryHint));
-  if (ctx.retprobe && !ctx.features->retprobe_args)
-    return ArgError(spec, pos, "this kernel cannot keep a function's arguments for its return probe ($argN, Linux 6.9)",
-                    "probe the entry too (FUNC ARGS) to record them");
   const std::string& name = loc.origin.symbol.empty() ? loc.origin.function : loc.origin.symbol;
   if (name.empty())
     return ArgError(spec, pos, "an address has no function for BTF to describe", std::string(kEntryHint));
@@ -36,15 +34,24 @@ Result<std::string> BtfFunction(const ProbeSpec& spec, const ResolvedLocation& l
   return name;
 }
 
-// A fetch from BTF: the Nth argument at the entry, or kept for the return.
-TypedFetch FromBtf(const VariableFetch& v, const ArgContext& ctx) {
+// A fetch from BTF: the Nth argument at the entry (a return probe's made
+// what the return can have by ArgumentAtReturn, once its :TYPE is known).
+TypedFetch FromBtf(const VariableFetch& v) {
   TypedFetch out;
   out.name = v.name;
   out.c_type = v.c_type;
   out.type = v.type;
-  out.root = FetchRoot::Of(ctx.retprobe ? FetchRoot::kReturnArgument : FetchRoot::kArgument, v.argument);
+  out.root = FetchRoot::Of(FetchRoot::kArgument, v.argument);
   for (int64_t d : v.derefs) out.derefs.push_back({d, false});
   return out;
+}
+
+Result<TypedFetch> BtfAtReturn(TypedFetch fetch, const VariableFetch& v, std::string_view written,
+                               const ProbeSpec& spec, size_t pos, const ArgContext& ctx) {
+  if (!ctx.retprobe) return fetch;
+  auto kept = ArgumentAtReturn(fetch, v.argument, written, spec, ctx);
+  if (!kept) return ArgError(spec, pos, kept.error().message, kept.error().hint);
+  return fetch;
 }
 
 Result<TypedFetch> BtfVariable(const ProbeSpec& spec, const ProbeArg& arg, const BtfInfo& btf,
@@ -52,12 +59,12 @@ Result<TypedFetch> BtfVariable(const ProbeSpec& spec, const ProbeArg& arg, const
   const ArgExpr& e = arg.expr;
   std::optional<FetchType> type;
   if (!arg.type.empty()) type = KP_TRY(CheckArgType(spec, arg, ctx));
-  bool want_string = type && type->IsString() && e.derefs.empty();
+  bool want_string = type && type->ReadsString() && e.derefs.empty();
   auto variable = btf.Fetch(function, e, want_string);
   if (!variable) return ArgError(spec, e.pos, variable.error().message, variable.error().hint);
-  TypedFetch fetch = FromBtf(*variable, ctx);
+  TypedFetch fetch = FromBtf(*variable);
   KP_TRY_VOID(ApplyWritten(spec, arg, type, variable->c_type, fetch));
-  return fetch;
+  return BtfAtReturn(std::move(fetch), *variable, arg.text, spec, e.pos, ctx);
 }
 
 // $retval and $argN typed as the prototype declares them: the return
@@ -93,7 +100,7 @@ Result<std::vector<TypedFetch>> BtfArgs(const ProbeSpec& spec, const BtfInfo& bt
       auto params = btf.FetchAll(function, &loc.skipped);
       if (!params) return ArgError(spec, e.pos, params.error().message, params.error().hint);
       for (const VariableFetch& v : *params) {
-        args.push_back(FromBtf(v, ctx));
+        args.push_back(KP_TRY(BtfAtReturn(FromBtf(v), v, v.name, spec, e.pos, ctx)));
         from.push_back(nullptr);
       }
       if (e.kind == ArgKind::kVars) loc.skipped.push_back("locals: BTF has none (they need the kernel's DWARF)");
@@ -115,7 +122,8 @@ Result<std::vector<TypedFetch>> BtfArgs(const ProbeSpec& spec, const BtfInfo& bt
 }  // namespace
 
 Result<std::vector<ResolvedLocation>> LocateWithBtf(const ProbeSpec& spec, const Target& target,
-                                                    const SystemView& system, std::vector<std::string>* notes) {
+                                                    const SystemView& system, const ResolveOptions& options,
+                                                    std::vector<std::string>* notes) {
   const ProbePoint& p = spec.point;
   if (p.line || p.lazy_pattern || !p.file.empty()) {
     KP_TRY_VOID(CheckKernelFunction(p.function, target, system));  // a wrong name first
@@ -126,11 +134,11 @@ Result<std::vector<ResolvedLocation>> LocateWithBtf(const ProbeSpec& spec, const
   }
   ProbeSpec places = spec;  // the places alone; the arguments are BTF's
   places.args.clear();
-  std::vector<ResolvedLocation> out =
-      KP_TRY(target.image ? LocateWithSymbols(places, target, system) : LocateByName(places, target, system));
+  std::vector<ResolvedLocation> out = KP_TRY(target.image ? LocateWithSymbols(places, target, system, options)
+                                                          : LocateByName(places, target, system, options));
   for (ResolvedLocation& loc : out) {
-    ArgContext ctx{target.arch,      ProbeKind::kKernel, p.retprobe, loc.origin.entry,
-                   &system.features, target.image.get(), loc.address};
+    ArgContext ctx{target.arch,      ProbeKind::kKernel, p.retprobe,  loc.origin.entry,
+                   &system.features, target.image.get(), loc.address, options.keep_entry_args};
     loc.args = KP_TRY(BtfArgs(spec, *target.btf, loc, ctx));
   }
   if (notes && NeedsDebuginfo(spec))

@@ -196,7 +196,7 @@ Result<TypedFetch> FromVariable(const VariableFetch& v, const ArgContext& ctx) {
     case VariableFetch::kConstant:
       if (!ctx.features->immediates)
         return Fail("'" + v.name + "' is the constant " + std::to_string(v.constant) +
-                    " here, and this kernel has no immediate values (\\IMM, Linux 6.1)");
+                    " here, and this kernel has no immediate values (\\IMM, Linux 5.3)");
       out.root = FetchRoot::Value(FetchRoot::kConstant, v.constant);
       return out;  // a constant has nothing to dereference
   }
@@ -206,39 +206,38 @@ Result<TypedFetch> FromVariable(const VariableFetch& v, const ArgContext& ctx) {
 
 // A return probe reads its arguments when the function returns, the
 // DWARF's locations are the entry's. A variable in an argument register
-// there is that argument, which the kernel keeps for the return from
-// Linux 6.9 ($argN, read at the entry); a constant or a global reads the
-// same then. Any other place held the value at the entry only.
-Result<void> AtReturn(TypedFetch& fetch, const ProbeSpec& spec, const ArgContext& ctx) {
-  FetchRoot& r = fetch.root;
+// there is that argument, which ArgumentAtReturn() makes what the return
+// can have; a constant or a global reads the same then. Any other place
+// held the value at the entry only. `argument` gets which argument it is.
+Result<void> AtReturn(const TypedFetch& fetch, const ProbeSpec& spec, const ArgContext& ctx,
+                      std::optional<uint64_t>& argument) {
+  const FetchRoot& r = fetch.root;
   if (!ctx.retprobe || r.kind == FetchRoot::kConstant || r.kind == FetchRoot::kStatic) return {};
-  std::optional<uint64_t> argument;
   if (r.kind == FetchRoot::kArgument) argument = r.number;
   if (r.kind == FetchRoot::kDwarfRegister)
     if (auto reg = ctx.arch->DwarfRegisterName(static_cast<unsigned>(r.number))) argument = ctx.arch->ArgumentIn(*reg);
   std::string function = spec.point.function.empty() ? "FUNC" : spec.point.function;
-  std::string hint = "probe the entry too ('" + function + " " + fetch.name + "') to record it";
   if (!argument)
     return Fail("'" + fetch.name + "' is where the function's entry keeps it, and a return probe reads it when the " +
                     "function returns, when that place may hold something else",
-                hint);
-  if (ctx.kind != ProbeKind::kKernel)
-    return Fail("'" + fetch.name + "' is argument " + std::to_string(*argument) +
-                    ", and a user return probe reads the registers when the function returns; uprobes keep no "
-                    "arguments for the return",
-                hint);
-  if (!ctx.features->retprobe_args)
-    return Fail("'" + fetch.name + "' is argument " + std::to_string(*argument) +
-                    ", and this kernel cannot keep a function's arguments for its return probe ($argN, Linux 6.9)",
-                hint);
-  r = FetchRoot::Of(FetchRoot::kReturnArgument, *argument);
+                "probe the entry too ('" + function + " " + fetch.name + "') to record it");
   return {};
 }
 
-// A variable from the debuginfo as the fetch the probe makes of it.
-Result<TypedFetch> FetchOf(const VariableFetch& v, const ProbeSpec& spec, const ArgContext& ctx) {
+// A variable from the debuginfo as the fetch the probe makes of it; in a
+// return probe, `argument` gets which argument of the entry it is.
+Result<TypedFetch> FetchOf(const VariableFetch& v, const ProbeSpec& spec, const ArgContext& ctx,
+                           std::optional<uint64_t>& argument) {
   TypedFetch fetch = KP_TRY(FromVariable(v, ctx));
-  KP_TRY_VOID(AtReturn(fetch, spec, ctx));
+  KP_TRY_VOID(AtReturn(fetch, spec, ctx, argument));
+  return fetch;
+}
+
+// The same, whole: what the return can have of an argument, decided.
+Result<TypedFetch> FetchOf(const VariableFetch& v, const ProbeSpec& spec, const ArgContext& ctx) {
+  std::optional<uint64_t> argument;
+  TypedFetch fetch = KP_TRY(FetchOf(v, spec, ctx, argument));
+  if (argument) KP_TRY_VOID(ArgumentAtReturn(fetch, *argument, v.name, spec, ctx));
   return fetch;
 }
 
@@ -248,7 +247,7 @@ Result<TypedFetch> VariableArg(const ProbeSpec& spec, const ProbeArg& arg, Debug
   const ArgExpr& e = arg.expr;
   std::optional<FetchType> type;
   if (!arg.type.empty()) type = KP_TRY(CheckArgType(spec, arg, ctx));
-  bool want_string = type && type->IsString() && e.derefs.empty();
+  bool want_string = type && type->ReadsString() && e.derefs.empty();
   auto variable = debuginfo.Fetch(at, e, want_string);
   if (!variable) return ArgError(spec, e.pos, variable.error().message, variable.error().hint);
   // A bitfield type is what finds the member's bits in its place (a
@@ -266,9 +265,13 @@ Result<TypedFetch> VariableArg(const ProbeSpec& spec, const ProbeArg& arg, Debug
                         "), and :" + arg.type + " would read the bits from 0 instead",
                     "leave the type out");
   }
-  auto fetch = FetchOf(*variable, spec, ctx);
+  std::optional<uint64_t> argument;
+  auto fetch = FetchOf(*variable, spec, ctx, argument);
   if (!fetch) return ArgError(spec, e.pos, fetch.error().message, fetch.error().hint);
   KP_TRY_VOID(ApplyWritten(spec, arg, type, variable->c_type, *fetch));
+  if (!argument) return *fetch;
+  auto kept = ArgumentAtReturn(*fetch, *argument, arg.text, spec, ctx);
+  if (!kept) return ArgError(spec, e.pos, kept.error().message, kept.error().hint);
   return *fetch;
 }
 
@@ -430,7 +433,15 @@ Result<std::vector<ResolvedLocation>> LocateWithDwarf(const ProbeSpec& spec, Tar
     loc.origin = OriginOf(at, image);
     loc.dwarf = at;
     loc.event_base = EventBaseFor(spec, at, !image.go_version().empty());
-    ArgContext ctx{target.arch, kind, p.retprobe, at.entry && !at.inlined, &system.features, &image, at.address};
+    ArgContext ctx{target.arch,
+                   kind,
+                   p.retprobe,
+                   at.entry && !at.inlined,
+                   &system.features,
+                   &image,
+                   at.address,
+                   options.keep_entry_args,
+                   options.go_return_sites};
     loc.args = KP_TRY(ArgsAt(spec, debuginfo, at, ctx, &loc.skipped));
     out.push_back(std::move(loc));
   }

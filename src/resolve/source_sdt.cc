@@ -66,7 +66,7 @@ Result<TypedFetch> OperandFetch(const SdtOperand& op, const ElfImage& image, con
       out.derefs.push_back({op.displacement, false});
       break;
     case SdtOperand::kImmediate:
-      if (!ctx.features->immediates) return Fail("this kernel's fetchargs take no constants (\\IMM, Linux 6.1)");
+      if (!ctx.features->immediates) return Fail("this kernel's fetchargs take no constants (\\IMM, Linux 5.3)");
       // The kernel reads \IMM as an unsigned long: a negative one as its
       // two's complement, which the signed type reads back.
       out.root = FetchRoot::Named(FetchRoot::kImmediate, op.immediate < 0 ? Hex(static_cast<uint64_t>(op.immediate))
@@ -128,7 +128,7 @@ Result<TypedFetch> WrittenArgument(const ProbeSpec& spec, const ProbeArg& arg, s
   for (const ArgDeref& d : arg.expr.derefs) fetch->derefs.push_back(d);
   if (!arg.type.empty()) {
     FetchType type = KP_TRY(CheckArgType(spec, arg, ctx));
-    if ((type.IsString() || type.array_len) && arg.expr.derefs.empty()) fetch->derefs.push_back({0, false});
+    if ((type.ReadsString() || type.array_len) && arg.expr.derefs.empty()) fetch->derefs.push_back({0, false});
     fetch->type = type;
   } else if (!arg.expr.derefs.empty()) {
     fetch->type.reset();  // memory the note says nothing of: the kernel's default

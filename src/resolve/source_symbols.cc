@@ -142,7 +142,7 @@ Result<std::vector<Place>> Places(const ProbeSpec& spec, const ElfImage& image) 
 }  // namespace
 
 Result<std::vector<ResolvedLocation>> LocateWithSymbols(const ProbeSpec& spec, const Target& target,
-                                                        const SystemView& system) {
+                                                        const SystemView& system, const ResolveOptions& options) {
   KP_TRY_VOID(RequireNoDebuginfo(spec));
   const ElfImage& image = *target.image;
   ProbeKind kind = target.probe_kind();
@@ -161,7 +161,8 @@ Result<std::vector<ResolvedLocation>> LocateWithSymbols(const ProbeSpec& spec, c
                      : image.go_version().empty() || by_address
                          ? EventBase(spec.point, by_address ? "" : place.origin.function)
                          : GoEventBase(place.origin.function);
-    ArgContext ctx{target.arch, kind, spec.point.retprobe, place.origin.entry, &system.features, &image, place.address};
+    ArgContext ctx{target.arch, kind,          spec.point.retprobe,     place.origin.entry,     &system.features,
+                   &image,      place.address, options.keep_entry_args, options.go_return_sites};
     loc.args = KP_TRY(RawArgs(spec, ctx));
     out.push_back(std::move(loc));
   }
@@ -169,7 +170,7 @@ Result<std::vector<ResolvedLocation>> LocateWithSymbols(const ProbeSpec& spec, c
 }
 
 Result<std::vector<ResolvedLocation>> LocateByName(const ProbeSpec& spec, const Target& target,
-                                                   const SystemView& system) {
+                                                   const SystemView& system, const ResolveOptions& options) {
   KP_TRY_VOID(RequireNoDebuginfo(spec));
   const ProbePoint& p = spec.point;
   if (IsGlob(p.function))
@@ -192,7 +193,8 @@ Result<std::vector<ResolvedLocation>> LocateByName(const ProbeSpec& spec, const 
   loc.origin.entry = !p.address && p.offset.value_or(0) == 0;
   loc.origin.source = "the kernel (by name)";
   loc.event_base = !spec.event.empty() ? spec.event : EventBase(p, p.address ? "" : p.function);
-  ArgContext ctx{target.arch, ProbeKind::kKernel, p.retprobe, loc.origin.entry, &system.features, nullptr, 0};
+  ArgContext ctx{target.arch, ProbeKind::kKernel,     p.retprobe, loc.origin.entry, &system.features, nullptr,
+                 0,           options.keep_entry_args};
   loc.args = KP_TRY(RawArgs(spec, ctx));
   return std::vector<ResolvedLocation>{std::move(loc)};
 }

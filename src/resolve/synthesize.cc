@@ -161,7 +161,7 @@ Result<FetchArg> SynthesizeArg(const TypedFetch& fetch, const Arch& arch, ProbeK
   }
   for (size_t i = first_deref; i < fetch.derefs.size(); ++i)
     text = Dereference(fetch.derefs[i].offset, fetch.derefs[i].user, text);
-  return FetchArg{fetch.name, text, fetch.type ? FormatFetchType(*fetch.type) : std::string()};
+  return FetchArg{fetch.name, text, fetch.type ? FormatFetchType(*fetch.type) : std::string(), fetch.at_entry};
 }
 
 void AddStackCapture(TraceEventDef& def, const Arch& arch, unsigned chunks) {

@@ -9,6 +9,7 @@
 
 #include "kprobectl/strings.h"
 #include "kprobectl/trace_event_def.h"
+#include "kprobectl/trace_plan.h"
 #include "kprobectl/trace_printer.h"
 
 namespace kprobectl {
@@ -87,6 +88,14 @@ Result<EventPlan> PlanEvent(const EventFormat& format, bool event_probe) {
       plan.call_offset = field.offset;
       continue;
     }
+    if (field.name == kCallStackField && field.size == 8) {
+      plan.stack_offset = field.offset;
+      continue;
+    }
+    if (field.name == kStackTopField && field.size == 8) {
+      plan.stack_top_offset = field.offset;
+      continue;
+    }
     ArgPlan arg;
     arg.name = field.name;
     arg.offset = field.offset;
@@ -122,6 +131,26 @@ Result<EventPlan> PlanEvent(const EventFormat& format, bool event_probe) {
     return Fail("event " + plan.full_name + " is not a kprobe or uprobe event (it has no __probe_ip field)",
                 "trace the events kprobectl adds: probe groups, or --probe");
   return plan;
+}
+
+Result<void> PlanKeptArgs(EventPlan& ret, EventPlan& entry, const KeptArgs& kept) {
+  std::vector<ArgPlan> args;
+  for (size_t i = 0; i < kept.args.size(); ++i) {
+    const bool at_entry = kept.args[i].at_entry;
+    const EventPlan& from = at_entry ? entry : ret;
+    auto field =
+        std::find_if(from.args.begin(), from.args.end(), [&](const ArgPlan& a) { return a.name == kept.fields[i]; });
+    if (field == from.args.end())
+      return Fail("event " + from.full_name + " has no field '" + kept.fields[i] + "' for " + ret.full_name + "'s " +
+                  kept.args[i].name);
+    ArgPlan arg = *field;
+    arg.name = kept.args[i].name;
+    arg.from_entry = at_entry;
+    args.push_back(std::move(arg));
+  }
+  ret.args = std::move(args);
+  entry.keep_record = true;
+  return {};
 }
 
 }  // namespace kprobectl

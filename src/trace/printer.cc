@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kprobectl/call_pairing.h"
 #include "kprobectl/quantiles.h"
 #include "kprobectl/trace_event_def.h"
 #include "kprobectl/trace_printer.h"
@@ -67,26 +68,15 @@ void AppendJsonString(std::string& out, std::string_view bytes) {
   });
 }
 
-std::optional<uint64_t> Printer::TrackLatency(const EventPlan& plan, const Record& record) {
-  if (plan.latency_key.empty()) return std::nullopt;
-  // A call is its goroutine's where the probes record it (Go's g), else
-  // its thread's.
-  uint64_t call = static_cast<uint64_t>(record.pid);
-  if (plan.call_offset && *plan.call_offset + 8 <= record.size) std::memcpy(&call, record.data + *plan.call_offset, 8);
-  auto& stack = open_calls_[{plan.latency_key, call}];
-  if (!plan.retprobe && !plan.latency_return) {
-    stack.push_back(record.ts);
-    return std::nullopt;
-  }
+std::optional<uint64_t> Printer::Latency(const EventPlan& plan, const Record& record, const OpenCall* call) {
+  if (plan.call_key.empty()) return std::nullopt;
   // A return probe's location is its function; a return instruction's is
   // FUNC+OFF.
-  latency_names_.try_emplace(plan.latency_key,
+  latency_names_.try_emplace(plan.call_key,
                              plan.location.substr(0, plan.retprobe ? std::string::npos : plan.location.rfind('+')));
-  if (stack.empty()) return std::nullopt;  // entered before tracing began
-  uint64_t start = stack.back();
-  stack.pop_back();
-  uint64_t duration = record.ts >= start ? record.ts - start : 0;
-  durations_[plan.latency_key].emplace_back(record.ts, duration);
+  if (!call) return std::nullopt;  // its entry not recorded
+  uint64_t duration = record.ts >= call->ts ? record.ts - call->ts : 0;
+  durations_[plan.call_key].emplace_back(record.ts, duration);
   return duration;
 }
 
@@ -194,10 +184,16 @@ std::string Printer::Caller(const EventPlan& plan, const Record& record) const {
   return caller;
 }
 
-bool Printer::Print(const EventPlan& plan, const Record& record, std::string& out, const EventStacks* stacks) {
+bool Printer::Print(const EventPlan& plan, const Record& record, std::string& out, const EventStacks* stacks,
+                    const OpenCall* call) {
   std::optional<uint64_t> latency;
-  if (options_.latency) latency = TrackLatency(plan, record);
+  if (options_.latency) latency = Latency(plan, record, call);
   if (plan.hidden) return false;
+  // The fields its call's entry kept for it, from that entry's record.
+  std::optional<Record> entry;
+  if (call && !call->data.empty()) entry = call->AsRecord();
+  if (!entry && std::any_of(plan.args.begin(), plan.args.end(), [](const ArgPlan& a) { return a.from_entry; }))
+    ++unknown_entries_;
   uint64_t ip = ProbeIp(plan, record);
   // The plan's location, unless the kernel's symbols name the address (no copy per event).
   std::string symbol;
@@ -205,7 +201,7 @@ bool Printer::Print(const EventPlan& plan, const Record& record, std::string& ou
   std::string caller = plan.retprobe ? Caller(plan, record) : std::string();
   std::string comm = comm_ ? comm_(record.pid) : std::string();
   if (comm.empty()) comm = "<...>";
-  Line line{plan, record, symbol.empty() ? plan.location : symbol, caller, comm, latency};
+  Line line{plan, record, symbol.empty() ? plan.location : symbol, caller, comm, latency, entry ? &*entry : nullptr};
   AppendLine(line, out);
   if (stacks || (!plan.captured_registers.empty() && unwind_))
     AppendStacks(plan, record, stacks ? *stacks : EventStacks{}, out);
@@ -213,8 +209,8 @@ bool Printer::Print(const EventPlan& plan, const Record& record, std::string& ou
   return true;
 }
 
-void Printer::Observe(const EventPlan& plan, const Record& record) {
-  if (options_.latency) TrackLatency(plan, record);
+void Printer::Observe(const EventPlan& plan, const Record& record, const OpenCall* call) {
+  if (options_.latency) Latency(plan, record, call);
   if (!plan.hidden) ++printed_;
 }
 

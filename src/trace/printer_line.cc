@@ -28,11 +28,17 @@ bool FixedFits(const ArgPlan& arg, const Record& record) {
   return arg.offset + arg.size * (arg.count ? arg.count : 1) <= record.size;
 }
 
-constexpr size_t kFaultBound = 7;  // "(fault)", "null"
+constexpr size_t kFaultBound = 7;  // "(fault)", "null"; "?", "null" for an entry not known
 
 template <bool kJson>
 char* WriteFault(char* p) {
   return line::Write(p, kJson ? "null" : "(fault)");
+}
+
+// A value its call's entry kept, where that entry was not recorded.
+template <bool kJson>
+char* WriteUnknown(char* p) {
+  return line::Write(p, kJson ? "null" : "?");
 }
 
 // One value of a fixed field; `symbol` is its name if it is a %pS.
@@ -108,16 +114,21 @@ size_t Printer::LineBound(const Line& line) {
   symbols_.clear();
   for (const ArgPlan& arg : line.plan.args) {
     bound += 4 + expand * arg.name.size();
+    const Record* record = arg.from_entry ? line.entry : &line.record;
+    if (!record) {
+      bound += kFaultBound;
+      continue;
+    }
     if (arg.dynamic) {
-      auto text = DynamicText(arg, line.record);
+      auto text = DynamicText(arg, *record);
       bound += text ? line::EscapedBound(text->size(), options_.json) : kFaultBound;
       continue;
     }
     unsigned count = arg.count ? arg.count : 1;
     bound += 2 + size_t{count} * (line::kMaxDecimal + 3);  // a sign, quotes, a comma
-    if (arg.kind != ValueKind::kSymbol || !FixedFits(arg, line.record)) continue;
+    if (arg.kind != ValueKind::kSymbol || !FixedFits(arg, *record)) continue;
     for (unsigned i = 0; i < count; ++i) {
-      const uint8_t* at = line.record.data + arg.offset + size_t{i} * arg.size;
+      const uint8_t* at = record->data + arg.offset + size_t{i} * arg.size;
       symbols_.push_back(kernel_symbol_ ? kernel_symbol_(line::ReadUnsigned(at, arg.size)) : std::string());
       bound += line::EscapedBound(symbols_.back().size(), options_.json);
     }
@@ -127,8 +138,10 @@ size_t Printer::LineBound(const Line& line) {
 
 namespace {
 
+// `entry`: the record of the call's entry, for the arguments it kept; null
+// where it is not known.
 template <bool kJson>
-char* WriteArgs(const EventPlan& plan, const Record& record, const std::string* symbol, char* p) {
+char* WriteArgs(const EventPlan& plan, const Record& record, const Record* entry, const std::string* symbol, char* p) {
   for (size_t i = 0; i < plan.args.size(); ++i) {
     const ArgPlan& arg = plan.args[i];
     if (kJson) {
@@ -140,7 +153,8 @@ char* WriteArgs(const EventPlan& plan, const Record& record, const std::string* 
       p = line::Write(p, arg.name);
       *p++ = '=';
     }
-    p = WriteValue<kJson>(arg, record, symbol, p);
+    const Record* from = arg.from_entry ? entry : &record;
+    p = from ? WriteValue<kJson>(arg, *from, symbol, p) : WriteUnknown<kJson>(p);
   }
   return p;
 }
@@ -167,7 +181,7 @@ char* Printer::WriteJson(const Line& line, char* p) const {
     p = line::WriteQuoted<true>(p, line.caller);
   }
   p = line::Write(p, ",\"args\":{");
-  p = WriteArgs<true>(line.plan, record, symbols_.data(), p);
+  p = WriteArgs<true>(line.plan, record, line.entry, symbols_.data(), p);
   *p++ = '}';
   if (line.latency) {
     p = line::Write(p, ",\"latency_ns\":");
@@ -206,7 +220,7 @@ char* Printer::WriteText(const Line& line, char* p) const {
   }
   p = line::Write(p, line.where);
   *p++ = ')';
-  p = WriteArgs<false>(line.plan, record, symbols_.data(), p);
+  p = WriteArgs<false>(line.plan, record, line.entry, symbols_.data(), p);
   if (line.latency) {
     p = line::Write(p, " latency=");
     p = line::WriteUnsigned(p, *line.latency / 1000);
@@ -223,14 +237,14 @@ char* Printer::WriteText(const Line& line, char* p) const {
 
 std::string Printer::ArgsJson(const EventPlan& plan, const Record& record) {
   static const std::string kNone;
-  Line line{plan, record, kNone, kNone, kNone, std::nullopt};
+  Line line{plan, record, kNone, kNone, kNone, std::nullopt, nullptr};
   bool json = options_.json;
   options_.json = true;  // LineBound's escaping bound
   std::string out;
   out.resize_and_overwrite(LineBound(line), [&](char* p, size_t) {
     char* end = p;
     *end++ = '{';
-    end = WriteArgs<true>(plan, record, symbols_.data(), end);
+    end = WriteArgs<true>(plan, record, nullptr, symbols_.data(), end);
     *end++ = '}';
     return static_cast<size_t>(end - p);
   });

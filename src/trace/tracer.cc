@@ -24,13 +24,14 @@ int DrainIntervalMs(uint64_t busiest_bytes, double seconds, uint64_t buffer_byte
 }
 
 Tracer::Tracer(EventDecoder& decoder, std::vector<EventPlan> plans, Printer& printer, std::ostream& out,
-               std::string out_name, StackPlan stacks)
+               std::string out_name, StackPlan stacks, uint64_t return_address_bytes)
     : decoder_(decoder),
       plans_(std::move(plans)),
       printer_(printer),
       out_(out),
       out_name_(std::move(out_name)),
-      stack_plan_(stacks) {
+      stack_plan_(stacks),
+      calls_(return_address_bytes) {
   int max_id = 0;
   for (const EventPlan& p : plans_) max_id = std::max(max_id, p.id);
   plan_of_.assign(static_cast<size_t>(max_id) + 1, -1);
@@ -82,10 +83,15 @@ Result<void> Tracer::Drain(RingReader& source) {
   pages_.reserve(static_cast<size_t>(source.cpus()) * kMaxPagesPerCpu);
   busiest_bytes_ = 0;
   int cpus_with_events = 0;
+  // Where a CPU's pages say events were lost before them: the time of the
+  // first record after that gap. Any call open then may have lost its
+  // entry or its return there (call_pairing.h): all are dropped, there.
+  std::vector<uint64_t> losses;
   for (int cpu = 0; cpu < source.cpus(); ++cpu) {
     int last_event = -1;
     uint64_t bytes = 0;
     size_t before = records_.size();
+    bool gap = false;
     for (size_t reads = 0; reads < kMaxPagesPerCpu; ++reads) {
       size_t n = KP_TRY(source.ReadPage(cpu, page_));
       if (n == 0) break;
@@ -93,15 +99,21 @@ Result<void> Tracer::Drain(RingReader& source) {
       page_.resize(n);
       pages_.push_back(page_);
       size_t from = records_.size();
-      uint64_t missed = missed_;
+      const uint64_t missed = missed_;
       KP_TRY_VOID(decoder_.DecodePage(pages_.back(), cpu, records_, &missed_));
       if (missed_ > missed && lost_sink_) {
         uint64_t page_time = 0;
         std::memcpy(&page_time, page_.data(), std::min<size_t>(8, page_.size()));
         lost_sink_(records_.size() > from ? records_[from].ts : page_time, cpu, missed_ - missed);
       }
+      gap |= missed_ > missed;
+      if (gap && records_.size() > from) {
+        losses.push_back(records_[from].ts);
+        gap = false;
+      }
       if (with_stacks) AttachStacks(from, last_event);
     }
+    if (gap) losses.push_back(0);  // no record after it: before all of them
     busiest_bytes_ = std::max(busiest_bytes_, bytes);
     cpus_with_events += records_.size() > before;
   }
@@ -109,15 +121,21 @@ Result<void> Tracer::Drain(RingReader& source) {
   // (one CPU's records need none: the sort was 7% of a flood's time).
   if (cpus_with_events > 1)
     std::stable_sort(records_.begin(), records_.end(), [](const Record& a, const Record& b) { return a.ts < b.ts; });
+  std::sort(losses.begin(), losses.end());
+  auto loss = losses.begin();
   for (const Record& r : records_) {
+    for (; loss != losses.end() && *loss <= r.ts; ++loss) calls_.Lost();
     int index =
         r.type >= 0 && static_cast<size_t>(r.type) < plan_of_.size() ? plan_of_[static_cast<size_t>(r.type)] : -1;
     if (index < 0) continue;
+    const EventPlan& plan = plans_[static_cast<size_t>(index)];
+    std::optional<OpenCall> call = calls_.Next(plan, r);
+    const EventStacks* stacks = r.stacks ? &stacks_[r.stacks - 1] : nullptr;
     if (sink_) {
-      sink_(plans_[static_cast<size_t>(index)], r, r.stacks ? &stacks_[r.stacks - 1] : nullptr);
+      sink_(plan, r, stacks, call ? &*call : nullptr);
       continue;
     }
-    printer_.Print(plans_[static_cast<size_t>(index)], r, buffer_, r.stacks ? &stacks_[r.stacks - 1] : nullptr);
+    printer_.Print(plan, r, buffer_, stacks, call ? &*call : nullptr);
     if (buffer_.size() > kFlushAt) KP_TRY_VOID(Flush());
   }
   return Flush();

@@ -27,7 +27,9 @@ KernelFeatures ParseFeatures(std::string_view readme, bool has_kprobe_events, bo
   f.tprobe_events = has("t[:[<group>/][<event>]]");
   f.btf_args = has("<argname>");
   f.ref_ctr_offset = has("ref_ctr_offset");
-  f.eprobe_listed = has("e[:[<group>/][<event>]]");
+  // 5.15-6.0 listed "e[:[<group>/]<event>] <attached-group>.<attached-event>",
+  // 6.1 on "e[:[<group>/][<event>]] ..." (the event name made optional).
+  f.eprobe_listed = has("<attached-group>.<attached-event>");
   return f;
 }
 
@@ -45,6 +47,11 @@ KernelFeatures AllFeatures() {
                      &f.tprobe_events, &f.btf_args,      &f.ref_ctr_offset,   &f.eprobe_listed})
     *flag = true;
   return f;
+}
+
+std::optional<EventProbeSupport> EventProbesFromReadme(const KernelFeatures& features) {
+  if (features.eprobe_listed) return std::nullopt;
+  return EventProbeSupport{false, "its tracefs README lists no e: definitions"};
 }
 
 std::optional<EventProbeSupport> EventProbesFromConfig(std::string_view config, std::string_view source) {
@@ -89,9 +96,10 @@ Result<EventProbeSupport> AskKernelForEventProbes(const TracefsDir& dir) {
 
 Result<void> RequireEventProbes(const EventProbeSupport& support) {
   if (support.supported) return {};
-  return Fail("this kernel has no event probes (e: in dynamic_events, CONFIG_EPROBE_EVENTS): " + support.evidence,
-              "trace the event itself (kprobectl trace SYSTEM:EVENT), or boot a kernel built with "
-              "CONFIG_EPROBE_EVENTS=y (CONFIG_PROBE_EVENTS before Linux 6.17); -D prints the definitions");
+  return Fail(
+      "this kernel has no event probes (e: in dynamic_events, Linux 5.15; CONFIG_EPROBE_EVENTS): " + support.evidence,
+      "trace the event itself (kprobectl trace SYSTEM:EVENT), or boot Linux 5.15 or later built with "
+      "CONFIG_EPROBE_EVENTS=y (CONFIG_PROBE_EVENTS before 6.17); -D prints the definitions");
 }
 
 Result<void> RequireProbeKind(const KernelFeatures& f, ProbeKind kind) {
@@ -120,9 +128,9 @@ Result<void> RequireFetchType(const KernelFeatures& f, ProbeKind kind, const Fet
                 type.base == FetchType::kUString ? "user probes read user memory already: use :string"
                                                  : "fetch the value as an integer (:x64) instead");
   if (type.base == FetchType::kUString && !f.ustring) return missing("ustring, Linux 5.5");
-  if (type.base == FetchType::kSymStr && !f.symstr) return missing("symstr, Linux 6.5");
+  if (type.base == FetchType::kSymStr && !f.symstr) return missing("symstr, Linux 6.2");
   if ((type.base == FetchType::kDentry || type.base == FetchType::kFile) && !f.dentry_types)
-    return missing("%pd/%pD, Linux 6.5");
+    return missing("%pd/%pD, Linux 6.10");
   if (type.base == FetchType::kBitfield && !f.bitfields) return missing("bitfields, Linux 4.11");
   if (type.array_len && !f.arrays) return missing("arrays, Linux 4.20");
   return {};

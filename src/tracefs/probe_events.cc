@@ -93,6 +93,15 @@ Result<void> ProbeEvents::WriteLine(std::string_view file, const std::string& li
 }
 
 Result<void> ProbeEvents::Add(const std::vector<TraceEventDef>& defs) const {
+  // A return's argument to be fetched at its entry (FetchArg::at_entry) is
+  // PlanTrace's to move there: written in the return's line, the kernel
+  // would read the register when the function returns, another value.
+  for (const TraceEventDef& def : defs)
+    for (const FetchArg& arg : def.args)
+      if (arg.at_entry)
+        return Fail("internal error: " + def.FullName() + "'s '" + arg.name +
+                        "' is to be fetched at the function's entry, not by its return probe; nothing was written",
+                    "report this: kprobectl must pair it with an entry probe of its own");
   std::vector<const TraceEventDef*> written;
   for (const TraceEventDef& def : defs) {
     std::string line = FormatDefinition(def);

@@ -118,6 +118,37 @@ TEST_CASE("trace: Go FUNC%return at return instructions while goroutines' stacks
   }
 }
 
+// A Go return's $argN, which no kernel keeps for it: fetched by a hidden
+// entry, paired by goroutine and by the stack pointer's distance from the
+// top of the goroutine's stack, which Go moves while the calls are open.
+// depth(n) returns n and work(id) 2 * (100 + id): every return's argument
+// is its own call's, none unknown.
+TEST_CASE("trace: Go returns' arguments, kept by the entry, while goroutines' stacks grow") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("gkept");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  auto [trace, out] = TraceFixture("gostack", dir,
+                                   {group + ":depth=main.depth%return $arg1:s64 $retval:s64",
+                                    group + ":work=main.work%return $arg1:s64 $retval:s64"});
+  size_t depths = 0, works = 0;
+  for (const std::string& line : SplitLines(trace)) {
+    std::vector<std::string> arg = Values(line, "arg1"), retval = Values(line, "retval");
+    REQUIRE(arg.size() == 1);
+    REQUIRE(retval.size() == 1);
+    if (line.find(" " + group + ":depth") != std::string::npos) {
+      ++depths;
+      CHECK(arg[0] == retval[0]);
+    } else {
+      ++works;
+      CHECK(retval[0] == std::to_string(2 * (100 + std::stol(arg[0]))));
+    }
+  }
+  CHECK(depths == 4820);
+  CHECK(works == 40);
+  CheckNothingLeft(tracefs, group);
+}
+
 // trace --latency on Go's FUNC%return: each call timed from its entry to
 // the return instruction it left by, paired by its goroutine (40 of them,
 // on however many threads Go runs them).

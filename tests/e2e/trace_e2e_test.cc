@@ -298,3 +298,59 @@ TEST_CASE("trace: --stack, a call stack after each event, unwound through CFI an
                           "'both'\n"));
   CheckNothingLeft(tracefs, group);
 }
+
+// No kernel keeps a function's arguments for a user return probe: trace
+// fetches them with an entry probe of its own and prints them with the
+// return of the same call. walk() recurses (each return its own call's
+// arguments, innermost first) and prints what it was called with; past
+// uprobes' nesting limit (64 return probes pending in a thread) the
+// innermost returns are not recorded, and each recorded return still
+// prints its own call's arguments, not a deeper call's.
+TEST_CASE("trace: a user return probe's arguments, kept by its entry, call by call through recursion") {
+  std::string tracefs = RealTracefsOrSkip();
+  std::string group = UniqueGroup("r");
+  GroupCleaner cleaner(tracefs, group);
+  TempDir dir;
+  std::string bin = FixturePath("recursive");
+  for (const char* depth : {"3", "80"}) {
+    INFO("depth " << depth);
+    int status = Wait(Spawn({kKprobectl, "trace", "-o", dir / "t", "-x", bin, "--probe",
+                             group + ":w=walk%return depth tag $retval", "--", bin, depth, "2"},
+                            dir / "out", dir / "err"));
+    INFO(ReadFile(dir / "err"));
+    CHECK(status == 0);
+    std::string trace = ReadFile(dir / "t");
+    std::string out = ReadFile(dir / "out");
+    std::vector<std::string> depths = Printed(out, "walk", "depth"), tags = Printed(out, "walk", "tag"),
+                             results = Printed(out, "walk", "result");
+    // The program's own account: every call, innermost first, two rounds.
+    const size_t calls = 2 * (std::stoul(depth) + 1);
+    REQUIRE(depths.size() == calls);
+    std::vector<std::string> recorded_depths, recorded_tags, recorded_results;
+    for (size_t i = 0; i < calls; ++i) {
+      // Past the nesting limit, a round's innermost returns are not recorded.
+      if (std::stoul(depths[i]) + 64 <= std::stoul(depth)) continue;
+      recorded_depths.push_back(depths[i]);
+      recorded_tags.push_back(tags[i]);
+      recorded_results.push_back(results[i]);
+    }
+    CHECK(recorded_depths.size() == (depth == std::string("3") ? 8 : 128));
+    CHECK(Values(trace, "depth") == recorded_depths);
+    CHECK(Values(trace, "tag") == recorded_tags);
+    CHECK(Values(trace, "retval") == recorded_results);
+    CHECK(trace.find("=?") == std::string::npos);
+    CHECK(ReadFile(dir / "err").find(" returns with arguments kept") == std::string::npos);
+    CheckNothingLeft(tracefs, group);
+  }
+  // JSON: the same values, typed as the entry fetched them.
+  int status = Wait(Spawn({kKprobectl, "trace", "--json", "-o", dir / "j", "-x", bin, "--probe",
+                           group + ":w=walk%return depth tag", "--", bin, "1", "1"},
+                          "", dir / "err"));
+  CHECK(status == 0);
+  auto lines = SplitLines(ReadFile(dir / "j"));
+  REQUIRE(lines.size() == 2);
+  for (const std::string& line : lines) CHECK(JsonValid(line));
+  CHECK(JsonField(lines[0], "args") == "{\"depth\":0,\"tag\":101}");
+  CHECK(JsonField(lines[1], "args") == "{\"depth\":1,\"tag\":100}");
+  CheckNothingLeft(tracefs, group);
+}

@@ -98,7 +98,7 @@ TEST_CASE("aggregation: the hist trigger") {
 }
 
 TEST_CASE("aggregation: the README tells what the hist triggers take") {
-  std::string readme = ReadFile(DataPath("readme-linux-6.12.txt"));
+  std::string readme = ReadFile(DataPath("kernels/6.12/README"));
   HistSupport s = ParseHistSupport(readme);
   CHECK(s.hist);
   CHECK(s.buckets);
@@ -258,4 +258,20 @@ TEST_CASE("leftovers: a dead run's synthetic events are found and removed after 
         "kprobectl-4242, synthetic/kplat0_4242");
   CHECK(written == std::vector<std::string>{"rmdir " + tracefs.PathOf("instances/kprobectl-4242"),
                                             "append " + tracefs.PathOf("synthetic_events") + ": !kplat0_4242"});
+}
+
+TEST_CASE("aggregation: hist triggers of the VM's kernels, from their READMEs and trigger files") {
+  auto support = [](const std::string& version) {
+    HistSupport s = ParseHistSupport(ReadFile(DataPath("kernels/" + version + "/README")));
+    return std::string(s.hist ? "hist" : "no hist") + (s.buckets ? ", buckets" : "") +
+           (s.synthetic ? ", synthetic" : "");
+  };
+  // Debian's 5.10 cloud kernel: # CONFIG_HIST_TRIGGERS is not set.
+  CHECK(support("5.10") == "no hist");
+  CHECK(support("6.1") == "hist, buckets, synthetic");
+  CHECK(support("6.12") == "hist, buckets, synthetic");
+  CHECK(support("7.3") == "hist, buckets, synthetic");
+  // The triggers an event takes agree.
+  CHECK(ReadFile(DataPath("kernels/5.10/trigger")).find(" hist") == std::string::npos);
+  CHECK(ReadFile(DataPath("kernels/7.3/trigger")).ends_with(" enable_hist disable_hist hist\n"));
 }

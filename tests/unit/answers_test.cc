@@ -11,6 +11,7 @@
 #include "cli/trace_answers.h"
 #include "json_check.h"
 #include "kprobectl/aggregation_outputs.h"
+#include "kprobectl/call_pairing.h"
 #include "kprobectl/trace_symbols.h"
 
 using namespace kprobectl;
@@ -213,7 +214,12 @@ EventPlan Plan(int id, const std::string& name, bool ret, const std::string& arg
     f.print_fmt = "(%lx) " + arg + "=%d";
   }
   EventPlan plan = *PlanEvent(f);
-  plan.latency_key = "/bin/callers:" + name.substr(0, name.find("__"));
+  // An entry opens a call its function's return ends (trace_plan.h).
+  std::string key = "/bin/callers:" + name.substr(0, name.find("__"));
+  if (ret)
+    plan.call_key = key;
+  else
+    plan.opens = {key};
   plan.location = ret ? name.substr(0, name.find("__")) : name + "+0x0";
   return plan;
 }
@@ -224,14 +230,15 @@ TEST_CASE("answers: calls paired into a timeline's slices, nested, the unpaired 
   EventPlan outer = Plan(1, "caller_a", false, "n"), outer_ret = Plan(2, "caller_a__return", true, "s");
   EventPlan inner = Plan(3, "work", false, "i"), inner_ret = Plan(4, "work__return", true, "r");
   EventPlan mark = Plan(5, "mark", false, "m");
-  mark.latency_key.clear();
+  mark.opens.clear();
   EventPlan lone = Plan(6, "caller_b", false, "n");  // no return probe of caller_b
+  lone.opens.clear();
   outer_ret.caller = [](int, uint64_t, uint64_t ret) { return ret == 0x99 ? std::string("main+0x1c") : std::string(); };
   Printer printer(
       {true, false, {}}, [](int) { return std::string("callers"); }, nullptr);
+  CallPairing pairing;
   TimelineRecorder recorder(
-      {outer, outer_ret, inner, inner_ret, mark, lone}, printer,
-      [](int pid) { return pid == 7 ? std::string("worker") : std::string("callers"); },
+      printer, [](int pid) { return pid == 7 ? std::string("worker") : std::string("callers"); },
       [](int tid) { return tid == 8 ? 0 : 6; });
   auto at = [&](const EventPlan& plan, uint64_t ts, int tid, int32_t value, uint64_t ret_ip = 0) {
     uint8_t data[32] = {};
@@ -242,7 +249,8 @@ TEST_CASE("answers: calls paired into a timeline's slices, nested, the unpaired 
     r.pid = tid;
     r.data = data;
     r.size = sizeof data;
-    recorder.Add(plan, r);
+    std::optional<OpenCall> call = pairing.Next(plan, r);
+    recorder.Add(plan, r, call ? &*call : nullptr);
   };
   at(inner_ret, 900, 6, 1);  // its call began before tracing
   at(outer, 1000, 6, 2);
@@ -267,7 +275,8 @@ TEST_CASE("answers: calls paired into a timeline's slices, nested, the unpaired 
       "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":8,\"tid\":8,\"args\":{\"name\":\"callers\"}},\n"
       "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":8,\"tid\":8,\"args\":{\"sort_index\":8}},\n"
       "{\"ph\":\"i\",\"name\":\"kpt:work__return\",\"cat\":\"kpt\",\"pid\":6,\"tid\":6,\"ts\":0.900,\"s\":\"t\","
-      "\"args\":{\"r\":1,\"caller\":\"0x0\",\"unpaired\":\"its call began before tracing did\"}},\n"
+      "\"args\":{\"r\":1,\"caller\":\"0x0\",\"unpaired\":\"its call's entry was not recorded (began before tracing, or "
+      "lost)\"}},\n"
       "{\"ph\":\"X\",\"name\":\"caller_a\",\"cat\":\"kpt\",\"pid\":6,\"tid\":6,\"ts\":1.000,\"dur\":1.000,"
       "\"args\":{\"n\":2,\"return\":{\"s\":3,\"caller\":\"main+0x1c\"}}},\n"
       "{\"ph\":\"X\",\"name\":\"work\",\"cat\":\"kpt\",\"pid\":6,\"tid\":6,\"ts\":1.100,\"dur\":0.200,"

@@ -25,6 +25,7 @@ TEST_CASE("arm64: AAPCS64 integer arguments at a function's entry") {
   }
   CHECK(arm64.return_register() == "x0");
   CHECK(arm64.stack_pointer() == "sp");
+  CHECK(arm64.return_address_bytes() == 0);  // in lr: a return probe's sp is its entry's
   CHECK(arm64.argument_registers() == 8);
   for (unsigned n = 1; n <= 8; ++n) CHECK(arm64.ArgumentIn("x" + std::to_string(n - 1)) == n);
   for (const char* other : {"x8", "x19", "sp", "lr", "w0", "di"}) CHECK_FALSE(arm64.ArgumentIn(other));

@@ -22,6 +22,7 @@ TEST_CASE("x86-64: System V integer arguments at a function's entry") {
   }
   CHECK(x86.return_register() == "ax");
   CHECK(x86.stack_pointer() == "sp");
+  CHECK(x86.return_address_bytes() == 8);  // a return probe's %sp is its entry's + 8
   CHECK(x86.argument_registers() == 6);
   const char* registers[] = {"di", "si", "dx", "cx", "r8", "r9"};
   for (unsigned n = 1; n <= 6; ++n) {

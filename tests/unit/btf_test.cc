@@ -194,4 +194,8 @@ TEST_CASE("btf: Linux 6.18's BTF, with the offsets pahole shows for it") {
         "p:probe/hrtimer_start_range_ns hrtimer_start_range_ns+0 timer=%di:x64 tim=%si:s64 delta_ns=%dx:u64 "
         "mode=%cx:u32\n");
   CHECK(Definition618("vfs_read%return $retval") == "r:probe/vfs_read__return vfs_read+0 retval=$retval:s64\n");
+  // symstr names the function an address is, as symbol does: the pointer's
+  // value, not a string it points to (file_operations' read_iter at 40).
+  CHECK(Definition618("vfs_read op=file->f_op->read_iter:symstr at=file->f_op->read_iter:symbol") ==
+        "p:probe/vfs_read vfs_read+0 op=+40(+8(%di)):symstr at=+40(+8(%di)):symbol\n");
 }

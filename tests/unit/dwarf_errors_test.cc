@@ -69,9 +69,11 @@ TEST_CASE("dwarf errors name the input and say what to do") {
        "kprobectl: error: 'scale%return': scale exists only as inlined copies here, and an inlined copy has no "
        "return to probe\n  hint: probe the lines after the call in its callers, or the call's line\n"},
       {{"-D", "process%return $arg1"},
-       "kprobectl: error: invalid argument: $arg1 is not known when the function returns\n"
+       "kprobectl: error: invalid argument: '$arg1' is argument 1, and no kernel keeps a function's arguments for "
+       "a user return probe (uprobes keep none)\n"
        "    process%return $arg1\n                   ^\n"
-       "  hint: add a second probe on the function's entry to record its arguments\n"},
+       "  hint: 'kprobectl trace --probe' and 'kprobectl hist --probe' can: they fetch it at the function's entry "
+       "with a probe of their own and print it with the return; or probe the entry too ('process $arg1')\n"},
       {{"-D", "scale $arg1"},
        "kprobectl: error: invalid argument: $arg1 is only known at a function's entry; at scale the registers may "
        "hold other values\n    scale $arg1\n          ^\n"
@@ -183,14 +185,16 @@ TEST_CASE("a return probe's variables: the arguments the kernel keeps, nothing a
   CHECK(refused.status == 1);
   CHECK(refused.out.empty());
   CHECK(refused.err ==
-        "kprobectl: error: invalid argument: 'flags' is argument 2, and a user return probe reads the registers when "
-        "the function returns; uprobes keep no arguments for the return\n    outer%return flags\n"
-        "                 ^\n  hint: probe the entry too ('outer flags') to record it\n");
+        "kprobectl: error: invalid argument: 'flags' is argument 2, and no kernel keeps a function's arguments for a "
+        "user return probe (uprobes keep none)\n    outer%return flags\n"
+        "                 ^\n  hint: 'kprobectl trace --probe' and 'kprobectl hist --probe' can: they fetch it at "
+        "the function's entry with a probe of their own and print it with the return; or probe the entry too "
+        "('outer flags')\n");
   auto params = RunKprobectl({"-x", user, "-v", "-D", "outer%return $params"});
   CHECK(params.status == 0);
   CHECK(params.out.find(" a=") == std::string::npos);
-  CHECK(params.err.find("skipped a: 'a' is argument 1, and a user return probe reads the registers") !=
-        std::string::npos);
+  CHECK(params.err.find("skipped a: 'a' is argument 1, and no kernel keeps a function's arguments for a user "
+                        "return probe") != std::string::npos);
 }
 
 TEST_CASE("an inline function with no code left says so, by index, by scan, and with --no-inlines") {

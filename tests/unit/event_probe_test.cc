@@ -26,7 +26,7 @@ namespace {
 struct EventTracefs {
   TempDir dir;
   explicit EventTracefs(const std::string& dynamic_events = "") {
-    WriteFile(dir / "README", ReadFile(DataPath("readme-linux-6.12.txt")));
+    WriteFile(dir / "README", ReadFile(DataPath("kernels/6.12/README")));
     WriteFile(dir / "dynamic_events", dynamic_events);
     WriteFile(dir / "kprobe_events", "");
     WriteFile(dir / "available_events",
@@ -152,8 +152,8 @@ TEST_CASE("event probes: whether the kernel has them, from its configuration") {
   auto refused = RequireEventProbes(*none);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message ==
-        "this kernel has no event probes (e: in dynamic_events, CONFIG_EPROBE_EVENTS): /proc/config.gz: # "
-        "CONFIG_EPROBE_EVENTS is not set");
+        "this kernel has no event probes (e: in dynamic_events, Linux 5.15; CONFIG_EPROBE_EVENTS): /proc/config.gz: "
+        "# CONFIG_EPROBE_EVENTS is not set");
   CHECK(ParseFeatures(ReadFile(DataPath("readme-linux-6.18-no-kprobes.txt")), false, true).eprobe_listed);
 }
 
@@ -288,4 +288,29 @@ TEST_CASE("event probes: vars lists the fields, how each is read, and where poin
   CHECK(skb.out.find("\t\tvoid *\tskbaddr\t$skbaddr:x64\n") != std::string::npos);
   CHECK(skb.out.find("\t\tvoid *\trx_sk\t$rx_sk:x64\t(->MEMBER of struct sock (the tracepoint's prototype))\n") !=
         std::string::npos);
+}
+
+TEST_CASE("event probes: a README without e: is a kernel without them (5.10), whatever its config says") {
+  KernelFeatures old = ParseFeatures(ReadFile(DataPath("kernels/5.10/README")), true, true);
+  auto said = EventProbesFromReadme(old);
+  REQUIRE(said);
+  CHECK_FALSE(said->supported);
+  auto refused = RequireEventProbes(*said);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message ==
+        "this kernel has no event probes (e: in dynamic_events, Linux 5.15; CONFIG_EPROBE_EVENTS): its tracefs "
+        "README lists no e: definitions");
+  CHECK(refused.error().hint ==
+        "trace the event itself (kprobectl trace SYSTEM:EVENT), or boot Linux 5.15 or later built with "
+        "CONFIG_EPROBE_EVENTS=y (CONFIG_PROBE_EVENTS before 6.17); -D prints the definitions");
+  // Its config has CONFIG_PROBE_EVENTS=y, which says yes only where the README lists e:.
+  std::string config = ReadFile(DataPath("kernels/5.10/config-probes"));
+  auto by_config = EventProbesFromConfig(config, "/boot/config-5.10.0-32-cloud-amd64");
+  REQUIRE(by_config);
+  CHECK(by_config->supported);  // wrong for 5.10, hence the README first
+  // 5.15-6.0 wrote the line with the event's name required, 6.1 on without.
+  for (const char* line : {"e[:[<group>/]<event>] <attached-group>.<attached-event> [<args>]",
+                           "e[:[<group>/][<event>]] <attached-group>.<attached-event> [<args>] [if <filter>]"})
+    CHECK_FALSE(EventProbesFromReadme(ParseFeatures(line, true, true)));
+  CHECK_FALSE(EventProbesFromReadme(ParseFeatures(ReadFile(DataPath("kernels/7.3/README")), true, true)));
 }

@@ -167,9 +167,11 @@ TEST_CASE("resolution errors name the input and say what to do") {
        "values\n    compute+4 $arg1\n              ^",
        "probe the function itself (FUNC), or fetch the register that holds the value (%REG)"},
       {"compute%return $arg1",
-       "invalid argument: $arg1 is not known when the function returns\n"
+       "invalid argument: '$arg1' is argument 1, and no kernel keeps a function's arguments for a user return "
+       "probe (uprobes keep none)\n"
        "    compute%return $arg1\n                   ^",
-       "add a second probe on the function's entry to record its arguments"},
+       "'kprobectl trace --probe' and 'kprobectl hist --probe' can: they fetch it at the function's entry with a "
+       "probe of their own and print it with the return; or probe the entry too ('compute $arg1')"},
       {"compute $retval",
        "invalid argument: $retval is only available in return probes\n    compute $retval\n"
        "            ^",
@@ -241,8 +243,9 @@ TEST_CASE("the kernel's limits on arguments") {
 
 TEST_CASE("kernel probes without debuginfo: SYM+OFF targets") {
   std::vector<ProbeSpec> specs;
-  for (const char* text : {"do_sys_open $arg1 $arg2:string", "do_sys_open%return $retval:s64 $arg2:ustring",
-                           "vfs_read+16 %di", "0xffffffff81000000", "grp:ev=do_sys_open @jiffies:u64"})
+  for (const char* text :
+       {"do_sys_open $arg1 $arg2:string", "do_sys_open%return $retval:s64 $arg2:ustring", "vfs_read+16 %di",
+        "0xffffffff81000000", "grp:ev=do_sys_open @jiffies:u64", "grp:sym=vfs_read op=%si:symstr at=+8(%di):symstr"})
     specs.push_back(*ParseProbeSpec(text));
   EventNamer namer({}, false);
   Target kernel;  // the running kernel, its image not found
@@ -262,7 +265,9 @@ TEST_CASE("kernel probes without debuginfo: SYM+OFF targets") {
                      "p:probe/do_sys_open do_sys_open+0 arg1=%di arg2=+0(%si):string",
                      "r8:probe/do_sys_open__return do_sys_open+0 retval=$retval:s64 arg2=+0($arg2):ustring",
                      "p:probe/vfs_read vfs_read+16 di=%di", "p:probe/abs_ffffffff81000000 0xffffffff81000000",
-                     "p:grp/ev do_sys_open+0 jiffies=@jiffies:u64"});
+                     "p:grp/ev do_sys_open+0 jiffies=@jiffies:u64",
+                     // symstr takes an address as a value; string, where a string is.
+                     "p:grp/sym vfs_read+0 op=%si:symstr at=+8(%di):symstr"});
 }
 
 TEST_CASE("arm64's running kernel: targets count from _stext, its blacklist is moved by the slide of _stext") {

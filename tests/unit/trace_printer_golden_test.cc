@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "json_check.h"
+#include "kprobectl/call_pairing.h"
 #include "kprobectl/strings.h"
 #include "kprobectl/trace_event_def.h"
 #include "kprobectl/trace_printer.h"
@@ -421,18 +422,20 @@ TEST_CASE("printer golden: stacks, as text and JSON") {
 TEST_CASE("printer golden: latency, as text and JSON") {
   for (bool json : {false, true}) {
     Printer printer({json, true, {}}, Comm, KernelSymbol);
+    CallPairing calls;
     Event entry = OneString("in", "f");
-    entry.plan.latency_key = "/bin/x:0x10";
+    entry.plan.opens = {"kp/f__return"};
     Event ret = OneString("out", "f__return");
     ret.plan.retprobe = true;
-    ret.plan.latency_key = entry.plan.latency_key;
+    ret.plan.call_key = "kp/f__return";
     ret.plan.location = "f";
     std::string out;
     for (auto [event, ts] : {std::pair{&entry, uint64_t{1000}}, std::pair{&ret, uint64_t{1999}},
                              std::pair{&entry, uint64_t{5000}}, std::pair{&ret, uint64_t{4000}}}) {
       event->ts = ts;
       event->cpu = 0;
-      printer.Print(event->plan, RecordOf(*event), out);
+      auto call = calls.Next(event->plan, RecordOf(*event));
+      printer.Print(event->plan, RecordOf(*event), out, nullptr, call ? &*call : nullptr);
     }
     CheckGolden(out, json ? "printer_latency.json" : "printer_latency.txt");
   }

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "json_check.h"
+#include "kprobectl/call_pairing.h"
 #include "kprobectl/strings.h"
 #include "kprobectl/trace_decoder.h"
 #include "test_support.h"
@@ -158,12 +159,14 @@ TEST_CASE("latency: entry and return paired per thread, log2 histogram") {
   ret_format.fields = {{"__probe_func", 8, 8, false, false, 0}, {"__probe_ret_ip", 16, 8, false, false, 0}};
   ret_format.print_fmt = "(%lx <- %lx)";
   EventPlan entry = *PlanEvent(entry_format), ret = *PlanEvent(ret_format);
-  entry.latency_key = ret.latency_key = "/bin/x:0x10";
+  entry.opens = {"g/f__return"};
+  ret.call_key = "g/f__return";
   entry.location = "f+0x0";
   ret.location = "f";
   uint8_t data[24] = {};
   Printer printer(
       {false, true, {}}, [](int) { return std::string("x"); }, nullptr);
+  CallPairing calls;
   std::string out;
   auto at = [&](uint64_t ts, int pid, bool is_ret) {
     Record r;
@@ -171,7 +174,8 @@ TEST_CASE("latency: entry and return paired per thread, log2 histogram") {
     r.pid = pid;
     r.data = data;
     r.size = sizeof data;
-    printer.Print(is_ret ? ret : entry, r, out);
+    auto call = calls.Next(is_ret ? ret : entry, r);
+    printer.Print(is_ret ? ret : entry, r, out, nullptr, call ? &*call : nullptr);
   };
   at(1000, 1, false);
   at(1500, 2, false);
@@ -207,12 +211,14 @@ TEST_CASE("latency: a Go return instruction paired with its entry by goroutine, 
   EventPlan entry = *PlanEvent(entry_format), ret = *PlanEvent(ret_format);
   CHECK(entry.args.empty());  // the goroutine is never printed
   REQUIRE(ret.call_offset);
-  entry.latency_key = ret.latency_key = "/bin/g:0x100";
+  entry.opens = {"g/f__return"};
+  ret.call_key = "g/f__return";
   ret.latency_return = true;
   entry.location = "main.f+0x0";
   ret.location = "main.f+0x2c";
   Printer printer(
       {false, true, {}}, [](int) { return std::string("g"); }, nullptr);
+  CallPairing calls;
   std::string out;
   auto at = [&](uint64_t ts, int pid, uint64_t goroutine, bool is_ret) {
     uint8_t data[24] = {};
@@ -222,7 +228,8 @@ TEST_CASE("latency: a Go return instruction paired with its entry by goroutine, 
     r.pid = pid;
     r.data = data;
     r.size = sizeof data;
-    printer.Print(is_ret ? ret : entry, r, out);
+    auto call = calls.Next(is_ret ? ret : entry, r);
+    printer.Print(is_ret ? ret : entry, r, out, nullptr, call ? &*call : nullptr);
   };
   at(1000, 1, 0xa0, false);
   at(2000, 1, 0xb0, false);  // the thread runs another goroutine

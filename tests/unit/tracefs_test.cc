@@ -253,7 +253,7 @@ TEST_CASE("listing, names, enabled state and removal") {
 }
 
 TEST_CASE("features of Debian 13's 6.12 kernel: fprobes, tracepoint probes, BTF arguments") {
-  std::string readme = ReadFile(DataPath("readme-linux-6.12.txt"));
+  std::string readme = ReadFile(DataPath("kernels/6.12/README"));
   REQUIRE_FALSE(readme.empty());
   KernelFeatures f = ParseFeatures(readme, true, true);
   CHECK(f.fprobe_events);
@@ -286,4 +286,77 @@ TEST_CASE("fprobes and tracepoint probes are written to and listed from dynamic_
   CHECK(names == std::vector<std::string>{"kpt:k kprobe_events", "kpt:t dynamic_events", "kpt:f dynamic_events"});
   REQUIRE(events.Remove(*fprobe));
   CHECK(ReadFile(dir / "dynamic_events").ends_with("-:kpt/f\n"));
+}
+
+namespace {
+
+// The features a README gives, by name, in KernelFeatures' order.
+std::string FeatureNames(const KernelFeatures& f) {
+  std::vector<std::pair<const char*, bool>> all = {{"kprobe_events", f.kprobe_events},
+                                                   {"uprobe_events", f.uprobe_events},
+                                                   {"%return", f.kretprobe_suffix},
+                                                   {"r[maxactive]", f.kprobe_maxactive},
+                                                   {"$argN", f.arg_n},
+                                                   {"$argN@return", f.retprobe_args},
+                                                   {"+u", f.user_deref},
+                                                   {"\\imm", f.immediates},
+                                                   {"ustring", f.ustring},
+                                                   {"symstr", f.symstr},
+                                                   {"bitfields", f.bitfields},
+                                                   {"arrays", f.arrays},
+                                                   {"%pd/%pD", f.dentry_types},
+                                                   {"$comm", f.comm},
+                                                   {"$stackN", f.stack_n},
+                                                   {"f:", f.fprobe_events},
+                                                   {"t:", f.tprobe_events},
+                                                   {"btf-args", f.btf_args},
+                                                   {"ref_ctr_offset", f.ref_ctr_offset},
+                                                   {"e:", f.eprobe_listed}};
+  std::string out;
+  for (const auto& [name, on] : all)
+    if (on) out += (out.empty() ? "" : " ") + std::string(name);
+  return out;
+}
+
+KernelFeatures KernelReadme(const std::string& version) {
+  std::string readme = ReadFile(DataPath("kernels/" + version + "/README"));
+  REQUIRE_FALSE(readme.empty());
+  return ParseFeatures(readme, true, true);
+}
+
+}  // namespace
+
+// Each README as the VM's kernel gave it (tests/data/kernels/VERSION; the
+// build in its release file): what kprobectl takes from it, whole.
+TEST_CASE("features of the VM's kernels, from their READMEs: 5.10, 6.1, 6.12, 7.3") {
+  std::map<std::string, std::string> seen;
+  for (const char* version : {"5.10", "6.1", "6.12", "7.3"}) seen[version] = FeatureNames(KernelReadme(version));
+  std::string common = "kprobe_events uprobe_events %return r[maxactive] $argN";
+  std::string v6_12 = common +
+                      " $argN@return +u \\imm ustring symstr bitfields arrays %pd/%pD $comm $stackN f: t: btf-args "
+                      "ref_ctr_offset e:";
+  CHECK(seen == std::map<std::string, std::string>{
+                    {"5.10", common + " +u \\imm ustring bitfields arrays $comm $stackN ref_ctr_offset"},
+                    // symstr came with 6.2, and to 6.1.43 with a fix that needed it.
+                    {"6.1", common + " +u \\imm ustring symstr bitfields arrays $comm $stackN ref_ctr_offset e:"},
+                    {"6.12", v6_12},
+                    {"7.3", v6_12},
+                });
+}
+
+TEST_CASE("Linux 5.10 refuses what came after it, naming the first kernel that has it") {
+  KernelFeatures f = KernelReadme("5.10");
+  std::vector<std::string> said;
+  for (const char* type : {"symstr", "%pd", "%pD", "ustring", "b3@2/8", "u8[4]"}) {
+    auto ok = RequireFetchType(f, ProbeKind::kKernel, *ParseFetchType(type), type);
+    said.push_back(ok ? std::string(type) + ": taken" : ok.error().message);
+  }
+  CHECK(said == std::vector<std::string>{
+                    "this kernel does not support the type 'symstr' (symstr, Linux 6.2)",
+                    "this kernel does not support the type '%pd' (%pd/%pD, Linux 6.10)",
+                    "this kernel does not support the type '%pD' (%pd/%pD, Linux 6.10)",
+                    "ustring: taken",
+                    "b3@2/8: taken",
+                    "u8[4]: taken",
+                });
 }

@@ -78,14 +78,14 @@ echo >$tracefs/kprobe_events
 # shellcheck source=offline_answers.sh
 . "$(dirname "${BASH_SOURCE[0]}")/offline_answers.sh"
 rm -rf /tmp/kparm-answers
-offline_answers "$build/kprobectl" "$vmlinux" "$(cat "$host_answers/module")" /tmp/kparm-answers
+offline_answers "$build/kprobectl" "$vmlinux" "$(cat "$host_answers/module")" /tmp/kparm-answers "$open_spec"
 different=$(diff -r "$host_answers/offline" /tmp/kparm-answers)
 echo "# $(ls /tmp/kparm-answers | wc -l) commands, as the host ran them:"
 head -1 -q /tmp/kparm-answers/* | sed 's/^/#   /'
 check "the arm64 build's offline answers are the x86-64 host's, byte for byte" [ -z "$different" ]
 [ -z "$different" ] || echo "$different" | head -40 | sed 's/^/#   /'
 # Without -k, for the running kernel: the same KASLR-safe targets.
-running=$(kp -D 'vfs_read $params' -D 'do_sys_openat2:14 name=tmp->name:string flags=how->flags dfd' -D c_start 2>&1)
+running=$(kp -D 'vfs_read $params' -D "$open_spec flags=how->flags dfd" -D c_start 2>&1)
 host=$(sed -e '/^> /d' -e '/^exit /d' "$host_answers/offline/01" "$host_answers/offline/03" "$host_answers/offline/04")
 check "for the running kernel, the same definitions as the host's for its image" [ "$running" = "$host" ]
 [ "$running" = "$host" ] || diff <(echo "$host") <(echo "$running") | sed 's/^/#   /'

@@ -13,6 +13,16 @@ kp() { timeout -k 5 120 "$build/kprobectl" "$@"; }
 release=$(uname -r)
 mkdir -p /usr/lib/debug/boot
 ln -sf "$vmlinux" "/usr/lib/debug/boot/vmlinux-$release"
+# The kernel's packages, unpacked (scripts/vm): its modules (Debian 13's
+# kernels keep them, their config and modules.builtin under /usr/lib), and
+# its config where Debian installs it, /boot/config-RELEASE, as a machine
+# running it has it (what kprobectl reads the config for, it reads there).
+tree=${vmlinux%/usr/lib/debug/boot/*}
+module_dir=$tree/lib/modules/$release
+[ -d "$module_dir" ] || module_dir=$tree/usr/lib/modules/$release
+config=$tree/boot/config-$release
+[ -e "$config" ] || config=$module_dir/config
+cp "$config" "/boot/config-$release"
 tracefs=/sys/kernel/tracing
 # shellcheck source=tests/vm/tap.sh
 . "$(dirname "$0")/tap.sh"
