@@ -22,15 +22,16 @@ check "kprobectl first on PATH is the arm64 build ($(command -v kprobectl))" \
 #    two before it), the second of which ftrace makes its call. arm64 has
 #    no KPROBES_ON_FTRACE, so the kernel refuses a kprobe there. A kretprobe
 #    must be at the symbol. The host read the instructions from the image
-#    (objdump) into $host_answers/entry.
+#    (objdump) into $host_answers/entry, and where the DWARF begins (gdb):
+#    after the NOPs on 5.10 to 6.12 (+8), at the symbol on 7.3.
 ln -sf "$vmlinux" "/usr/lib/debug/boot/vmlinux-$release"
 sed 's/^/# /' "$host_answers/entry"
 at() { awk -v off="$1" '$1 == off { print $2 }' "$host_answers/entry"; }
 check "vfs_read+0 and +4 are ftrace's patchable NOPs" [ "$(at 0)$(at 4)" = nopnop ]
 defs=$(kp -D 'vfs_read' 2>&1; kp -D 'vfs_read%return' 2>&1; kp --btf -D 'vfs_read' 2>&1)
 echo "$defs" | sed 's/^/# /'
-check "kprobectl's DWARF entry is vfs_read+8, the landing pad after them ($(at 8))" \
-  eval '[ "$(sed -n 1p <<<"$defs")" = "p:probe/vfs_read vfs_read+8" ] && [ "$(at 8)" = paciasp ]'
+check "kprobectl's DWARF entry is where the DWARF begins, vfs_read+$dwarf_entry ($(at "$dwarf_entry"))" \
+  [ "$(sed -n 1p <<<"$defs")" = "p:probe/vfs_read vfs_read+$dwarf_entry" ]
 check "its return probe is at the symbol, vfs_read+0" [ "$(sed -n 2p <<<"$defs")" = "r:probe/vfs_read__return vfs_read+0" ]
 check "its BTF entry (no DWARF) is the symbol, vfs_read+0" [ "$(sed -n 3p <<<"$defs")" = "p:probe/vfs_read vfs_read+0" ]
 raw() {  # raw DEFINITION: "accepted", or the kernel's error_log message
@@ -64,9 +65,15 @@ check "kprobectl shows the kernel's refusal of the ftrace call site, and leaves 
 
 # B. arm64's blacklist: .entry.text (cpu_switch_to, assembly), .noinstr.text
 #    (el0_svc), the hypervisor's .hyp.text (its functions carry the
-#    __kvm_nvhe_ prefix), and NOKPROBE_SYMBOL (do_mem_abort, above). The
+#    __kvm_nvhe_ prefix: handle___kvm_vcpu_run on 6.1), and NOKPROBE_SYMBOL
+#    (do_mem_abort, above). The
 #    kernel lists each in its blacklist, and refuses them itself too.
-for f in cpu_switch_to el0_svc __kvm_nvhe_handle___kvm_vcpu_run; do
+# The hypervisor's: handle___kvm_vcpu_run, or the first __kvm_nvhe_
+# handler kallsyms names (5.10's names none: its hyp text is unnamed there).
+hyp=$(awk '$3 ~ /^__kvm_nvhe_handle_/ { h = h ? h : $3 } $3 == "__kvm_nvhe_handle___kvm_vcpu_run" { v = $3 }
+           END { print v ? v : h }' /proc/kallsyms)
+[ -n "$hyp" ] || skip "a .hyp.text function is refused" "this kernel's kallsyms names no __kvm_nvhe_ function"
+for f in cpu_switch_to el0_svc $hyp; do
   listed=$(awk -v f="$f" '$2 == f' /sys/kernel/debug/kprobes/blacklist | head -1)
   refuse "$f is refused: on the kernel's kprobe blacklist ($listed)" "'$f' is on the kernel's kprobe blacklist" \
     "kparm:b=$f"
@@ -78,14 +85,14 @@ echo >$tracefs/kprobe_events
 # shellcheck source=offline_answers.sh
 . "$(dirname "${BASH_SOURCE[0]}")/offline_answers.sh"
 rm -rf /tmp/kparm-answers
-offline_answers "$build/kprobectl" "$vmlinux" "$(cat "$host_answers/module")" /tmp/kparm-answers "$open_spec"
+offline_answers "$build/kprobectl" "$vmlinux" "$(cat "$host_answers/module")" /tmp/kparm-answers "$open_full"
 different=$(diff -r "$host_answers/offline" /tmp/kparm-answers)
 echo "# $(ls /tmp/kparm-answers | wc -l) commands, as the host ran them:"
 head -1 -q /tmp/kparm-answers/* | sed 's/^/#   /'
 check "the arm64 build's offline answers are the x86-64 host's, byte for byte" [ -z "$different" ]
 [ -z "$different" ] || echo "$different" | head -40 | sed 's/^/#   /'
 # Without -k, for the running kernel: the same KASLR-safe targets.
-running=$(kp -D 'vfs_read $params' -D "$open_spec flags=how->flags dfd" -D c_start 2>&1)
+running=$(kp -D 'vfs_read $params' -D "$open_full" -D c_start 2>&1)
 host=$(sed -e '/^> /d' -e '/^exit /d' "$host_answers/offline/01" "$host_answers/offline/03" "$host_answers/offline/04")
 check "for the running kernel, the same definitions as the host's for its image" [ "$running" = "$host" ]
 [ "$running" = "$host" ] || diff <(echo "$host") <(echo "$running") | sed 's/^/#   /'

@@ -10,7 +10,7 @@
 # offline_answers KPROBECTL VMLINUX MODULE_KO OUT_DIR OPEN_SPEC: writes each
 # command's standard output and error, then its exit status, to
 # OUT_DIR/NN (its command line first). OPEN_SPEC is a line of
-# do_sys_openat2 with a local's member (tests/vm/kernel_answers.sh).
+# do_sys_openat2 with locals (open_full, tests/vm/kernel_answers.sh).
 offline_answers() {
   local kprobectl=$1 vmlinux=$2 module=$3 out=$4 open=$5 n=0
   mkdir -p "$out"
@@ -24,7 +24,7 @@ offline_answers() {
   }
   one -k "$vmlinux" -D 'vfs_read $params'
   one -k "$vmlinux" -D 'vfs_read%return $retval'
-  one -k "$vmlinux" -D "$open flags=how->flags dfd"
+  one -k "$vmlinux" -D "$open"
   one -k "$vmlinux" -D c_start
   one -k "$vmlinux" -D s_show
   one -k "$vmlinux" -D 'rw_verify_area $params' -D getname_flags
