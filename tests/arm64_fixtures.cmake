@@ -59,7 +59,7 @@ list(APPEND ARM64_FIXTURES ${ARM64_DIR}/sdt)
 # Go's arm64 register ABI (R0-R15), its return instructions (RET), read
 # here offline; the arm64 VM suite runs the cross-build's own copies.
 if(KPROBECTL_GO)
-  set(GO_ARM64_ENV env GOCACHE=${CMAKE_CURRENT_BINARY_DIR}/go-cache GOPATH=${CMAKE_CURRENT_BINARY_DIR}/go-path
+  set(GO_ARM64_ENV env GOCACHE=${GO_CACHE} GOPATH=${CMAKE_CURRENT_BINARY_DIR}/go-path
       GO111MODULE=off GOFLAGS= CGO_ENABLED=0 GOOS=linux GOARCH=arm64)
   add_custom_command(OUTPUT ${ARM64_DIR}/gorets ${ARM64_DIR}/gofx ${ARM64_DIR}/gofx_nodwarf ${ARM64_DIR}/goargs
     COMMAND ${GO_ARM64_ENV} ${KPROBECTL_GO} build -o ${ARM64_DIR}/gorets ${LANG_DIR}/gorets.go

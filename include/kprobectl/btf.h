@@ -52,6 +52,11 @@ class BtfInfo {
   static Result<std::unique_ptr<BtfInfo>> Open(const std::string& path, const Arch& arch,
                                                const std::string& base_path = {}, const std::string& cache_dir = {},
                                                BtfReader reader = BtfReader::kIndex);
+  // A module's split BTF given as its bytes (its .BTF section, as read from
+  // a .ko, .ko.xz or .ko.zst), over the kernel's BTF at `base_path`; `path`
+  // names it.
+  static Result<std::unique_ptr<BtfInfo>> OpenSplit(const std::string& path, std::string_view bytes, const Arch& arch,
+                                                    const std::string& base_path);
   ~BtfInfo();
   BtfInfo(const BtfInfo&) = delete;
   BtfInfo& operator=(const BtfInfo&) = delete;

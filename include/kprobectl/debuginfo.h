@@ -146,6 +146,9 @@ class Debuginfo {
     std::string dwarf_error;
     uint16_t machine = 0;  // its ELF header's e_machine
     bool elf64 = false;
+    std::string build_id;  // its GNU build-id (hex); empty if none
+    std::string btf;       // its .BTF section: split BTF over its kernel's; empty if none
+    std::string modinfo;   // its .modinfo section ("key=value" strings, each ended by a NUL); empty if none
   };
   static Result<Module> OpenModule(const std::string& path);
   virtual ~Debuginfo() = default;

@@ -71,8 +71,10 @@ class ElfImage {
   // is read), or an error when it is not an ELF file.
   static Result<ElfIdentity> ReadIdentity(const std::string& path);
   // A kernel module's image: its symbols at the addresses its sections were
-  // given (see Debuginfo::OpenModule), under the module's name.
-  static ElfImage FromModule(std::string path, std::string module, uint16_t machine, std::vector<ElfSymbol> symbols);
+  // given (see Debuginfo::OpenModule), under the module's name; its
+  // build-id (hex) as read there.
+  static ElfImage FromModule(std::string path, std::string module, uint16_t machine, std::vector<ElfSymbol> symbols,
+                             std::string build_id);
   const std::string& module() const { return module_; }  // empty unless a module
 
   const std::string& path() const { return path_; }

@@ -48,10 +48,27 @@ std::vector<std::string> DebuginfoCandidates(const KernelEnv& env, std::string_v
 Result<std::string> FindKernelDebuginfo(const KernelEnv& env, bool force);
 // Checks that `image` is the running kernel's.
 Result<void> CheckBuildId(const KernelEnv& env, const ElfImage& image, bool force);
-// The same against a build-id read before (hex; empty: unknown, passes).
-Result<void> CheckBuildId(std::string_view running_build_id, const KernelEnv& env, const ElfImage& image, bool force);
+// The same against a build-id read before (hex; empty: unknown, passes),
+// for the image at `path` whose build-id is `build_id`.
+Result<void> CheckBuildId(std::string_view running_build_id, const KernelEnv& env, const std::string& path,
+                          std::string_view build_id, bool force);
 // The running kernel's build-id, from env.notes (empty when unreadable).
 std::string RunningBuildId(const KernelEnv& env);
+
+// What a kernel was built as: its release (uname -r) and its vermagic,
+// the release and the build's options a module must share with it to load
+// ("6.1.0-56-cloud-amd64 SMP preempt mod_unload modversions "). Empty
+// where unknown.
+struct KernelVersion {
+  std::string release;
+  std::string vermagic;
+};
+// A kernel image's: its `vermagic` (kernel/module/main.c, what the kernel
+// checks a module's against), else the release its linux_banner names.
+KernelVersion KernelVersionOf(const ElfImage& image);
+// A module's: the vermagic in its .modinfo section ("key=value" strings,
+// each ended by a NUL), as the kernel reads it when it loads the module.
+KernelVersion ModuleVersionOf(std::string_view modinfo);
 
 // A loaded or installed module's file, by name ("ext4", "nls-utf8" and
 // "nls_utf8" alike): its debuginfo under /usr/lib/debug/lib/modules/RELEASE

@@ -43,7 +43,8 @@ struct SystemView {
   std::optional<std::string> available_functions;  // tracefs available_filter_functions
   std::string available_functions_error;           // why it was not read: "cannot read ...: Operation not permitted"
   std::set<std::string> loaded_modules;            // /sys/module
-  unsigned possible_cpus = 0;                      // sysconf(_SC_NPROCESSORS_CONF); 0 if unknown
+  std::string module_build_id;  // the target module's, loaded: its build-id from /sys/module/MOD/notes (hex), or ""
+  unsigned possible_cpus = 0;   // sysconf(_SC_NPROCESSORS_CONF); 0 if unknown
 
   // This machine's kernel's function names (/proc/kallsyms), to check a
   // name written for it when there is no image to check it against, read

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
 // What a command works on, decided once: a user binary (-x), the running
-// kernel, a kernel image (-k VMLINUX) or a kernel module (-m). In: what the
-// options name, where to look (KernelEnv, the search paths). Out: the
-// target's kind and files: its ELF symbols, its DWARF and, for the kernel
-// without DWARF, its BTF, or why there is none. Every later stage asks the Target, never the options again.
+// kernel, a kernel image (-k VMLINUX) or a kernel module (-m, with -k the
+// image of the kernel it is for). In: what the options name, where to look
+// (KernelEnv, the search paths). Out: the target's kind and files: its ELF
+// symbols, its DWARF and, for the kernel without DWARF, its BTF (a
+// module's read over the BTF of the kernel it was built for), or why there
+// is none. Every later stage asks the Target, never the options again.
 #pragma once
 
 #include <memory>
@@ -20,6 +22,8 @@
 #include "kprobectl/trace_event_def.h"
 
 namespace kprobectl {
+
+struct SystemView;
 
 struct TargetRequest {
   std::string exec;          // -x: a path, or a name found in PATH or the linker's directories
@@ -56,6 +60,12 @@ struct Target {
   // parameters and types at function entries and returns.
   std::unique_ptr<BtfInfo> btf;
   Error btf_error;  // why it is null
+  // kModule: the kernel it was built for (its .modinfo vermagic; empty
+  // without one), checked against the -k image's when there is one; that
+  // image's path and build-id (empty without -k).
+  KernelVersion built_for;
+  std::string kernel_image;
+  std::string kernel_build_id;
 
   ProbeKind probe_kind() const { return kind == kUserBinary ? ProbeKind::kUser : ProbeKind::kKernel; }
   bool kernel() const { return kind != kUserBinary; }
@@ -64,6 +74,13 @@ struct Target {
 };
 
 Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, const SearchPaths& search);
+
+// Whether probes for `target` are for this machine's running kernel, as
+// `running` (its SystemView) describes it, as those written to it must
+// be: a -k image's build-id is its own, a module was built for its release
+// (its vermagic; one without is taken as it is), and a module it has
+// loaded is that file (their build-ids; -f accepts another file).
+Result<void> CheckForRunningKernel(const Target& target, const SystemView& running, bool force);
 
 // Whether probes for `target` can be written to this machine's kernel:
 // they are in its architecture's registers, which must be the running

@@ -147,6 +147,13 @@ Result<std::unique_ptr<BtfInfo>> BtfInfo::Open(const std::string& path, const Ar
   return std::unique_ptr<BtfInfo>(new BtfInfo(std::move(file), arch));
 }
 
+Result<std::unique_ptr<BtfInfo>> BtfInfo::OpenSplit(const std::string& path, std::string_view bytes, const Arch& arch,
+                                                    const std::string& base_path) {
+  auto base = std::make_shared<const btf::File>(KP_TRY(btf::File::Open(base_path, nullptr, {}, btf::File::kLibbpf)));
+  auto file = std::make_shared<const btf::File>(KP_TRY(btf::File::OpenSplit(path, bytes, std::move(base))));
+  return std::unique_ptr<BtfInfo>(new BtfInfo(std::move(file), arch));
+}
+
 const std::string& BtfInfo::path() const { return file_->path(); }
 
 bool BtfInfo::HasFunction(std::string_view function) const { return file_->FindFunction(function).has_value(); }

@@ -7,6 +7,8 @@
 
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -100,6 +102,30 @@ Result<File> File::Open(const std::string& path, std::shared_ptr<const File> bas
   libbpf_set_print(nullptr);
   errno = 0;
   struct ::btf* b = base ? btf__parse_split(path.c_str(), base->btf_) : btf__parse(path.c_str(), nullptr);
+  return FromLibbpf(path, b, std::move(base));
+}
+
+Result<File> File::OpenSplit(const std::string& path, std::string_view bytes, std::shared_ptr<const File> base) {
+  // libbpf reads split BTF from a file here (Debian 12's libbpf 1.1 does
+  // not export btf__new_split): the bytes are given to it as one, in memory.
+  int fd = bytes.empty() ? -1 : memfd_create("kprobectl-split-btf", MFD_CLOEXEC);
+  bool written = fd >= 0;
+  for (size_t at = 0; written && at < bytes.size();) {
+    ssize_t n = write(fd, bytes.data() + at, bytes.size() - at);
+    written = n > 0;
+    at += written ? static_cast<size_t>(n) : 0;
+  }
+  libbpf_set_print(nullptr);
+  errno = bytes.empty() ? ENOENT : errno;
+  struct ::btf* b =
+      written ? btf__parse_raw_split(("/proc/self/fd/" + std::to_string(fd)).c_str(), base->btf_) : nullptr;
+  int error = errno;
+  if (fd >= 0) close(fd);
+  errno = error;
+  return FromLibbpf(path, b, std::move(base));
+}
+
+Result<File> File::FromLibbpf(const std::string& path, struct ::btf* b, std::shared_ptr<const File> base) {
   if (!b) {
     int error = errno ? errno : EINVAL;
     if (error == ENOENT)

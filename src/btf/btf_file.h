@@ -70,6 +70,10 @@ class File {
   // blob's index is kept there.
   static Result<File> Open(const std::string& path, std::shared_ptr<const File> base = nullptr,
                            const std::string& cache_dir = {}, Reader reader = kIndexed);
+  // Split BTF given as its bytes (a module's .BTF section, which a
+  // compressed .ko holds out of libbpf's reach), over `base`; `path` names
+  // it in messages.
+  static Result<File> OpenSplit(const std::string& path, std::string_view bytes, std::shared_ptr<const File> base);
   File(File&&) noexcept;
   File& operator=(File&&) noexcept;
   ~File();
@@ -88,6 +92,8 @@ class File {
 
  private:
   File();
+  // What libbpf made of `path` (null: errno says why), as a File.
+  static Result<File> FromLibbpf(const std::string& path, struct ::btf* b, std::shared_ptr<const File> base);
   // A look-up through the index; when a block of its cache file fails its
   // check, the blob is indexed again from its bytes (and the cache file
   // rewritten), and the look-up made there.

@@ -24,6 +24,7 @@
 
 #include "dwarf_internal.h"
 #include "dwarf_windows.h"
+#include "kprobectl/cache_file.h"
 #include "kprobectl/cxx_names.h"
 #include "kprobectl/glob.h"
 
@@ -134,6 +135,15 @@ Result<Debuginfo::Module> Debuginfo::OpenModule(const std::string& path) {
     GElf_Ehdr ehdr;
     if (gelf_getehdr(elf, &ehdr)) out.machine = ehdr.e_machine;
     out.elf64 = gelf_getclass(elf) == ELFCLASS64;
+    const void* id = nullptr;
+    if (ssize_t size = dwelf_elf_gnu_build_id(elf, &id); size > 0)
+      out.build_id = HexOf({static_cast<const char*>(id), static_cast<size_t>(size)});
+    auto section = [&](std::string_view section_name) {
+      Elf_Data* data = dwarf::SectionData(elf, section_name);
+      return data && data->d_buf ? std::string(static_cast<const char*>(data->d_buf), data->d_size) : std::string();
+    };
+    out.modinfo = section(".modinfo");
+    out.btf = section(".BTF");
   }
   int n = dwfl_module_getsymtab(mod);
   for (int i = 1; i < n; ++i) {

@@ -64,14 +64,7 @@ std::string ReadBuildId(Elf* elf) {
     while ((offset = gelf_getnote(data, offset, &note, &name_offset, &desc_offset)) > 0) {
       if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 &&
           std::memcmp(static_cast<char*>(data->d_buf) + name_offset, "GNU", 4) == 0) {
-        std::string hex;
-        auto* bytes = static_cast<unsigned char*>(data->d_buf) + desc_offset;
-        for (size_t b = 0; b < note.n_descsz; ++b) {
-          static constexpr char kDigits[] = "0123456789abcdef";
-          hex += kDigits[bytes[b] >> 4];
-          hex += kDigits[bytes[b] & 15];
-        }
-        return hex;
+        return HexOf({static_cast<const char*>(data->d_buf) + desc_offset, note.n_descsz});
       }
     }
   }
@@ -420,9 +413,11 @@ Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cach
   return image;
 }
 
-ElfImage ElfImage::FromModule(std::string path, std::string module, uint16_t machine, std::vector<ElfSymbol> symbols) {
+ElfImage ElfImage::FromModule(std::string path, std::string module, uint16_t machine, std::vector<ElfSymbol> symbols,
+                              std::string build_id) {
   ElfImage image;
   image.path_ = std::move(path);
+  image.build_id_ = std::move(build_id);
   image.machine_ = machine;
   image.module_ = std::move(module);
   auto table = std::make_shared<Table>();

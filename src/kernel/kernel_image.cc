@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kprobectl/cache_file.h"
 #include "kprobectl/strings.h"
 
 namespace kprobectl {
@@ -57,16 +58,7 @@ std::string BuildIdFromNotes(std::string_view notes) {
     uint32_t namesz = word(at), descsz = word(at + 4), type = word(at + 8);
     size_t name = at + 12, desc = name + ((namesz + 3) & ~3u);
     if (desc + descsz > notes.size()) break;
-    if (type == 3 && namesz == 4 && notes.substr(name, 3) == "GNU") {
-      std::string hex;
-      for (size_t i = 0; i < descsz; ++i) {
-        static constexpr char kDigits[] = "0123456789abcdef";
-        auto b = static_cast<unsigned char>(notes[desc + i]);
-        hex += kDigits[b >> 4];
-        hex += kDigits[b & 15];
-      }
-      return hex;
-    }
+    if (type == 3 && namesz == 4 && notes.substr(name, 3) == "GNU") return HexOf(notes.substr(desc, descsz));
     at = desc + ((descsz + 3) & ~3u);
   }
   return {};
@@ -124,12 +116,13 @@ Result<std::string> FromDebuginfod(std::string_view build_id) {
 }  // namespace
 
 Result<void> CheckBuildId(const KernelEnv& env, const ElfImage& image, bool force) {
-  return CheckBuildId(RunningBuildId(env), env, image, force);
+  return CheckBuildId(RunningBuildId(env), env, image.path(), image.build_id(), force);
 }
 
-Result<void> CheckBuildId(std::string_view running, const KernelEnv& env, const ElfImage& image, bool force) {
-  if (running.empty() || image.build_id().empty() || running == image.build_id() || force) return {};
-  return Fail("'" + image.path() + "' is not the running kernel's image: its build-id is " + image.build_id() +
+Result<void> CheckBuildId(std::string_view running, const KernelEnv& env, const std::string& path,
+                          std::string_view build_id, bool force) {
+  if (running.empty() || build_id.empty() || running == build_id || force) return {};
+  return Fail("'" + path + "' is not the running kernel's image: its build-id is " + std::string(build_id) +
                   ", the running kernel's (" + env.notes + ") is " + std::string(running),
               "install the debuginfo of kernel " + env.release + ", or add -f to use this file anyway");
 }
@@ -155,6 +148,49 @@ Result<std::string> FindKernelDebuginfo(const KernelEnv& env, bool force) {
   return Fail(message, "install linux-image-" + env.release +
                            "-dbg (Debian, Ubuntu: -dbgsym) or kernel-debuginfo "
                            "(Fedora), set DEBUGINFOD_URLS, or name the image with -k VMLINUX");
+}
+
+namespace {
+
+// The C string at the start of `bytes`.
+std::string UpToNul(std::string_view bytes) { return std::string(bytes.substr(0, bytes.find('\0'))); }
+
+std::string FirstWord(std::string_view text) { return std::string(text.substr(0, text.find_first_of(" \t\n"))); }
+
+}  // namespace
+
+KernelVersion KernelVersionOf(const ElfImage& image) {
+  KernelVersion out;
+  auto found = image.Find(std::vector<std::string_view>{"vermagic", "linux_banner"});
+  auto text = [&](const ElfSymbol* symbol) -> std::string {
+    if (!symbol || symbol->type != ElfSymbol::kObject || symbol->size == 0 || symbol->size > 4096) return {};
+    auto bytes = image.ReadBytes(symbol->value, symbol->size);
+    return bytes ? UpToNul(*bytes) : std::string();
+  };
+  out.vermagic = text(found[0]);
+  out.release = FirstWord(out.vermagic);
+  // "Linux version RELEASE (builder) ...": init/version.c.
+  constexpr std::string_view kBanner = "Linux version ";
+  if (std::string banner = text(found[1]); out.release.empty() && banner.starts_with(kBanner))
+    out.release = FirstWord(std::string_view(banner).substr(kBanner.size()));
+  return out;
+}
+
+KernelVersion ModuleVersionOf(std::string_view modinfo) {
+  constexpr std::string_view kKey = "vermagic=";
+  KernelVersion out;
+  for (size_t at = 0; at < modinfo.size();) {
+    size_t end = modinfo.find('\0', at);
+    if (end == std::string_view::npos) end = modinfo.size();
+    std::string_view entry = modinfo.substr(at, end - at);
+    if (entry.starts_with(kKey)) {
+      out.vermagic = std::string(entry.substr(kKey.size()));
+      out.release = FirstWord(out.vermagic);
+      break;
+    }
+    at = end + 1;
+  }
+  return out;
 }
 
 std::string ModuleName(std::string_view path_or_name) {

@@ -4,7 +4,7 @@
 // the kprobe blacklist, functions ftrace cannot trace (kprobe_events then
 // says only "Failed to register probe event"), names kallsyms cannot tell
 // apart, modules that are not loaded, an image that is not the running
-// kernel's. Also makes targets KASLR-safe against the running kernel's
+// kernel's, a module built for another kernel. Also makes targets KASLR-safe against the running kernel's
 // symbols. vars keeps what a probe would be refused at, and says so. The
 // running kernel's lists come from the SystemView; without
 // them (definitions printed for an image), what the image itself says.
@@ -160,10 +160,9 @@ std::optional<Error> RefusedByName(const ProbeSpec& spec, const Target& target, 
 
 Result<void> ApplyKernelPolicy(std::vector<ResolvedProbe>& probes, const Target& target, const SystemView& system,
                                const ResolveOptions& options, std::vector<std::string>* left_out) {
+  if (system.running) KP_TRY_VOID(CheckForRunningKernel(target, system, options.force));
   if (target.kind == Target::kModule) return CheckModule(probes, target, system, options, left_out);
   const ElfImage* image = target.image.get();
-  if (system.running && image && target.kind == Target::kKernelImage)
-    KP_TRY_VOID(CheckBuildId(system.build_id, system.env, *image, options.force));
   Lists lists = KP_TRY(ListsFor(image, *target.arch, system));
   // A point with several instances (static functions of one name) keeps
   // those the kernel takes and says which it left out; one whose every

@@ -91,6 +91,17 @@ void LeaveOutSplitParts(const ProbeSpec& spec, std::vector<ResolvedLocation>& lo
   locations = std::move(kept);
 }
 
+// A point that needs the DWARF the target has not: why there is none, and
+// for a kernel, why no BTF stands in (a module's built for another kernel
+// than the one probed) when that was looked for.
+Error NeedsDebuginfo(const ProbePoint& point, const Target& target, const std::string& hint) {
+  Error error{"'" + DescribePoint(point) + "' needs debuginfo: " + target.debuginfo_error.message, hint};
+  if (!target.kernel() || target.btf_error.message.empty()) return error;
+  error.message += ", and no BTF stands in: " + target.btf_error.message;
+  if (!target.btf_error.hint.empty()) error.hint += (error.hint.empty() ? "" : "; or ") + target.btf_error.hint;
+  return error;
+}
+
 Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& target, const SystemView& system,
                                              const ResolveOptions& options, Resolution& out) {
   std::vector<std::string>* notes = &out.notes;
@@ -117,8 +128,7 @@ Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& t
   if (!target.image) {
     if (needs_dwarf) KP_TRY_VOID(CheckKernelFunction(spec.point.function, target, system));
     if (needs_dwarf && !target.debuginfo_error.message.empty())
-      return Fail("'" + DescribePoint(spec.point) + "' needs debuginfo: " + target.debuginfo_error.message,
-                  target.debuginfo_error.hint);
+      return std::unexpected(NeedsDebuginfo(spec.point, target, target.debuginfo_error.hint));
     return LocateByName(spec, target, system);
   }
   if (target.debuginfo && spec.point.version.empty()) {
@@ -136,11 +146,11 @@ Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& t
   // made without looking), the symbol table's own explanation.
   // (Go writes DWARF unless told not to: -ldflags=-w or -s.)
   if (needs_dwarf && !target.debuginfo_error.message.empty())
-    return Fail("'" + DescribePoint(spec.point) + "' needs debuginfo: " + target.debuginfo_error.message,
-                target.image->go_version().empty()
-                    ? target.debuginfo_error.hint
-                    : "build it without -ldflags=-w or -s (Go writes DWARF by default), or fetch "
-                      "$argN and $retval, which follow Go's ABI without it");
+    return std::unexpected(NeedsDebuginfo(spec.point, target,
+                                          target.image->go_version().empty()
+                                              ? target.debuginfo_error.hint
+                                              : "build it without -ldflags=-w or -s (Go writes DWARF by default), or "
+                                                "fetch $argN and $retval, which follow Go's ABI without it"));
   return LocateWithSymbols(spec, target, system);
 }
 

@@ -101,8 +101,11 @@ SystemView ReadSystemView(const TracefsDir* tracefs, const KernelEnv& env, const
     mount("debugfs", env.debugfs.c_str(), "debugfs", 0, nullptr);  // best effort
   view.blacklist = ReadOrEmpty(blacklist);
   if (target.kind != Target::kRunningKernel) ReadAvailableFunctions(tracefs, view);
-  if (!target.module.empty() && access((env.root + env.sys_module + "/" + target.module).c_str(), F_OK) == 0)
+  std::string module = env.root + env.sys_module + "/" + target.module;
+  if (!target.module.empty() && access(module.c_str(), F_OK) == 0) {
     view.loaded_modules.insert(target.module);
+    view.module_build_id = BuildIdFromNotes(ReadOrEmpty(module + "/notes/.note.gnu.build-id"));
+  }
   return view;
 }
 

@@ -6,6 +6,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "kprobectl/strings.h"
+#include "kprobectl/system_view.h"
+
 namespace kprobectl {
 
 Result<Debuginfo*> Target::RequireDebuginfo() const {
@@ -18,23 +21,77 @@ namespace {
 constexpr std::string_view kKernelImageHint =
     "-k takes the kernel's image with its debuginfo, e.g. /usr/lib/debug/boot/vmlinux-VERSION";
 
-Result<Target> OpenModule(const TargetRequest& request, const KernelEnv& env) {
-  // A module: its file, its symbols where libdwfl lays it out, its DWARF.
-  Target t;
-  t.kind = Target::kModule;
-  t.path = request.module;
-  if (t.path.find('/') == std::string::npos && t.path.find(".ko") == std::string::npos)
-    t.path = KP_TRY(FindKernelModule(env, request.module));
-  t.module = ModuleName(t.path);
-  auto module = KP_TRY(Debuginfo::OpenModule(t.path));
-  t.arch = KP_TRY(ArchOfElf(module.machine, module.elf64, "the kernel module '" + t.path + "'"));
-  t.image =
-      std::make_unique<ElfImage>(ElfImage::FromModule(t.path, t.module, module.machine, std::move(module.symbols)));
-  if (module.debuginfo)
-    t.debuginfo = std::move(module.debuginfo);
-  else
-    t.debuginfo_error = {module.dwarf_error, "install the kernel's debug package for its modules' DWARF"};
-  return t;
+bool ModuleByName(const std::string& module) {
+  return module.find('/') == std::string::npos && module.find(".ko") == std::string::npos;
+}
+
+std::string ModuleWhat(const Target& t) { return "the kernel module '" + t.path + "'"; }
+
+// A module probed with -k must have been built for that image's kernel:
+// the same vermagic, release and build options, as the kernel checks a
+// module's when it loads it (check_modinfo(), kernel/module/main.c). A
+// module without one (no .modinfo) says nothing: its DWARF needs no base,
+// and its BTF is refused (OpenModuleBtf).
+Result<void> CheckBuiltFor(const Target& t, const KernelVersion& kernel) {
+  const KernelVersion& module = t.built_for;
+  if (module.release.empty()) return {};
+  std::string image = "the kernel image '" + t.kernel_image + "'";
+  if (kernel.release.empty())
+    return Fail(ModuleWhat(t) + " was built for Linux " + module.release + ", and " + image +
+                    " does not say which kernel it is (it has neither vermagic nor linux_banner)",
+                std::string(kKernelImageHint));
+  if (module.release != kernel.release)
+    return Fail(ModuleWhat(t) + " was built for Linux " + module.release + " (its vermagic), and " + image +
+                    " is Linux " + kernel.release,
+                "probe it with -k the image of " + module.release + " (e.g. /usr/lib/debug/boot/vmlinux-" +
+                    module.release + "), or probe the module built for " + kernel.release);
+  if (!kernel.vermagic.empty() && module.vermagic != kernel.vermagic)
+    return Fail(ModuleWhat(t) + " was built as '" + std::string(Trim(module.vermagic)) + "' (its vermagic), and " +
+                    image + " as '" + std::string(Trim(kernel.vermagic)) + "': they are not one build",
+                "probe it with -k the image of the kernel it was built with");
+  return {};
+}
+
+// Whether module `t` was built for the running kernel (env.release), as its
+// vermagic says: an error naming both when not, saying what that rules
+// out (`needs`). A module without vermagic says nothing: it passes.
+Result<void> BuiltForRunningKernel(const Target& t, const KernelEnv& env, const std::string& needs,
+                                   const std::string& hint) {
+  const std::string& release = t.built_for.release;
+  if (release.empty() || release == env.release) return {};
+  return Fail(ModuleWhat(t) + " was built for Linux " + release + " (its vermagic), and the running kernel is " +
+                  env.release + ": " + needs,
+              hint);
+}
+
+// A module's split BTF (`split`, its .BTF section, read from a .ko,
+// .ko.xz or .ko.zst alike), over the BTF of the kernel it was built for:
+// --btf=FILE's (the user's word), the -k image's .BTF section (its
+// vermagic checked), else the running kernel's when the module's vermagic
+// names it. A loaded module named: the running kernel's
+// /sys/kernel/btf/MODULE, which it made over its own.
+Result<std::unique_ptr<BtfInfo>> OpenModuleBtf(const Target& t, const TargetRequest& request, const KernelEnv& env,
+                                               std::string_view split) {
+  Error none{ModuleWhat(t) + " has no .BTF section",
+             "a kernel built with CONFIG_DEBUG_INFO_BTF_MODULES gives its modules BTF"};
+  if (!request.btf_file.empty())
+    return split.empty() ? std::unexpected(none) : BtfInfo::OpenSplit(t.path, split, *t.arch, request.btf_file);
+  std::string running = env.root + env.btf + "/vmlinux";
+  std::string loaded = env.root + env.btf + "/" + t.module;
+  if (t.kernel_image.empty() && ModuleByName(request.module) && access(loaded.c_str(), R_OK) == 0)
+    return BtfInfo::Open(loaded, *t.arch, running);
+  if (split.empty()) return std::unexpected(none);
+  const std::string& release = t.built_for.release;
+  std::string needs = "its split BTF can be read only over the BTF of the kernel it was built for";
+  if (release.empty())
+    return Fail(
+        ModuleWhat(t) + " has no vermagic in its .modinfo: which kernel it was built for is unknown, and " + needs,
+        "name that kernel's BTF with --btf=FILE");
+  if (!t.kernel_image.empty()) return BtfInfo::OpenSplit(t.path, split, *t.arch, t.kernel_image);
+  KP_TRY_VOID(BuiltForRunningKernel(t, env, needs,
+                                    "name that kernel's image with -k (e.g. /usr/lib/debug/boot/vmlinux-" + release +
+                                        "), or its BTF with --btf=FILE"));
+  return BtfInfo::OpenSplit(t.path, split, *t.arch, running);
 }
 
 // --btf=FILE of an ELF file is that file's architecture's kernel (a raw BTF
@@ -52,9 +109,10 @@ Result<void> CheckBtfFileArch(const std::string& path, const Arch& arch) {
 
 // The BTF of a kernel target that has no DWARF, or of any with --btf
 // (the DWARF is then set aside): --btf=FILE, a kernel image's .BTF
-// section, the running kernel's; a module's is split over its kernel's.
-// Asked for (--btf), it must open; otherwise its error is kept for messages.
-Result<void> OpenBtf(Target& t, const TargetRequest& request, const KernelEnv& env) {
+// section, the running kernel's; a module's is split over its kernel's
+// (OpenModuleBtf). Asked for (--btf), it must open; otherwise its error is
+// kept for messages.
+Result<void> OpenBtf(Target& t, const TargetRequest& request, const KernelEnv& env, std::string_view module_btf = {}) {
   bool asked = request.btf || !request.btf_file.empty();
   if (asked && !t.kernel()) return Fail("--btf is for kernel probes; -x reads the program's DWARF", "leave out --btf");
   if (!t.kernel() || (t.debuginfo && !asked)) return {};
@@ -62,19 +120,14 @@ Result<void> OpenBtf(Target& t, const TargetRequest& request, const KernelEnv& e
     t.debuginfo.reset();
     t.debuginfo_error = {"--btf sets the DWARF aside", "leave out --btf to use the DWARF"};
   }
-  std::string running = env.root + env.btf + "/vmlinux";
-  std::string kernel = !request.btf_file.empty() ? request.btf_file : running;
   if (!request.btf_file.empty()) KP_TRY_VOID(CheckBtfFileArch(request.btf_file, *t.arch));
   Result<std::unique_ptr<BtfInfo>> btf;
   if (t.kind == Target::kModule) {
-    // A loaded module named: the kernel's /sys/kernel/btf/MODULE; a .ko
-    // file, or a module not loaded yet, its file's own .BTF section.
-    bool by_name = request.module.find('/') == std::string::npos && request.module.find(".ko") == std::string::npos;
-    std::string loaded = env.root + env.btf + "/" + t.module;
-    btf = BtfInfo::Open(by_name && access(loaded.c_str(), R_OK) == 0 ? loaded : t.path, *t.arch, kernel);
+    btf = OpenModuleBtf(t, request, env, module_btf);
   } else if (t.kind == Target::kKernelImage && request.btf_file.empty()) {
     btf = BtfInfo::Open(t.path, *t.arch);
   } else {
+    std::string kernel = !request.btf_file.empty() ? request.btf_file : env.root + env.btf + "/vmlinux";
     btf = BtfInfo::Open(kernel, *t.arch, {}, request.index.cache_dir);
   }
   if (btf) {
@@ -84,6 +137,43 @@ Result<void> OpenBtf(Target& t, const TargetRequest& request, const KernelEnv& e
   if (asked) return std::unexpected(btf.error());
   t.btf_error = btf.error();
   return {};
+}
+
+Result<Target> OpenModule(const TargetRequest& request, const KernelEnv& env) {
+  // A module: its file, its symbols where libdwfl lays it out, its DWARF.
+  Target t;
+  t.kind = Target::kModule;
+  // The kernel probed: the -k image's, else the running kernel; a module
+  // named is looked for among that kernel's.
+  KernelEnv kernel = env;
+  KernelVersion image_version;
+  if (!request.vmlinux.empty()) {
+    auto image = ElfImage::Open(request.vmlinux, request.index.cache_dir);
+    if (!image) {
+      Error error = image.error();
+      error.hint = kKernelImageHint;
+      return std::unexpected(error);
+    }
+    image_version = KernelVersionOf(*image);
+    t.kernel_image = request.vmlinux;
+    t.kernel_build_id = image->build_id();
+    if (!image_version.release.empty()) kernel.release = image_version.release;
+  }
+  t.path = request.module;
+  if (ModuleByName(request.module)) t.path = KP_TRY(FindKernelModule(kernel, request.module));
+  t.module = ModuleName(t.path);
+  auto module = KP_TRY(Debuginfo::OpenModule(t.path));
+  t.arch = KP_TRY(ArchOfElf(module.machine, module.elf64, "the kernel module '" + t.path + "'"));
+  t.built_for = ModuleVersionOf(module.modinfo);
+  if (!t.kernel_image.empty()) KP_TRY_VOID(CheckBuiltFor(t, image_version));
+  t.image = std::make_unique<ElfImage>(
+      ElfImage::FromModule(t.path, t.module, module.machine, std::move(module.symbols), std::move(module.build_id)));
+  if (module.debuginfo)
+    t.debuginfo = std::move(module.debuginfo);
+  else
+    t.debuginfo_error = {module.dwarf_error, "install the kernel's debug package for its modules' DWARF"};
+  KP_TRY_VOID(OpenBtf(t, request, env, module.btf));
+  return t;
 }
 
 // Event probes read types from the running kernel's BTF, DWARF or not.
@@ -147,6 +237,27 @@ Result<void> CheckArchRunsHere(const Target& target, const KernelEnv& env) {
                   " machine to add them; -D prints the definitions anywhere");
 }
 
+Result<void> CheckForRunningKernel(const Target& target, const SystemView& running, bool force) {
+  const KernelEnv& env = running.env;
+  if (target.kind == Target::kKernelImage && target.image)
+    return CheckBuildId(running.build_id, env, target.path, target.image->build_id(), force);
+  if (target.kind != Target::kModule) return {};
+  if (!target.kernel_image.empty())
+    KP_TRY_VOID(CheckBuildId(running.build_id, env, target.kernel_image, target.kernel_build_id, force));
+  KP_TRY_VOID(BuiltForRunningKernel(
+      target, env, "probes on it are not probes on the module this kernel loads",
+      "probe the module built for " + env.release + " (-m NAME finds it under /lib/modules/" + env.release + ")"));
+  // Loaded, the module is the kernel's copy of one file: offsets read from
+  // another build of it (of the same release) would land elsewhere.
+  std::string file = target.image ? target.image->build_id() : std::string();
+  if (force || running.module_build_id.empty() || file.empty() || running.module_build_id == file) return {};
+  return Fail("'" + target.path + "' is not the module " + target.module +
+                  " the running kernel has loaded: its build-id is " + file + ", the loaded one's (" + env.sys_module +
+                  "/" + target.module + "/notes) is " + running.module_build_id,
+              "give the loaded module's own file or its debuginfo (-m " + target.module +
+                  " finds them), or add -f to use this file anyway");
+}
+
 LibraryMachine LibraryMachineOf(const KernelEnv& env) {
   auto arch = ArchOfUname(env.machine);
   if (!arch) return {};
@@ -157,9 +268,7 @@ Result<Target> OpenTarget(const TargetRequest& request, const KernelEnv& env, co
   if (!request.exec.empty() && (!request.vmlinux.empty() || !request.module.empty()))
     return Fail("-x does not go with -k or -m", "-x probes a program, -k and -m the kernel");
   if (!request.module.empty()) {
-    Target t = KP_TRY(OpenModule(request, env));
-    KP_TRY_VOID(OpenBtf(t, request, env));
-    return t;
+    return OpenModule(request, env);
   }
   Target t;
   if (!request.exec.empty()) {

@@ -231,6 +231,17 @@ std::string RealTracefsOrSkip() {
   std::_Exit(4);
 }
 
+VmKernel VmKernelOrSkip() {
+  const char* info = std::getenv("KP_VM_KERNEL_INFO");
+  std::vector<std::string> words = SplitWords(info ? ReadFile(info) : std::string());
+  if (words.size() == 3) return {words[0], words[1], words[2]};
+  const char* ci = std::getenv("CI");
+  if (ci && std::string(ci) == "true") FAIL("no VM kernel: " << (info ? info : ""));
+  WARN("SKIPPED: the VM's kernel was not fetched (tests/vm/kernel-info)");
+  std::fflush(nullptr);
+  std::_Exit(4);
+}
+
 bool WaitFor(const std::function<bool()>& condition, int seconds) {
   for (int i = 0; i < seconds * 20; ++i) {
     if (condition()) return true;

@@ -83,6 +83,14 @@ class ScopedEnv {
 // end-to-end tests must run.
 std::string RealTracefsOrSkip();
 
+// The VM's kernel as tests/vm/kernel-info wrote it to $KP_VM_KERNEL_INFO
+// ("VERSION VMLINUZ VMLINUX"), or: skip the test (exit code 4) when the
+// set-up could not fetch it, or fail when CI=true.
+struct VmKernel {
+  std::string version, vmlinuz, vmlinux;
+};
+VmKernel VmKernelOrSkip();
+
 // Polls `condition` every 50 ms for up to `seconds`; whether it came true.
 // A bound that only catches a hang, never a verdict on speed.
 bool WaitFor(const std::function<bool()>& condition, int seconds = 20);

@@ -36,7 +36,7 @@ std::string Slurp(const std::string& path) {
   return out.str();
 }
 
-const btf::BlobKey kKey{1525, 42, 7};
+const kprobectl::btf::BlobKey kKey{1525, 42, 7};
 
 // Every type of `path` as both readers see them, and `sample` of its names
 // and pointers (libbpf looks each up with a pass over every type).
@@ -46,12 +46,13 @@ void CompareReaders(const std::string& path, const std::string& cache_dir, size_
   REQUIRE(libbpf);
   REQUIRE(indexed);
   uint32_t id = 1;
-  for (; libbpf->Get(id).kind != btf::Type::kVoid || libbpf->Get(id + 1).kind != btf::Type::kVoid; ++id) {
+  for (; libbpf->Get(id).kind != kprobectl::btf::Type::kVoid || libbpf->Get(id + 1).kind != kprobectl::btf::Type::kVoid;
+       ++id) {
     INFO("type " << id);
     REQUIRE(indexed->Get(id) == libbpf->Get(id));
   }
-  CHECK(indexed->Get(id) == btf::Type{});  // past the last
-  CHECK(indexed->Get(0) == btf::Type{});
+  CHECK(indexed->Get(id) == kprobectl::btf::Type{});  // past the last
+  CHECK(indexed->Get(0) == kprobectl::btf::Type{});
   auto names = libbpf->FunctionNames();
   REQUIRE(indexed->FunctionNames() == names);
   const size_t name_step = std::max<size_t>(1, names.size() / sample);
@@ -59,11 +60,12 @@ void CompareReaders(const std::string& path, const std::string& cache_dir, size_
     REQUIRE(indexed->FindFunction(names[i]) == libbpf->FindFunction(names[i]));
   const uint32_t step = std::max<uint32_t>(1, id / static_cast<uint32_t>(sample));
   for (uint32_t t = 1; t < id; t += step) {
-    btf::Type type = libbpf->Get(t);
-    for (auto kind : {btf::Type::kStruct, btf::Type::kUnion, btf::Type::kEnum, btf::Type::kTypedef, btf::Type::kInt})
+    kprobectl::btf::Type type = libbpf->Get(t);
+    for (auto kind : {kprobectl::btf::Type::kStruct, kprobectl::btf::Type::kUnion, kprobectl::btf::Type::kEnum,
+                      kprobectl::btf::Type::kTypedef, kprobectl::btf::Type::kInt})
       if (type.kind == kind) REQUIRE(indexed->FindType(type.name, kind) == libbpf->FindType(type.name, kind));
   }
-  for (auto kind : {btf::Type::kStruct, btf::Type::kTypedef, btf::Type::kInt}) {
+  for (auto kind : {kprobectl::btf::Type::kStruct, kprobectl::btf::Type::kTypedef, kprobectl::btf::Type::kInt}) {
     CHECK(indexed->FindType("", kind) == libbpf->FindType("", kind));
     CHECK(indexed->FindType("void", kind) == libbpf->FindType("void", kind));
     CHECK(indexed->FindType("no_such_type", kind) == libbpf->FindType("no_such_type", kind));
@@ -107,9 +109,9 @@ bool ReadsTruthOrFails(const Index& view, const Index& good, uint32_t types, con
   failed |= !listed;
   if (listed) REQUIRE(*listed == names);
   for (const std::string& name : names) {
-    auto found = view.Find(name, btf::kRawFunc);
+    auto found = view.Find(name, kprobectl::btf::kRawFunc);
     failed |= !found;
-    if (found) REQUIRE(*found == *good.Find(name, btf::kRawFunc));
+    if (found) REQUIRE(*found == *good.Find(name, kprobectl::btf::kRawFunc));
   }
   for (uint32_t id = 0; id <= types; ++id) {
     auto pointer = view.PointerTo(id);
@@ -135,7 +137,7 @@ TEST_CASE("btf index: every truncation is refused, every flipped byte refused or
     REQUIRE(good);
     CHECK((*good)->refers_to_blob() == refer);
     uint32_t types = 1;
-    while ((*good)->Get(types)->kind != btf::Type::kVoid) ++types;
+    while ((*good)->Get(types)->kind != kprobectl::btf::Type::kVoid) ++types;
     auto names = *(*good)->FunctionNames();
     for (size_t size = 0; size < bytes.size(); ++size) CHECK_FALSE(Index::FromBytes(bytes.substr(0, size), kKey, blob));
     CHECK_FALSE(Index::FromBytes(bytes + '\0', kKey, blob));
@@ -153,7 +155,7 @@ TEST_CASE("btf index: every truncation is refused, every flipped byte refused or
     }
     // The header and the block table are the seal's, the rest its block's
     // (one here: reading anything checks it).
-    CHECK(refused >= sizeof(btf::IndexHeader));
+    CHECK(refused >= sizeof(kprobectl::btf::IndexHeader));
     CHECK(refused + caught == bytes.size());
   }
 }
@@ -167,7 +169,7 @@ TEST_CASE("btf index: a blob read in place is checked against its index: a flipp
   auto good = Index::FromBytes(bytes, kKey, blob);
   REQUIRE(good);
   uint32_t types = 1;
-  while ((*good)->Get(types)->kind != btf::Type::kVoid) ++types;
+  while ((*good)->Get(types)->kind != kprobectl::btf::Type::kVoid) ++types;
   auto names = *(*good)->FunctionNames();
   size_t caught = 0;
   for (size_t at = 0; at < blob.size(); ++at) {
@@ -185,7 +187,8 @@ TEST_CASE("btf index: a blob read in place is checked against its index: a flipp
 TEST_CASE("btf index: another blob (size, mtime or content) is refused, saying so") {
   auto built = Index::Build(Slurp(FixturePath("kernel_btf.btf")), kKey);
   REQUIRE(built);
-  for (btf::BlobKey other : {btf::BlobKey{1526, 42, 7}, btf::BlobKey{1525, 43, 7}, btf::BlobKey{1525, 42, 8}})
+  for (kprobectl::btf::BlobKey other : {kprobectl::btf::BlobKey{1526, 42, 7}, kprobectl::btf::BlobKey{1525, 43, 7},
+                                        kprobectl::btf::BlobKey{1525, 42, 8}})
     CHECK(Index::FromBytes((*built).bytes(), other).error().message == "the BTF changed (size, mtime or content)");
   CHECK(Index::FromBytes(std::string(300, 'K'), kKey).error().message == "not a kprobectl BTF index");
   CHECK_FALSE(Index::Build("not BTF at all, but long enough", kKey));
@@ -232,14 +235,17 @@ TEST_CASE("btf index: a blob changed under its index (same size, mtime, first an
   // A function's name in the second half of the strings, a letter changed:
   // the file's size, mtime and both ends (the index's key) unchanged.
   const auto* raw = reinterpret_cast<const unsigned char*>(blob.data());
-  const uint32_t hdr_len = btf::U32(raw + 4), type_off = btf::U32(raw + 8), type_len = btf::U32(raw + 12),
-                 str_off = btf::U32(raw + 16), str_len = btf::U32(raw + 20);
+  const uint32_t hdr_len = kprobectl::btf::U32(raw + 4), type_off = kprobectl::btf::U32(raw + 8),
+                 type_len = kprobectl::btf::U32(raw + 12), str_off = kprobectl::btf::U32(raw + 16),
+                 str_len = kprobectl::btf::U32(raw + 20);
   size_t name_at = 0;
   for (uint64_t at = 0; at < type_len && !name_at;) {
     const unsigned char* t = raw + hdr_len + type_off + at;
-    const uint32_t kind = btf::KindOfInfo(btf::U32(t + 4));
-    if (kind == btf::kRawFunc && btf::U32(t) > str_len / 2) name_at = size_t{hdr_len} + str_off + btf::U32(t);
-    at += 12 + static_cast<uint64_t>(btf::ExtraSize(kind, btf::VlenOfInfo(btf::U32(t + 4))));
+    const uint32_t kind = kprobectl::btf::KindOfInfo(kprobectl::btf::U32(t + 4));
+    if (kind == kprobectl::btf::kRawFunc && kprobectl::btf::U32(t) > str_len / 2)
+      name_at = size_t{hdr_len} + str_off + kprobectl::btf::U32(t);
+    at += 12 + static_cast<uint64_t>(
+                   kprobectl::btf::ExtraSize(kind, kprobectl::btf::VlenOfInfo(kprobectl::btf::U32(t + 4))));
   }
   REQUIRE(name_at > 0);
   const std::string old_name = blob.c_str() + name_at;
@@ -262,7 +268,7 @@ TEST_CASE("btf index: a blob changed under its index (same size, mtime, first an
   REQUIRE(indexed);
   // Every type: the one whose name changed is answered as the file now
   // says (its block failed its hash, the index was built again).
-  for (uint32_t id = 1; libbpf->Get(id).kind != btf::Type::kVoid; ++id) {
+  for (uint32_t id = 1; libbpf->Get(id).kind != kprobectl::btf::Type::kVoid; ++id) {
     INFO("type " << id);
     REQUIRE(indexed->Get(id) == libbpf->Get(id));
   }
