@@ -74,22 +74,41 @@ def write_json(path, data):
     tmp.rename(path)
 
 
+def perf_version(perf):
+    """What `perf --version` says ("perf version 7.3.4"), or exits saying
+    why the command cannot run."""
+    p = run(perf + ["--version"], 60)
+    said = p["stdout"].strip()
+    if p["rc"] != 0 or not said.startswith("perf version "):
+        sys.exit(f"bench/parity: --perf '{shlex.join(perf)}' does not run as perf: exit {p['rc']}, "
+                 f"{(said or p['stderr'].strip())[:200]!r}")
+    return said
+
+
+def perf_answers(perf, version):
+    """The directory, under a build-id's cache, of one perf's answers: the
+    system's perf (the default) keeps 'perf', where the answers computed
+    before --perf are; another perf's are apart, by its version
+    ('perf-7.3.4'): perf 7.3's answers for a 7.3 image are not perf 6.1's."""
+    return "perf" if perf == ["perf"] else "perf-" + version.split()[-1]
+
+
 class Runner:
     """Runs one tool's command for a (kind, func); perf's answers are kept
-    in the cache (they never change for a build-id), kprobectl's in the
-    run's directory."""
+    in the cache (they never change for a build-id and a perf), kprobectl's
+    in the run's directory."""
 
     def __init__(self, opts, cache, rundir):
         self.opts, self.cache, self.rundir = opts, cache, rundir
 
     def path(self, tool, kind, func):
-        base = self.cache / "perf" if tool == "perf" else self.rundir / "kprobectl"
+        base = self.cache / self.opts.perf_answers if tool == "perf" else self.rundir / "kprobectl"
         return base / kind / f"{func}.json"
 
     def argv(self, tool, kind, func):
         kp_words, perf_words = command_args(kind, func)
         if tool == "perf":
-            return [self.opts.perf, "probe", "-k", self.opts.vmlinux] + perf_words
+            return self.opts.perf + ["probe", "-k", self.opts.vmlinux] + perf_words
         return [self.opts.kprobectl, "-k", self.opts.vmlinux] + kp_words
 
     def job(self, tool, kind, func):
@@ -537,7 +556,8 @@ LABELS = {"params": "-D 'FUNC $params'", "retval": "-D 'FUNC%return $retval'", "
 
 
 def table(rows, funcs, opts):
-    lines = [f"bench/parity: {len(funcs)} functions (seed {opts.seed}) of {opts.vmlinux}", ""]
+    lines = [f"bench/parity: {len(funcs)} functions (seed {opts.seed}) of {opts.vmlinux}",
+             f"bench/parity: {opts.perf_version} ({shlex.join(opts.perf)})", ""]
     lines.append(f"{'command':<26}" + "".join(f"{v:>25}" for v in VERDICTS) + f"{'unexplained':>13}")
     for kind in KINDS:
         unexplained = sum(1 for v in ("different", "only perf succeeds") for o in rows[kind][v] if o[1].unexplained)
@@ -614,7 +634,7 @@ def main():
     ap = argparse.ArgumentParser(prog="bench/parity")
     ap.add_argument("--vmlinux", required=True)
     ap.add_argument("--kprobectl", required=True)
-    ap.add_argument("--perf", default="perf")
+    ap.add_argument("--perf", default="perf", help="the perf command (words split as the shell splits them)")
     ap.add_argument("--traceable", required=True)
     ap.add_argument("--blacklist", help="the kernel's debugfs kprobes/blacklist (perf's definitions there are refused)")
     ap.add_argument("--sample", type=int, default=2000)
@@ -629,6 +649,9 @@ def main():
     ap.add_argument("funcs", nargs="*")
     opts = ap.parse_args()
 
+    opts.perf = shlex.split(opts.perf)
+    opts.perf_version = perf_version(opts.perf)
+    opts.perf_answers = perf_answers(opts.perf, opts.perf_version)
     bid = build_id(opts.vmlinux)
     cache = Path(opts.cache) / bid
     funcs = opts.funcs or sample(traceable_names(opts.traceable), opts.sample, opts.seed)
