@@ -11,8 +11,9 @@ add_custom_target(fixtures)
 # Not through ccache: with the source tree as its base it compiles a file
 # named relative to the build folder, and the DWARF then names the sources
 # as ../../tests/fixtures/..., not the absolute paths the tests expect.
+# Nor in a unity build: each source is its own unit, as the tests expect.
 function(kprobectl_fixture_uncached name)
-  set_target_properties(${name} PROPERTIES C_COMPILER_LAUNCHER "" CXX_COMPILER_LAUNCHER "")
+  set_target_properties(${name} PROPERTIES C_COMPILER_LAUNCHER "" CXX_COMPILER_LAUNCHER "" UNITY_BUILD OFF)
 endfunction()
 function(kprobectl_fixture name)
   cmake_parse_arguments(FX "" "" "SOURCES;FLAGS;LINK" ${ARGN})

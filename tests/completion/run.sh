@@ -3,7 +3,7 @@
 #
 # The bash completion (completions/kprobectl) against the built binary:
 # commands, options, trace's options, and function names of the -x target.
-# Usage: tests/completion/run.sh BUILD_DIR
+# Usage: tests/completion/run.sh BUILD_DIR [FIXTURE_DIR]
 set -uo pipefail
 build=$(cd "$1" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,7 +26,7 @@ expect() {  # expect "WORDS..." EXPECTED
   if [ "${COMPREPLY[*]}" = "$2" ]; then echo "ok - $1 => $2"
   else echo "not ok - $1 => '${COMPREPLY[*]}', expected '$2'"; failed=1; fi
 }
-fx=$build/tests/fixtures/target_O2
+fx=${2:-$build/tests/fixtures}/target_O2
 expect "kprobectl tr" "trace"
 expect "kprobectl --fp" "--fprobe"
 expect "kprobectl trace --lat" "--latency"

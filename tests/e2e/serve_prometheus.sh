@@ -9,7 +9,7 @@
 # i = 0..8 (9). Then: SIGKILL leaves the probe, which `clean` removes and
 # a restart of serve replaces (never another's probe: one added by hand
 # stays), and SIGTERM removes everything. Needs root and tracefs (skips with 4, except in CI).
-# Usage: serve_prometheus.sh BUILD_DIR
+# Usage: serve_prometheus.sh BUILD_DIR [FIXTURE_DIR]
 set -euo pipefail
 build=$1
 # shellcheck source=../../scripts/lib/tracefs.sh
@@ -38,7 +38,7 @@ fail() { echo "FAIL: $*" >&2; for f in "$dir"/*.log; do echo "--- $f" >&2; tail 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 kport=$(port)
 pport=$(port)
-types=$build/tests/fixtures/types
+types=${2:-$build/tests/fixtures}/types
 cat >"$dir/kprobectl.conf" <<CONF
 listen 127.0.0.1:$kport
 probe -x $types $group:tick=tick i
