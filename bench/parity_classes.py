@@ -182,13 +182,17 @@ class Probed:
         index = (copies[0] if self.self_split else copies[-1]) if copies else None
         self.folded = False
         if index is None:
-            copy = folded_copy(chain[-1], func, address) if chain else None
-            if copy is not None:
-                # A copy of func folded whole into the code at address: no
-                # range of it holds the address, yet it is probed there.
-                self.outer, self.own, self.nested = chain, [copy], []
-                self.inlined = self.found = self.folded = True
-                return
+            # A copy of func folded whole into the code at address: no
+            # range of it holds the address, yet it is probed there. It
+            # can be a sibling of the innermost scope, not a child: 7.3's
+            # d_ancestor in is_subdir has [+147, +147), and +147 (its
+            # entry_pc, 'jmp' into its code) is read_seqlock_excl's.
+            for depth in range(len(chain), 0, -1):
+                copy = folded_copy(chain[depth - 1], func, address)
+                if copy is not None:
+                    self.outer, self.own, self.nested = chain[:depth], [copy], []
+                    self.inlined = self.found = self.folded = True
+                    return
             self.outer, self.own, self.nested = [], chain, []
             self.found = False
             return
@@ -377,9 +381,13 @@ def first_op_only(arch, loc, fetch):
 
 def later_location(var, address):
     """The first location after `address` of a variable that has none
-    there (perf's scan)."""
+    there (perf's scan: address + 1, + 2, ... each looked up with
+    dwarf_getlocation_addr, which no empty entry [P, P) answers: 7.3's
+    igmp_mcf_get_next.isra.0 psf is a DW_OP_GNU_parameter_ref at [+5, +5)
+    before DW_OP_reg4 RSI at [+5, +22), and perf fetches %si)."""
     from parity_dwarf import RANGE
-    spans = sorted((int(a, 16), ops) for a, _, ops in RANGE.findall(var.attrs.get("DW_AT_location", "")))
+    spans = sorted((int(lo, 16), ops) for lo, hi, ops in RANGE.findall(var.attrs.get("DW_AT_location", ""))
+                   if int(hi, 16) > int(lo, 16))
     for lo, ops in spans:
         if lo > address:
             return ops

@@ -183,6 +183,12 @@ class Arch {
   // -fpatchable-function-entry=2: the DWARF's low_pc is 8 bytes after the
   // symbol). A return probe belongs at the symbol itself.
   uint64_t patchable_entry() const;
+  // Where the instruction at the start of `code` (at `address`) jumps to,
+  // when it is an unconditional direct jump (x86-64's jmp rel8 and jmp
+  // rel32, arm64's b): the place an inlined copy's code is entered from
+  // its DW_AT_entry_pc (dwarf_module.cc, EntryAddress). Nothing for any
+  // other instruction, or too few bytes.
+  std::optional<uint64_t> DirectJumpTarget(std::string_view code, uint64_t address) const;
   // The registers a probe captures for unwinding its user stack through
   // CFI (kernel names and DWARF numbers): the stack pointer, the program
   // counter, the frame pointer, the link register where there is one.

@@ -55,6 +55,9 @@ std::string Arch::RegisterSummary() const { return std::string(spec_->register_s
 std::span<const std::string_view> Arch::no_probe_sections() const { return spec_->no_probe_sections; }
 uint32_t Arch::relative_relocation() const { return spec_->relative_relocation; }
 uint64_t Arch::patchable_entry() const { return spec_->patchable_entry; }
+std::optional<uint64_t> Arch::DirectJumpTarget(std::string_view code, uint64_t address) const {
+  return spec_->direct_jump(code, address);
+}
 std::string_view Arch::kernel_text_symbol() const { return spec_->kernel_text; }
 std::span<const Arch::UnwindRegister> Arch::unwind_registers() const { return spec_->unwind_registers; }
 unsigned Arch::sp_dwarf() const { return spec_->unwind_registers[0].dwarf; }
