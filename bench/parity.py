@@ -428,6 +428,12 @@ def match_addresses(out, ctx, func, ours, theirs, entry):
             pairs.append((k, k))
             only_kp.remove(k)
             only_perf.remove(p)
+    for p in list(only_perf):
+        k = next((k for k in only_kp if classes.init_percpu(ctx.symbols.table, k, p)), None)
+        if k is not None:
+            out.explain("init-percpu", "")
+            only_kp.remove(k)
+            only_perf.remove(p)
     for p in only_perf:
         fn = ctx.symbols.function_at(p)
         if ".part." in fn and fn.split(".")[0] == func.split(".")[0] and p == ctx.dwarf.entry_of(ctx.symbols.start(p)):
@@ -483,6 +489,14 @@ def weak_at_nops(ctx, address, ours):
         ctx.dwarf.entry_of(address) != address and ctx.dwarf.entry_of(address) in ours
 
 
+def elsewhere(ctx, func, stdout):
+    """Each place perf -V lists is in a function symbol other than `func`'s
+    own, which the image has."""
+    places = [a for cands, _, _ in var_blocks(stdout, ctx.symbols, set()) for a in cands]
+    return bool(places) and func in ctx.symbols.table and \
+        all(ctx.symbols.function_at(a) != func for a in places)
+
+
 def compare(kind, func, kp, perf, ctx):
     ok_kp, ok_perf = kp["rc"] == 0, perf["rc"] == 0
     if not ok_kp and not ok_perf:
@@ -497,6 +511,10 @@ def compare(kind, func, kp, perf, ctx):
             # there too, where kprobectl says why before writing.
             return Outcome("both fail", "perf's definitions are on the kernel's kprobe blacklist")
         out = Outcome("only perf succeeds", first)
+        if kind == "vars" and first.startswith(f"kprobectl: error: no function '{func}' in the debuginfo") and \
+                elsewhere(ctx, func, perf["stdout"]):
+            out.explain("other-function", "")
+            return out
         out.explain("blacklist" if "blacklist" in first and ctx.symbols.blacklisted(func) else None, first)
         return out
     out = Outcome("same")
@@ -521,11 +539,12 @@ def compare(kind, func, kp, perf, ctx):
         if not hit and len(cands) == 1 and f"left out {func.split('.')[0]}.part." in kp["stderr"]:
             # perf -V names the split-off part FUNC.part.N as FUNC+0, before
             # or after FUNC's own +0 (7.3's vfs_statfs: the part's block,
-            # buf alone, first): of the two, the one further from
-            # kprobectl's is the part's.
+            # buf alone, first; 5.10's acpi_ns_internalize_name: the part's,
+            # with its local info, first): of the two, the one that differs
+            # more from kprobectl's is the part's.
             (c,) = cands
             if c in ours and c in theirs and \
-                    len(set(value) & set(ours[c][0])) > len(set(theirs[c][0]) & set(ours[c][0])):
+                    len(set(value) ^ set(ours[c][0])) < len(set(theirs[c][0]) ^ set(ours[c][0])):
                 theirs[c] = (value, types)
             out.explain("split-part", "")
             continue

@@ -143,6 +143,18 @@ CLASSES = [
     Class("const-string", "perf lists a string the DWARF holds as a constant",
           "__func__ has no location, only DW_AT_const_value (its characters): no fetcharg can read it, and "
           "kprobectl lists what can be fetched; perf -V lists it as 'char* __func__' (kvfree_call_rcu)"),
+    Class("init-percpu", "perf names a place in the init code from a per-CPU symbol",
+          "perf 5.10 writes a probe in an inlined copy inside an __init function (.init.text) as "
+          "__per_cpu_end+OFF: a per-CPU symbol, whose value (0x36000 in the image and in kallsyms) is an "
+          "offset into the per-CPU area, not an address, so the kernel resolves the target outside its "
+          "text; its fetches there read symbols named after the parameters (handler=@handler+0). "
+          "kprobectl names the place acpi_scan_init+93 (acpi_scan_add_handler's copy), which a boot-time "
+          "probe (kprobe_event=) can take; perf 6.1 and 7.3 name its place in 7.3's image acpi_scan_init+100"),
+    Class("other-function", "perf lists another function's places for one whose DWARF has no code",
+          "5.10's weak arch_cpu_idle_exit (kernel/sched/idle.c) has a symbol and code, but its DIE has no "
+          "address, range or inlined copy (nor any other DIE of its name); perf -V lists "
+          "@<arch_cpu_idle_prepare+0> and +5, the code of the function before it, and its -D fails; "
+          "kprobectl says the debuginfo has no such function"),
     Class("caller-vars", "vars lists the caller's variables at an inlined copy",
           "at an inlined copy kprobectl lists the variables of the function it is inlined into, which are as "
           "live there (and can be fetched by name); perf lists the copy's own only: __raise_softirq_irqoff at "
@@ -487,3 +499,12 @@ def empty_entry(dwarf, func, perf_address, kp_address):
                 and not scope.has_pc(perf_address) and min(lo for lo, hi in ranges if hi > lo) == kp_address):
             return True
     return False
+
+
+def init_percpu(table, kp_address, perf_address):
+    """kprobectl's `kp_address` is in the init code (_sinittext to
+    _einittext) and perf's target resolves to an address below the kernel's
+    (a per-CPU symbol's offset plus OFF) on the same page offset."""
+    start, end = table.get("_sinittext"), table.get("_einittext")
+    return bool(start and end) and start[0] <= kp_address < end[0] and perf_address < 1 << 47 and \
+        (kp_address - perf_address) % 4096 == 0
