@@ -214,16 +214,20 @@ class Symbols:
     def unsuffixed(self, address, entry=None):
         """`address` as perf -V names a place in a clone whose base name
         has a symbol of its own (mbox_controller_unregister.part.0+94 as
-        mbox_controller_unregister+94), or None; with `entry`, the offset
-        counts from each function's DWARF entry."""
+        mbox_controller_unregister+94): one address for each clone symbol
+        at that code (5.10's devlink_fmsg_bool_pair_put.part.0 and
+        devlink_fmsg_u8_pair_put.part.0 are one function, which perf names
+        by either); with `entry`, the offset counts from each function's
+        DWARF entry."""
         i = bisect.bisect_right(self.starts, address) - 1
-        if i < 0 or "." not in self.functions[i][1]:
-            return None
-        base = self.table.get(self.functions[i][1].split(".")[0])
-        if not base or len(base) != 1:
-            return None
+        start = self.starts[i] if i >= 0 else None
         entry = entry or (lambda a: a)
-        return entry(base[0]) + address - entry(self.starts[i])
+        out = []
+        for at, name in self.functions[bisect.bisect_left(self.starts, start):i + 1] if i >= 0 else []:
+            base = self.table.get(name.split(".")[0]) if "." in name else None
+            if base and len(base) == 1:
+                out.append(entry(base[0]) + address - entry(at))
+        return out
 
     def function_at(self, address):
         i = bisect.bisect_right(self.starts, address) - 1
@@ -421,8 +425,8 @@ def match_addresses(out, ctx, func, ours, theirs, entry):
             only_kp.remove(k)
             only_perf.remove(p)
     for k in list(only_kp):
-        p = ctx.symbols.unsuffixed(k, entry)
-        if p in only_perf:
+        p = next((p for p in ctx.symbols.unsuffixed(k, entry) if p in only_perf), None)
+        if p is not None:
             out.notes.add("perf names a clone without its suffix")
             theirs[k] = theirs.pop(p)  # the same place: its DWARF is k's
             pairs.append((k, k))
