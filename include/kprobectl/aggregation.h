@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kprobectl/fetch_type.h"
+#include "kprobectl/quantiles.h"
 #include "kprobectl/result.h"
 #include "kprobectl/trace_decoder.h"
 #include "kprobectl/trace_event_def.h"
@@ -135,6 +136,8 @@ void MergeRow(std::map<std::vector<AggCell>, AggRow>& rows, const AggregationSpe
 
 // Sorted, cut to the top N, printed as aligned columns under a heading.
 std::string FormatTable(const AggTable& table, const AggregationSpec& spec);
+// The rows in that order, cut so.
+std::vector<AggRow> SortedRows(const AggTable& table, const AggregationSpec& spec);
 
 // The fallback: fed records of one event, in time order.
 class UserAggregator {
@@ -171,7 +174,5 @@ class UserAggregator {
 // bucketed as the key says; for log2 and linear keys the kernel's own
 // bucket is given as `raw` when `bucketed` (2^K's K, a bucket's start).
 AggCell NumberCell(const AggKey& key, uint64_t raw, bool bucketed = false);
-// The kernel's log2 bucket: ilog2(roundup_pow_of_two(v)), 0 for 0 and 1.
-uint64_t Log2Bucket(uint64_t value);
 
 }  // namespace kprobectl

@@ -9,8 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "kprobectl/kernel_image.h"
+
 namespace kprobectl {
 
+// `env` is the running system every command reads (KernelEnv::Running() for
+// this machine's; tests pass a prepared tree).
+int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, const KernelEnv& env);
+// This machine's.
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace kprobectl

@@ -25,6 +25,12 @@ std::optional<int64_t> ParseSigned(std::string_view s);
 
 std::string Hex(uint64_t value);  // "0x1a2b"
 
+// `value` with `decimals` digits after the point, trailing zeros (and a
+// bare point) dropped, whatever the locale: "12.5", "3".
+std::string DecimalText(double value, int decimals);
+// A duration for a person: "1.25 s", "830 ms", "12 us", "0 s".
+std::string DurationText(double seconds);
+
 // A name as written in a probe point or a line range without its '\'
 // escapes: "weird\\:name" is "weird:name" (a '\' at the end stays).
 std::string Unescape(std::string_view text);

@@ -144,8 +144,25 @@ class Printer {
   };
   Frames StackFrames(const EventPlan& plan, const Record& record, EventStacks stacks) const;
 
-  // The --latency histograms, one per function.
+  // A return probe's caller, named as its line names it ("main+0x59").
+  std::string Caller(const EventPlan& plan, const Record& record) const;
+  // The event's arguments as a JSON object, as its --json line has them.
+  std::string ArgsJson(const EventPlan& plan, const Record& record);
+
+  // The --latency summaries, one per function: the calls, min, average
+  // and max, the percentiles (exact: each call was seen), and a histogram
+  // in the kernel's log2 buckets, in hist's notation.
   std::string Histograms() const;
+  // The --latency calls, one list per function: when each returned (the
+  // trace clock's ns) and how long it took.
+  struct LatencyCalls {
+    std::string function;
+    std::vector<std::pair<uint64_t, uint64_t>> calls;  // (return time, ns)
+  };
+  std::vector<LatencyCalls> Latencies() const;
+  // What Print() does but the line: latency tracked and counted (for
+  // outputs drawn at the end, such as a heat map).
+  void Observe(const EventPlan& plan, const Record& record);
   uint64_t printed() const { return printed_; }
 
  private:
@@ -177,7 +194,7 @@ class Printer {
   std::function<std::string(int, uint64_t)> user_frame_;
   UnwindFrames unwind_;
   std::map<std::pair<std::string, uint64_t>, std::vector<uint64_t>> open_calls_;  // (key, tid or g) -> entry times
-  std::map<std::string, std::vector<uint64_t>> durations_;                        // key -> durations (ns)
+  std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> durations_;   // key -> (return time, ns)
   std::map<std::string, std::string> latency_names_;
   uint64_t printed_ = 0;
   std::vector<std::string> symbols_;  // the names of the line's %pS values, looked up before it is written

@@ -20,7 +20,8 @@ class KernelSymbols {
   static KernelSymbols Parse(const std::string& kallsyms);
   // From that file (empty path or unreadable: empty).
   static KernelSymbols FromFile(const std::string& path);
-  // "do_sys_openat2+0x1c", or empty when the address is in no symbol.
+  // "do_sys_openat2+0x1c" ("ext4_read+0x1c [ext4]" in a module), or empty
+  // when the address is in no symbol.
   std::string Lookup(uint64_t address) const;
   bool empty() const { return symbols_.empty(); }
 

@@ -41,6 +41,12 @@ class Tracer {
   // With the stacks recorded after the record, if any.
   using Sink = std::function<void(const EventPlan&, const Record&, const EventStacks*)>;
   void SetSink(Sink sink) { sink_ = std::move(sink); }
+  // Told where the kernel overwrote events: the time of the first event
+  // after the loss (the page's own time when it kept none), its CPU, and
+  // how many (at least 1 where the kernel does not count them).
+  using LostSink = std::function<void(uint64_t time, int cpu, uint64_t count)>;
+  void SetLostSink(LostSink sink) { lost_sink_ = std::move(sink); }
+  const std::vector<EventPlan>& plans() const { return plans_; }
   // Everything `source` holds now, printed in time order.
   Result<void> Drain(RingReader& source);
   // Events the kernel overwrote before they were read, as the pages say.
@@ -81,6 +87,7 @@ class Tracer {
   uint64_t busiest_bytes_ = 0;
   bool reader_gone_ = false;
   Sink sink_;
+  LostSink lost_sink_;
 };
 
 }  // namespace kprobectl

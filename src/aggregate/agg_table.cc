@@ -5,17 +5,12 @@
 // A log2 bucket holds what the kernel's does (kernel/trace/trace_events_hist.c,
 // hist_field_log2: ilog2(roundup_pow_of_two(v))), so that both sides agree.
 #include <algorithm>
-#include <bit>
 
 #include "kprobectl/aggregation.h"
+#include "kprobectl/quantiles.h"
 #include "kprobectl/strings.h"
 
 namespace kprobectl {
-
-uint64_t Log2Bucket(uint64_t value) {
-  if (value <= 1) return 0;
-  return static_cast<uint64_t>(std::bit_width(value - 1));
-}
 
 namespace {
 
@@ -56,9 +51,7 @@ AggCell NumberCell(const AggKey& key, uint64_t raw, bool bucketed) {
     case AggKey::kLog2: {
       uint64_t k = bucketed ? raw : Log2Bucket(raw);
       cell.order = static_cast<int64_t>(k);
-      cell.text = k == 0 ? "[0, 1]"
-                         : "(" + std::to_string(uint64_t{1} << (k - 1)) + ", " +
-                               (k < 64 ? std::to_string(uint64_t{1} << k) : "2^64") + "]";
+      cell.text = Log2BucketText(k);
       return cell;
     }
     case AggKey::kLinear: {
@@ -105,10 +98,8 @@ void MergeRow(std::map<std::vector<AggCell>, AggRow>& rows, const AggregationSpe
         spec.values[i].op == AggValue::kSum ? into.values[i] + row.values[i] : std::max(into.values[i], row.values[i]);
 }
 
-namespace {
-
 // The rows in the order asked: by a key, the count or a value.
-std::vector<AggRow> Sorted(const AggTable& table, const AggregationSpec& spec) {
+std::vector<AggRow> SortedRows(const AggTable& table, const AggregationSpec& spec) {
   std::vector<AggRow> rows = table.rows;
   auto key = std::find_if(spec.keys.begin(), spec.keys.end(), [&](const AggKey& k) { return k.text == spec.sort; });
   auto value =
@@ -131,10 +122,8 @@ std::vector<AggRow> Sorted(const AggTable& table, const AggregationSpec& spec) {
   return rows;
 }
 
-}  // namespace
-
 std::string FormatTable(const AggTable& table, const AggregationSpec& spec) {
-  std::vector<AggRow> rows = Sorted(table, spec);
+  std::vector<AggRow> rows = SortedRows(table, spec);
   std::vector<std::vector<std::string>> cells;
   std::vector<std::string> header;
   for (const AggKey& k : spec.keys) header.push_back(k.text);

@@ -13,7 +13,7 @@ namespace kprobectl::cli {
 namespace {
 
 Result<size_t> RemoveLeftovers(const TracefsDir& dir, const Options& options, Streams io) {
-  std::string proc = KernelEnv::Running().proc;
+  std::string proc = options.env.proc;
   auto alive = [&](const TraceRun& run) {
     if (run.pid == getpid()) return true;
     auto now = ProcessRun(proc, run.pid);

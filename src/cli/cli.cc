@@ -95,6 +95,7 @@ void DeclareGlobalOptions(CLI::App& app, CommandLine& c) {
                  "With -x: the binary as process PID sees it, in its mount namespace (a container)")
       ->type_name("PID");
   app.add_flag("--sdt", o.sdt, "funcs: list the binary's USDT markers (SDT notes) instead of its functions");
+  app.add_flag("--json", o.json, "list, funcs, vars: JSON, one object a line (trace and hist take it too)");
   app.add_option("--btf", o.btf_file,
                  "Kernel parameters and types from BTF, even where there is DWARF; with FILE, from that file "
                  "(raw BTF, or an ELF file's .BTF)")
@@ -141,8 +142,13 @@ void DeclareTrace(CLI::App& app, CommandLine& c) {
   trace->add_option("events", t.events, "[GROUP:]EVENT globs (default: every probe* group)");
   trace->add_option("--probe", t.probes, "A temporary probe, 'SPEC [ARG...]', removed at the end (repeatable)");
   trace->add_option("-d,--duration", t.duration, "Stop after this many seconds");
-  trace->add_option("-o,--output", t.output, "Write the events to FILE");
-  trace->add_flag("--json", t.json, "One JSON object per event");
+  trace->add_option("-o,--output", t.output, "Write the events (or the --format's picture) to FILE");
+  trace->add_flag("--json", t.json, "One JSON object per event (--format json)");
+  trace
+      ->add_option("--format", t.format,
+                   "What to write: text (the default), json, folded (stacks, for flame graph tools), flamegraph "
+                   "(an SVG), heatmap (an SVG of --latency), timeline (Trace Event Format JSON, for Perfetto)")
+      ->type_name("FORMAT");
   trace->add_option("--filter", t.filter, "Kernel-side event filter, e.g. 'a > 5'");
   trace->add_option("--pid", t.pid, "Only events of this process");
   trace->add_flag("-a,--all", t.all, "With -- COMMAND: events of the whole system, not only the command's");
@@ -184,7 +190,12 @@ void DeclareHist(CLI::App& app, CommandLine& c) {
   hist->add_flag("--in-user-space", t.user_space,
                  "Count in kprobectl, copying every event, even where the kernel's hist triggers could");
   hist->add_option("-d,--duration", t.duration, "Stop after this many seconds");
-  hist->add_option("-o,--output", t.output, "Write the counts to FILE");
+  hist->add_option("-o,--output", t.output, "Write the counts (or the --format's picture) to FILE");
+  hist->add_flag("--json", t.json, "One JSON object per table (--format json); with -i, a stream of them");
+  hist->add_option("--format", t.format,
+                   "What to write: text (the default), json, folded (stack keys' stacks, for flame graph tools), "
+                   "flamegraph (an SVG of the stack keys), heatmap (an SVG of --latency, a column every -i)")
+      ->type_name("FORMAT");
   hist->add_option("--filter", t.filter, "Count only events that pass this filter, e.g. 'a > 5'");
   hist->add_option("--pid", t.pid, "Only events of this process");
   hist->add_flag("-a,--all", t.all, "With -- COMMAND: events of the whole system, not only the command's");
@@ -211,14 +222,20 @@ std::string VersionText() {
          "architectures: " +
          architectures +
          " (each target's own, from its ELF machine or the running kernel's)\n"
-         "probes: kprobes, kretprobes, fprobes (--fprobe), tracepoint probes (tp:), uprobes, uretprobes, USDT "
-         "markers with semaphores; tracefs kprobe_events, uprobe_events, dynamic_events\n"
-         "user space: C and C++ (demangled names, overloads), binaries in containers (--target-ns)\n"
+         "probes: kprobes, kretprobes, fprobes (--fprobe), tracepoint probes (tp:), event probes (ev:), uprobes, "
+         "uretprobes, USDT markers with semaphores, boot-time definitions (--cmdline, --bootconfig); tracefs "
+         "kprobe_events, uprobe_events, dynamic_events; each kernel feature as the kernel's tracefs README and "
+         "config say\n"
+         "user space: C, C++ (demangled names, overloads), Go (results by name, goroutines), Rust (demangled "
+         "names, strings); binaries in containers (--target-ns)\n"
          "debuginfo: DWARF 2-5 through libdw " KPROBECTL_LIBDW_VERSION
          " (split functions, inlined copies, clones), index cache, debuginfod (when DEBUGINFOD_URLS is set); "
          "kernel BTF through libbpf when there is no DWARF (--btf)\n"
-         "kernel modules: .ko, .ko.xz, .ko.zst\n"
-         "trace: libtracefs and libtraceevent (text, JSON, latency)";
+         "kernel modules: .ko, .ko.xz, .ko.zst, also before they load; read against the kernel they were built for\n"
+         "trace: libtracefs and libtraceevent (text, JSON, latency, stacks)\n"
+         "hist: counts, sums and log2 latencies, in the kernel (hist triggers, synthetic events) where it can, "
+         "else in kprobectl\n"
+         "serve: the hist aggregations as Prometheus metrics (libmicrohttpd, loaded when serve runs)";
 }
 
 // How a message names an option: perf's "switch -d", by its short name.
@@ -312,6 +329,7 @@ int Dispatch(CommandLine& c, const CLI::App& app, cli::Streams io) {
 }
 
 int DispatchTrace(CommandLine& c, cli::Streams io) {
+  c.trace.json |= c.options.json;  // kprobectl --json trace ...
   if (c.trace.duration < 0) {
     PrintError({"--duration must be positive", ""}, io.err);
     return 2;
@@ -327,7 +345,12 @@ int DispatchTrace(CommandLine& c, cli::Streams io) {
 }  // namespace
 
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  return RunCli(args, out, err, KernelEnv::Running());
+}
+
+int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, const KernelEnv& env) {
   CommandLine c;
+  c.options.env = env;
   CLI::App app{"kprobectl: kernel and user-space dynamic probes from the command line"};
   app.name("kprobectl");
   app.set_version_flag("--version", VersionText());
@@ -370,7 +393,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (!c.options.boot_form.empty()) c.options.definitions = c.options.dry_run = true;
   c.options.btf = app.count("--btf") > 0;
   const char* runtime_dir = std::getenv("KPROBECTL_RUNTIME_DIR");
-  c.options.runtime_dir = runtime_dir ? runtime_dir : KernelEnv::Running().runtime_dir;
+  c.options.runtime_dir = runtime_dir ? runtime_dir : env.runtime_dir;
   c.options.progress = &err == &std::cerr && isatty(STDERR_FILENO);
   auto actions = Actions(c, app);
   if (actions.size() > 1) {
@@ -383,6 +406,11 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   bool lists = *c.funcs || c.funcs_flag->count() || *c.vars || !c.vars_spec.empty();
   if (!c.options.filter.empty() && !lists) {
     PrintError({"--filter is for funcs (-F) and vars (-V)", "trace's event filter is 'trace --filter EXPR'"}, err);
+    return 2;
+  }
+  bool json_answers = lists || *c.list || c.list_flag->count() || *c.trace_command || *c.hist_command;
+  if (c.options.json && !json_answers) {
+    PrintError({"--json is for list, funcs, vars, trace and hist", "see 'kprobectl --help'"}, err);
     return 2;
   }
   for (CLI::Option* path : c.paths)

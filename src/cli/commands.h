@@ -54,6 +54,10 @@ struct Options {
   std::string cache_dir;    // the debuginfo index cache; empty with --no-cache
   std::string runtime_dir;  // records of trace's temporary probes; empty: none
   bool progress = false;    // stderr is a terminal: show a slow index build's progress
+  bool json = false;        // --json: list, funcs, vars as JSON, one object a line
+  // The running system's files (RunCli's caller says where: this machine's,
+  // or a prepared tree in tests), read through this alone.
+  KernelEnv env;
 };
 
 struct Streams {
@@ -70,7 +74,8 @@ struct TraceOptions {
   std::vector<std::string> probes;  // --probe SPEC, temporary
   double duration = 0;              // -d SECONDS; 0 = until the command ends or a signal
   std::string output;               // -o FILE
-  bool json = false;
+  bool json = false;                // --json: the same as --format json
+  std::string format;               // --format: text (empty), json, folded, flamegraph, heatmap, timeline
   std::string filter;
   int pid = 0;
   bool all = false;  // -a: the whole system, not only the command's processes
@@ -132,5 +137,7 @@ Result<std::vector<TraceEventDef>> ResolveToDefinitions(const std::vector<ProbeS
 // "(on compute+4 in /path/demo with a b)" as perf prints it; with `source`
 // (from the DWARF) "(on compute:3@/src/demo.c in /path/demo with a b)".
 std::string DescribeDefinition(const TraceEventDef& def, const ElfImage* image, const std::string& source = "");
+// What it says after "on": "compute:3@/src/demo.c in /path/demo".
+std::string WhereDefined(const TraceEventDef& def, const ElfImage* image, const std::string& source = "");
 
 }  // namespace kprobectl::cli

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "kprobectl/glob.h"
+#include "kprobectl/json_object.h"
 #include "kprobectl/lang_names.h"
 #include "kprobectl/nearest_names.h"
 #include "kprobectl/strings.h"
@@ -16,7 +17,7 @@ namespace {
 
 // funcs --sdt: one line per marker, its name padded, the arguments of its
 // first site as its note writes them, and what else there is to know.
-Result<void> ListMarkers(const Target& target, const std::string& filter_text, Streams io) {
+Result<void> ListMarkers(const Target& target, const std::string& filter_text, bool json, Streams io) {
   auto filter = KP_TRY(GlobFilter::Parse(filter_text.empty() ? "*" : filter_text));
   std::vector<MarkerSummary> markers = KP_TRY(ProbeableMarkers(target, filter));
   if (markers.empty() && filter_text.empty()) return Fail(target.path + " has no USDT markers (no .note.stapsdt)");
@@ -24,6 +25,16 @@ Result<void> ListMarkers(const Target& target, const std::string& filter_text, S
   for (const MarkerSummary& m : markers) width = std::max(width, m.name.size());
   for (const MarkerSummary& m : markers) {
     std::vector<std::string> args = SplitSdtArguments(m.args);
+    if (json) {
+      io.out << JsonObject()
+                    .String("marker", m.name)
+                    .Raw("args", JsonStrings(args))
+                    .Number("sites", m.sites)
+                    .Bool("semaphore", m.semaphore)
+                    .str()
+             << "\n";
+      continue;
+    }
     std::string line = m.name + std::string(width - m.name.size() + 2, ' ');
     for (size_t i = 0; i < args.size(); ++i) line += (i ? " arg" : "arg") + std::to_string(i + 1) + "=" + args[i];
     if (args.empty()) line += "(no arguments)";
@@ -39,7 +50,7 @@ Result<void> ListMarkers(const Target& target, const std::string& filter_text, S
 Result<void> RunFuncs(const Options& options, const std::string& filter_text, Streams io) {
   // -x, -k, -m, or else the running kernel's image, found as for add.
   Target target = KP_TRY(OpenTargetOf(options, io.err));
-  if (options.sdt) return ListMarkers(target, filter_text, io);
+  if (options.sdt) return ListMarkers(target, filter_text, options.json, io);
   // perf's default filter hides compiler-internal names. In a Go binary a
   // glob is a Go name's: "(*T)" and "[...]" as in a probe point.
   std::function<std::string(std::string_view)> leaf;
@@ -50,13 +61,14 @@ Result<void> RunFuncs(const Options& options, const std::string& filter_text, St
   std::optional<SystemView> running;
   if (!target.image && target.btf && target.kind == Target::kRunningKernel) {
     auto dir = OpenTracefs(options, false);
-    running = ReadSystemView(dir ? dir->get() : nullptr, KernelEnv::Running(), target, dir.has_value());
+    running = ReadSystemView(dir ? dir->get() : nullptr, options.env, target, dir.has_value());
     if (!running->available_functions && !options.quiet)
       io.err << "kprobectl: note: " << running->available_functions_error
              << "; so this list has every function of the BTF, also those ftrace cannot trace, which kprobes refuse\n";
   }
   std::vector<std::string> names = KP_TRY(ProbeableFunctions(target, filter, running ? &*running : nullptr));
-  for (const std::string& name : names) io.out << name << "\n";
+  for (const std::string& name : names)
+    io.out << (options.json ? JsonObject().String("function", name).str() : name) << "\n";
   // A name, not a glob nor a filter, that is no function ("main.handel",
   // "depot::store::totl"): said, with the nearest ones.
   if (!names.empty() || filter_text.empty() || IsGlob(filter_text) ||

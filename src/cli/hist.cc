@@ -187,11 +187,12 @@ Result<std::vector<AggTable>> HistRun::Tables(const TracefsDir& dir, TraceSessio
   return out;
 }
 
-Result<std::string> HistRun::Report(const TracefsDir& dir, TraceSession& session, bool clear) {
-  std::vector<AggTable> tables = KP_TRY(Tables(dir, session, clear));
-  std::string out;
-  for (size_t i = 0; i < tables.size(); ++i) out += FormatTable(tables[i], events_[i].spec);
+std::vector<AggregationSpec> HistRun::specs() const {
+  std::vector<AggregationSpec> out;
+  for (const Event& e : events_) out.push_back(e.spec);
   return out;
 }
+
+std::string HistRun::Counted() const { return in_kernel_ ? "in the kernel (hist triggers)" : "by kprobectl"; }
 
 }  // namespace kprobectl::cli

@@ -55,10 +55,12 @@ class HistRun {
   bool Due();
   // The tables now, one an event; with `clear`, counting starts again.
   Result<std::vector<AggTable>> Tables(const TracefsDir& dir, TraceSession& session, bool clear);
-  // The tables printed.
-  Result<std::string> Report(const TracefsDir& dir, TraceSession& session, bool clear);
   // Each event's spec, bound to its arguments, in the tables' order.
   const AggregationSpec& spec(size_t event) const { return events_[event].spec; }
+  std::vector<AggregationSpec> specs() const;
+  // Where the events are counted, for a picture's subtitle: "in the
+  // kernel (hist triggers)", "by kprobectl" (Note() says why).
+  std::string Counted() const;
   // The events' "group/event" paths (to enable where kprobectl counts).
   std::vector<std::string> paths() const;
 

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "kprobectl/cxx_names.h"
 #include "kprobectl/glob.h"
+#include "kprobectl/json_object.h"
 #include "kprobectl/kernel_image.h"
 #include "kprobectl/probe_events.h"
 #include "kprobectl/resolve.h"
@@ -35,8 +36,7 @@ EventPattern ParsePattern(std::string_view text) {
   return p;
 }
 
-bool ModuleLoaded(const std::string& module) {
-  KernelEnv env = KernelEnv::Running();
+bool ModuleLoaded(const KernelEnv& env, const std::string& module) {
   return access((env.root + env.sys_module + "/" + module).c_str(), F_OK) == 0;
 }
 
@@ -44,9 +44,37 @@ bool Matches(const EventPattern& p, const TraceEventDef& def) {
   return GlobMatch(p.group, def.group) && GlobMatch(p.event, def.event);
 }
 
+// list --json: one event's object.
+std::string ListedJson(const TraceEventDef& def, const std::string& where, const ProfileEntry* entry, bool waiting) {
+  static constexpr const char* kTypes[] = {"probe", "fprobe", "tracepoint", "event"};
+  std::vector<std::string> args;
+  for (const FetchArg& a : def.args) {
+    JsonObject arg;
+    arg.String("name", a.name).String("fetch", a.fetch);
+    if (!a.type.empty()) arg.String("type", a.type);
+    args.push_back(arg.str());
+  }
+  JsonObject out;
+  out.String("event", def.FullName())
+      .String("group", def.group)
+      .String("name", def.event)
+      .String("side", def.kind == ProbeKind::kKernel ? "kernel" : "user")
+      .String("type", kTypes[static_cast<int>(def.type)])
+      .Bool("return", def.retprobe)
+      .String("on", where)
+      .Raw("args", JsonArray(args))
+      .String("definition", FormatDefinition(def));
+  if (def.target.kind == ProbeTarget::kFile) out.String("file", def.target.path);
+  if (!def.target.module.empty() && def.type != ProbeType::kEventProbe) out.String("module", def.target.module);
+  if (entry) out.Number("hits", entry->hits);
+  if (entry && entry->misses && def.retprobe) out.Number("misses", *entry->misses);
+  if (waiting) out.Bool("waiting_for_module", true);
+  return out.str();
+}
+
 }  // namespace
 
-std::string DescribeDefinition(const TraceEventDef& def, const ElfImage* image, const std::string& source) {
+std::string WhereDefined(const TraceEventDef& def, const ElfImage* image, const std::string& source) {
   std::string where;
   const ProbeTarget& t = def.target;
   if (!source.empty()) {
@@ -72,7 +100,11 @@ std::string DescribeDefinition(const TraceEventDef& def, const ElfImage* image, 
   } else {
     where = Hex(t.address) + (def.retprobe ? "%return" : "");
   }
-  std::string out = "(on " + where;
+  return where;
+}
+
+std::string DescribeDefinition(const TraceEventDef& def, const ElfImage* image, const std::string& source) {
+  std::string out = "(on " + WhereDefined(def, image, source);
   if (!def.args.empty()) {
     out += " with";
     for (const FetchArg& arg : def.args) out += " " + (arg.name.empty() ? arg.fetch : arg.name);
@@ -110,7 +142,10 @@ Result<void> RunList(const Options& options, const std::vector<std::string>& pat
     for (const EventPattern& p : parsed) selected |= Matches(p, def);
     if (!selected) continue;
     if (!def.unread.empty()) {
-      io.out << "  " << def.FullName() << "\t(kprobectl cannot read this definition: " << def.unread << ")\n";
+      if (options.json)
+        io.out << JsonObject().String("event", def.FullName()).String("unread", def.unread).str() << "\n";
+      else
+        io.out << "  " << def.FullName() << "\t(kprobectl cannot read this definition: " << def.unread << ")\n";
       continue;
     }
     const ElfImage* image = nullptr;
@@ -122,23 +157,28 @@ Result<void> RunList(const Options& options, const std::vector<std::string>& pat
     } else if (def.type == ProbeType::kProbe || def.type == ProbeType::kFprobe) {
       if (!looked_for_kernel) {
         looked_for_kernel = true;
-        auto found = FindKernelDebuginfo(KernelEnv::Running(), options.force);  // the stage's look-up
+        auto found = FindKernelDebuginfo(options.env, options.force);  // the stage's look-up
         if (found) kernel_image = *found;
       }
       Files& f = open(kernel_image);
       source = SourceOfDefinition(def, f.image.get(), f.debuginfo.get());
     }
+    const ProfileEntry* entry = FindProfileEntry(profile, def);
+    // The kernel keeps a probe on a module it does not have, and arms it
+    // when the module loads.
+    bool waiting = def.kind == ProbeKind::kKernel && !def.target.module.empty() && def.type != ProbeType::kEventProbe &&
+                   !ModuleLoaded(options.env, def.target.module);
+    if (options.json) {
+      io.out << ListedJson(def, WhereDefined(def, image, source), entry, waiting) << "\n";
+      continue;
+    }
     io.out << "  " << def.FullName() << "\t" << DescribeDefinition(def, image, source);
-    if (const ProfileEntry* entry = FindProfileEntry(profile, def)) {
+    if (entry) {
       io.out << "\t[hits " << entry->hits;
       if (entry->misses && def.retprobe) io.out << ", misses " << *entry->misses;
       io.out << "]";
     }
-    // The kernel keeps a probe on a module it does not have, and arms it
-    // when the module loads.
-    if (def.kind == ProbeKind::kKernel && !def.target.module.empty() && def.type != ProbeType::kEventProbe &&
-        !ModuleLoaded(def.target.module))
-      io.out << "\t[waiting for module " << def.target.module << " to load]";
+    if (waiting) io.out << "\t[waiting for module " << def.target.module << " to load]";
     io.out << "\n";
   }
   return {};

@@ -202,7 +202,7 @@ Result<void> RunServe(const Options& options, const ServeOptions& serve, Streams
         served.probes.push_back(def);
 
   // 3. Recorded, added, counted.
-  KernelEnv env = KernelEnv::Running();
+  const KernelEnv& env = options.env;
   TemporaryProbes probes(events, KP_TRY(TemporaryRecord::Create(options.runtime_dir, dir->root(), Self(env))), signals,
                          io);
   KP_TRY_VOID(probes.Add(added));

@@ -64,8 +64,7 @@ Result<void> RequireKernelTakes(const std::vector<ProbeSpec>& specs, const Optio
   // kernel is asked.
   std::optional<EventProbeSupport> support = EventProbesFromReadme(features);
   if (!support)
-    if (auto config = ReadKernelConfig(KernelEnv::Running()))
-      support = EventProbesFromConfig(config->text, config->source);
+    if (auto config = ReadKernelConfig(options.env)) support = EventProbesFromConfig(config->text, config->source);
   if (!support) support = KP_TRY(AskKernelForEventProbes(dir));
   return RequireEventProbes(*support);
 }
@@ -84,7 +83,7 @@ Result<Target> OpenTargetOf(const Options& options, std::ostream& err, bool need
   // The progress line names the file; the running kernel's is found later.
   std::string named = !options.exec.empty() ? options.exec : !options.vmlinux.empty() ? options.vmlinux : "vmlinux";
   request.index = MakeIndexOptions(options, err, named);
-  KernelEnv env = KernelEnv::Running();
+  const KernelEnv& env = options.env;
   if (options.target_ns) {
     if (options.exec.empty())
       return Fail("--target-ns goes with -x: it says whose file system the binary is in",

@@ -33,7 +33,10 @@
 #include "kprobectl/trace_symbols.h"
 #include "kprobectl/tracer.h"
 #include "kprobectl/unwind.h"
+#include "outputs.h"
+#include "status_line.h"
 #include "temporary_probes.h"
+#include "trace_answers.h"
 
 namespace kprobectl::cli {
 
@@ -86,8 +89,8 @@ Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, cons
   for (const std::string& text : trace.probes) specs.push_back(KP_TRY(ParseProbeSpec(text)));
   if (!options.dry_run) KP_TRY_VOID(RequireKernelTakes(specs, options, dir));
   Target target = KP_TRY(OpenTargetOf(options, io.err, true, AnyEventProbe(specs)));
-  if (!options.dry_run) KP_TRY_VOID(CheckArchRunsHere(target, KernelEnv::Running()));
-  SystemView system = ReadSystemView(&dir, KernelEnv::Running(), target, true);
+  if (!options.dry_run) KP_TRY_VOID(CheckArchRunsHere(target, options.env));
+  SystemView system = ReadSystemView(&dir, options.env, target, true);
   auto defs = KP_TRY(ResolveToDefinitions(specs, target, system, options, namer, io.err));
   // Their user stacks, unwound through CFI: what that needs, captured.
   for (TraceEventDef& def : defs)
@@ -185,18 +188,24 @@ Result<void> TraceLoop(const TraceOptions& trace, StopSignals& signals, TracedCo
 
 // The summary line: events printed, lost (the kernel's per-CPU counts, or
 // what the pages said if more), and kernel return probes' misses.
-std::string Summary(uint64_t printed, std::string_view what, const Tracer& tracer, const TraceSession& session,
-                    const ProbeEvents& events, const std::vector<TraceEventDef>& traced) {
+// Events lost to overruns: the kernel's per-CPU counts, or what the pages
+// said if more; `per_cpu` gets the CPUs that lost any.
+uint64_t Lost(const Tracer& tracer, const TraceSession& session, std::vector<std::string>* per_cpu = nullptr) {
   auto stats = session.Stats();
   uint64_t counted = 0;
-  std::vector<std::string> per_cpu;
   for (size_t cpu = 0; cpu < stats.size(); ++cpu) {
     uint64_t n = stats[cpu].overrun + stats[cpu].dropped;
     counted += n;
-    if (n) per_cpu.push_back("cpu" + std::to_string(cpu) + ": " + std::to_string(n));
+    if (n && per_cpu) per_cpu->push_back("cpu" + std::to_string(cpu) + ": " + std::to_string(n));
   }
+  return std::max(counted, tracer.missed());
+}
+
+std::string Summary(uint64_t printed, std::string_view what, const Tracer& tracer, const TraceSession& session,
+                    const ProbeEvents& events, const std::vector<TraceEventDef>& traced) {
+  std::vector<std::string> per_cpu;
   std::string summary = "kprobectl: " + std::to_string(printed) + " events " + std::string(what) + ", " +
-                        std::to_string(std::max(counted, tracer.missed())) + " lost to ring-buffer overruns";
+                        std::to_string(Lost(tracer, session, &per_cpu)) + " lost to ring-buffer overruns";
   if (!per_cpu.empty()) summary += " (" + Join(per_cpu, ", ") + ")";
   std::vector<std::string> misses;
   for (ProbeKind kind : {ProbeKind::kKernel, ProbeKind::kUser}) {
@@ -280,6 +289,20 @@ Result<void> OpenOutput(const TraceOptions& trace, Streams io, Output& out) {
   return {};
 }
 
+// The traced probes' hits in the kernel's profiles (every process's), for
+// the live status where the kernel counts.
+uint64_t TracedProbeHits(const ProbeEvents& events, const std::vector<TraceEventDef>& traced) {
+  uint64_t hits = 0;
+  for (ProbeKind kind : {ProbeKind::kKernel, ProbeKind::kUser}) {
+    auto profile = events.Profile(kind);
+    if (!profile) continue;
+    for (const TraceEventDef& def : traced)
+      if (def.kind == kind)
+        if (const ProfileEntry* entry = FindProfileEntry(*profile, def)) hits += entry->hits;
+  }
+  return hits;
+}
+
 // Temporary probes resolved, then the plan.
 Result<TracePlan> PlanFor(const Options& options, const TraceOptions& trace, const TracefsDir& dir,
                           const ProbeEvents& events, Streams io) {
@@ -302,7 +325,8 @@ Result<TracePlan> PlanFor(const Options& options, const TraceOptions& trace, con
 }  // namespace
 
 Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams io) {
-  TraceOptions trace = WithStackKeys(given);
+  OutputFormat format = KP_TRY(ChooseFormat(given));
+  TraceOptions trace = WithFormatNeeds(WithStackKeys(given), format);
   // Held from here until the very end: nothing interrupts the cleanup.
   StopSignals signals;
   auto dir = KP_TRY(OpenTracefs(options));
@@ -311,7 +335,7 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
   };
   if (!options.dry_run) KP_TRY_VOID(CleanLeftovers(*dir, options, io));
   ProbeEvents events(*dir, log);
-  KernelEnv env = KernelEnv::Running();
+  const KernelEnv& env = options.env;
   KP_TRY_VOID(CheckStackOption(trace));
   TracePlan plan = KP_TRY(PlanFor(options, trace, *dir, events, io));  // 1-2
   std::optional<HistRun> hist;
@@ -368,13 +392,15 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
   Unwinder unwinder;
   const Arch* arch = ArchOfUname(env.machine).value_or(nullptr);
   Printer printer(
-      {trace.json, trace.latency, decoding.stacks}, [&](int pid) { return comms.Lookup(pid); },
+      {format == OutputFormat::kJson, trace.latency, decoding.stacks}, [&](int pid) { return comms.Lookup(pid); },
       [&](uint64_t address) { return kallsyms.Lookup(address); },
       [&](int pid, uint64_t address) { return locations.UserFrame(pid, address); },
       arch ? UnwindWith(unwinder, locations, *arch) : UnwindFrames());
   Output output;
   KP_TRY_VOID(OpenOutput(trace, io, output));
   Tracer tracer(*decoding.decoder, std::move(decoding.plans), printer, *output.stream, output.name, decoding.stacks);
+  std::optional<HistAnswers> answers;
+  std::optional<TracePictures> pictures;
   std::function<Result<void>()> every;
   if (hist) {
     if (!hist->in_kernel()) {
@@ -383,11 +409,32 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
           [&](const EventPlan& p, const Record& r, const EventStacks& s) { return printer.StackFrames(p, r, s); }));
       tracer.SetSink([&](const EventPlan& p, const Record& r, const EventStacks* s) { hist->Add(p, r, s); });
     }
-    every = [&]() -> Result<void> {
-      if (!hist->Due()) return {};
-      return tracer.Emit(KP_TRY(hist->Report(*dir, *session, !trace.cumulative)));
-    };
+    answers.emplace(format, trace, hist->specs(), hist->in_kernel(), hist->Counted());
+  } else if (IsPicture(format)) {
+    pictures.emplace(format, plan, tracer.plans(), printer, comms, env.proc);
+    pictures->Attach(tracer);
   }
+  // The live status, when a run is long and its events do not go to the
+  // same terminal.
+  bool printing_here = !hist && !IsPicture(format) && trace.output.empty() && isatty(STDOUT_FILENO);
+  StatusLine status(
+      io.err, options.progress && !printing_here && (trace.duration > 0 || trace.interval > 0 || command.has_value()));
+  bool kernel_counts = hist && hist->in_kernel();
+  uint64_t hits_before = kernel_counts && status.on() ? TracedProbeHits(events, plan.events) : 0;
+  every = [&]() -> Result<void> {
+    if (kernel_counts && status.on())
+      status.Update(TracedProbeHits(events, plan.events) - hits_before, "probe hits, every process's",
+                    "counted in the kernel");
+    else if (status.on())
+      status.Update(hist       ? hist->hits()
+                    : pictures ? pictures->events()
+                               : printer.printed(),
+                    "events", std::to_string(Lost(tracer, *session)) + " lost");
+    if (!hist || !hist->Due()) return {};
+    status.Clear();
+    return tracer.Emit(answers->Report(KP_TRY(hist->Tables(*dir, *session, !trace.cumulative)), false));
+  };
+  auto started = std::chrono::steady_clock::now();
   if (command) KP_TRY_VOID(command->Release());
   // Its mappings read at its exec, where the kernel stops it for us: a
   // command too short for the loop's reads still has its program's frames
@@ -401,16 +448,25 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
   int exit_status = command ? command->Stop(SIGTERM, 2000) : 0;
   if (failure) (void)tracer.Drain(*reader);  // what arrived while we stopped
 
-  // 6. The summary; the destructors then take everything down.
-  if (trace.latency) io.err << printer.Histograms();
+  // 6. The answer's end, the summary; the destructors then take everything down.
+  status.Clear();
+  if (given.latency) io.err << printer.Histograms();
+  Result<void> written;
   if (hist) {
-    auto report = hist->Report(*dir, *session, false);
-    Result<void> written = report ? tracer.Emit(*report) : Result<void>(std::unexpected(report.error()));
-    if (!written && failure && !tracer.reader_gone()) failure = std::unexpected(written.error());
+    auto tables = hist->Tables(*dir, *session, false);
+    written = tables ? tracer.Emit(answers->Report(*tables, true, Lost(tracer, *session)))
+                     : Result<void>(std::unexpected(tables.error()));
+  } else if (pictures) {
+    written = tracer.Emit(pictures->Draw(plan, SecondsSince(started), Lost(tracer, *session)));
   }
+  if (!written && failure && !tracer.reader_gone()) failure = std::unexpected(written.error());
+  uint64_t seen = hist ? hist->hits() : pictures ? pictures->events() : printer.printed();
   if (!options.quiet && (!hist || !hist->in_kernel()))
-    io.err << Summary(hist ? hist->hits() : printer.printed(), hist ? "counted" : "printed", tracer, *session, events,
-                      plan.events)
+    io.err << Summary(seen,
+                      hist       ? "counted"
+                      : pictures ? "recorded"
+                                 : "printed",
+                      tracer, *session, events, plan.events)
            << "\n";
   reader.reset();  // its open pipes keep the instance busy
   auto closed = session->Close();

@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 
 namespace kprobectl {
 
@@ -120,6 +121,29 @@ bool IsIdentifier(std::string_view s) {
   for (char c : s)
     if (!IsIdentChar(c)) return false;
   return true;
+}
+
+std::string DecimalText(double value, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  std::string out = buf;
+  if (out.find('.') != std::string::npos) {
+    while (out.ends_with('0')) out.pop_back();
+    if (out.ends_with('.')) out.pop_back();
+  }
+  return out == "-0" ? "0" : out;
+}
+
+std::string DurationText(double seconds) {
+  // Three significant digits at most, in the unit that keeps the number above 1.
+  auto text = [](double value, const char* unit) {
+    return DecimalText(value, value >= 100 ? 0 : value >= 10 ? 1 : 2) + " " + unit;
+  };
+  if (seconds <= 0) return "0 s";
+  if (seconds >= 1) return text(seconds, "s");
+  if (seconds >= 1e-3) return text(seconds * 1e3, "ms");
+  if (seconds >= 1e-6) return text(seconds * 1e6, "us");
+  return text(seconds * 1e9, "ns");
 }
 
 }  // namespace kprobectl

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kprobectl/quantiles.h"
 #include "kprobectl/trace_event_def.h"
 #include "kprobectl/trace_printer.h"
 #include "line_writer.h"
@@ -18,6 +19,12 @@ namespace {
 void AppendHex(std::string& out, uint64_t v) {
   char buf[line::kMaxHex];
   out.append(buf, line::WriteHex(buf, v));
+}
+
+// Where the probe fired (for a return probe, its function): the record's
+// __probe_ip, or __probe_func.
+uint64_t ProbeIp(const EventPlan& plan, const Record& record) {
+  return plan.ip_offset + 8 <= record.size ? line::ReadUnsigned(record.data + plan.ip_offset, 8) : 0;
 }
 
 const FieldFormat* FieldNamed(const EventFormat& format, std::string_view name) {
@@ -79,7 +86,7 @@ std::optional<uint64_t> Printer::TrackLatency(const EventPlan& plan, const Recor
   uint64_t start = stack.back();
   stack.pop_back();
   uint64_t duration = record.ts >= start ? record.ts - start : 0;
-  durations_[plan.latency_key].push_back(duration);
+  durations_[plan.latency_key].emplace_back(record.ts, duration);
   return duration;
 }
 
@@ -135,7 +142,7 @@ std::vector<std::string> Printer::UnwoundFrames(const EventPlan& plan, const Rec
     if (offset + kCaptureChunkBytes > record.size) break;
     state.stack.append(reinterpret_cast<const char*>(record.data + offset), kCaptureChunkBytes);
   }
-  uint64_t ip = plan.ip_offset + 8 <= record.size ? line::ReadUnsigned(record.data + plan.ip_offset, 8) : 0;
+  uint64_t ip = ProbeIp(plan, record);
   return unwind_(plan, record.pid, ip, state);
 }
 
@@ -175,23 +182,27 @@ void Printer::AppendStacks(const EventPlan& plan, const Record& record, EventSta
   out += "}\n";
 }
 
+std::string Printer::Caller(const EventPlan& plan, const Record& record) const {
+  uint64_t ip = ProbeIp(plan, record);
+  uint64_t ret_ip = plan.ret_offset + 8 <= record.size ? line::ReadUnsigned(record.data + plan.ret_offset, 8) : 0;
+  std::string caller;
+  if (plan.kernel && kernel_symbol_)
+    caller = kernel_symbol_(ret_ip);
+  else if (plan.caller)
+    caller = plan.caller(record.pid, ip, ret_ip);
+  if (caller.empty()) AppendHex(caller, ret_ip);
+  return caller;
+}
+
 bool Printer::Print(const EventPlan& plan, const Record& record, std::string& out, const EventStacks* stacks) {
   std::optional<uint64_t> latency;
   if (options_.latency) latency = TrackLatency(plan, record);
   if (plan.hidden) return false;
-  uint64_t ip = plan.ip_offset + 8 <= record.size ? line::ReadUnsigned(record.data + plan.ip_offset, 8) : 0;
+  uint64_t ip = ProbeIp(plan, record);
   // The plan's location, unless the kernel's symbols name the address (no copy per event).
   std::string symbol;
   if (plan.kernel && kernel_symbol_ && !plan.retprobe && !plan.event_probe) symbol = kernel_symbol_(ip);
-  std::string caller;
-  if (plan.retprobe) {
-    uint64_t ret_ip = plan.ret_offset + 8 <= record.size ? line::ReadUnsigned(record.data + plan.ret_offset, 8) : 0;
-    if (plan.kernel && kernel_symbol_)
-      caller = kernel_symbol_(ret_ip);
-    else if (plan.caller)
-      caller = plan.caller(record.pid, ip, ret_ip);
-    if (caller.empty()) AppendHex(caller, ret_ip);
-  }
+  std::string caller = plan.retprobe ? Caller(plan, record) : std::string();
   std::string comm = comm_ ? comm_(record.pid) : std::string();
   if (comm.empty()) comm = "<...>";
   Line line{plan, record, symbol.empty() ? plan.location : symbol, caller, comm, latency};
@@ -202,36 +213,47 @@ bool Printer::Print(const EventPlan& plan, const Record& record, std::string& ou
   return true;
 }
 
+void Printer::Observe(const EventPlan& plan, const Record& record) {
+  if (options_.latency) TrackLatency(plan, record);
+  if (!plan.hidden) ++printed_;
+}
+
+std::vector<Printer::LatencyCalls> Printer::Latencies() const {
+  std::vector<LatencyCalls> out;
+  for (const auto& [key, calls] : durations_) {
+    auto name = latency_names_.find(key);
+    out.push_back({name != latency_names_.end() ? name->second : key, calls});
+  }
+  return out;
+}
+
 std::string Printer::Histograms() const {
   std::string out;
-  for (const auto& [key, values] : durations_) {
-    if (values.empty()) continue;
-    auto name = latency_names_.find(key);
-    uint64_t min = values[0], max = values[0], sum = 0;
-    std::map<int, uint64_t> buckets;  // log2 of the duration in ns
-    for (uint64_t v : values) {
-      min = std::min(min, v);
-      max = std::max(max, v);
-      sum += v;
-      int bucket = v == 0 ? 0 : 64 - __builtin_clzll(v);
-      ++buckets[bucket];
+  for (const LatencyCalls& function : Latencies()) {
+    if (function.calls.empty()) continue;
+    std::vector<uint64_t> values;
+    uint64_t sum = 0;
+    std::map<uint64_t, uint64_t> buckets;  // the kernel's log2 buckets of the duration in ns
+    for (auto [end, ns] : function.calls) {
+      values.push_back(ns);
+      sum += ns;
+      ++buckets[Log2Bucket(ns)];
     }
-    out += "\n" + (name != latency_names_.end() ? name->second : key) + ": " + std::to_string(values.size()) +
-           " calls, min " + std::to_string(min) + " ns, avg " + std::to_string(sum / values.size()) + " ns, max " +
-           std::to_string(max) + " ns\n";
+    uint64_t min = *std::min_element(values.begin(), values.end());
+    uint64_t max = *std::max_element(values.begin(), values.end());
+    out += "\n" + function.function + ": " + std::to_string(values.size()) + " calls, min " + std::to_string(min) +
+           " ns, avg " + std::to_string(sum / values.size()) + " ns, max " + std::to_string(max) + " ns\n";
+    out += QuantileLine(ExactQuantiles(std::move(values)), "ns") + "\n";
     uint64_t peak = 0;
-    for (const auto& [b, n] : buckets) peak = std::max(peak, n);
-    auto label = [](uint64_t v) {
-      const char* units[] = {"", "K", "M", "G"};
-      int u = 0;
-      while (v >= 1024 && u < 3) v /= 1024, ++u;
-      return std::to_string(v) + units[u];
-    };
-    for (int b = buckets.begin()->first; b <= buckets.rbegin()->first; ++b) {
-      uint64_t n = buckets.contains(b) ? buckets.at(b) : 0;
-      uint64_t lo = b == 0 ? 0 : uint64_t{1} << (b - 1), hi = uint64_t{1} << b;
-      std::string range = "[" + label(lo) + ", " + label(hi) + ")";
-      range.resize(std::max<size_t>(range.size(), 14), ' ');
+    size_t label_width = 0;
+    for (const auto& [k, n] : buckets) {
+      peak = std::max(peak, n);
+      label_width = std::max(label_width, Log2BucketText(k).size());
+    }
+    for (uint64_t k = buckets.begin()->first; k <= buckets.rbegin()->first; ++k) {
+      uint64_t n = buckets.contains(k) ? buckets.at(k) : 0;
+      std::string range = Log2BucketText(k);
+      range.resize(label_width, ' ');
       std::string count = std::to_string(n);
       count.insert(0, count.size() < 8 ? 8 - count.size() : 0, ' ');
       size_t width = static_cast<size_t>(peak ? n * 50 / peak : 0);

@@ -221,6 +221,23 @@ char* Printer::WriteText(const Line& line, char* p) const {
   return p;
 }
 
+std::string Printer::ArgsJson(const EventPlan& plan, const Record& record) {
+  static const std::string kNone;
+  Line line{plan, record, kNone, kNone, kNone, std::nullopt};
+  bool json = options_.json;
+  options_.json = true;  // LineBound's escaping bound
+  std::string out;
+  out.resize_and_overwrite(LineBound(line), [&](char* p, size_t) {
+    char* end = p;
+    *end++ = '{';
+    end = WriteArgs<true>(plan, record, symbols_.data(), end);
+    *end++ = '}';
+    return static_cast<size_t>(end - p);
+  });
+  options_.json = json;
+  return out;
+}
+
 void Printer::AppendLine(const Line& line, std::string& out) {
   size_t at = out.size();
   out.resize_and_overwrite(at + LineBound(line), [&](char* p, size_t) {

@@ -18,7 +18,10 @@ KernelSymbols KernelSymbols::Parse(const std::string& kallsyms) {
     if (type != 't' && type != 'w') continue;
     auto address = ParseUnsigned("0x" + words[0]);
     if (!address || *address == 0) continue;
-    out.symbols_.emplace_back(*address, words[2]);
+    // A module's symbol: "foo\t[ext4]", named as the kernel's %pS names it.
+    std::string name = words[2];
+    if (words.size() > 3 && words[3].starts_with('[')) name += " " + words[3];
+    out.symbols_.emplace_back(*address, std::move(name));
   }
   std::sort(out.symbols_.begin(), out.symbols_.end());
   return out;
@@ -36,7 +39,9 @@ std::string KernelSymbols::Lookup(uint64_t address) const {
   auto it = std::upper_bound(symbols_.begin(), symbols_.end(), std::make_pair(address, std::string("\xff")));
   if (it == symbols_.begin()) return {};
   --it;
-  return it->second + "+" + Hex(address - it->first);
+  size_t module = it->second.find(' ');
+  if (module == std::string::npos) return it->second + "+" + Hex(address - it->first);
+  return it->second.substr(0, module) + "+" + Hex(address - it->first) + it->second.substr(module);
 }
 
 const std::string& CommCache::Lookup(int pid) {

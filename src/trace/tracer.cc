@@ -93,7 +93,13 @@ Result<void> Tracer::Drain(RingReader& source) {
       page_.resize(n);
       pages_.push_back(page_);
       size_t from = records_.size();
+      uint64_t missed = missed_;
       KP_TRY_VOID(decoder_.DecodePage(pages_.back(), cpu, records_, &missed_));
+      if (missed_ > missed && lost_sink_) {
+        uint64_t page_time = 0;
+        std::memcpy(&page_time, page_.data(), std::min<size_t>(8, page_.size()));
+        lost_sink_(records_.size() > from ? records_[from].ts : page_time, cpu, missed_ - missed);
+      }
       if (with_stacks) AttachStacks(from, last_event);
     }
     busiest_bytes_ = std::max(busiest_bytes_, bytes);

@@ -185,9 +185,10 @@ TEST_CASE("latency: entry and return paired per thread, log2 histogram") {
   CHECK(lines[4].find("latency") == std::string::npos);
   CHECK(printer.Histograms() ==
         "\nf: 2 calls, min 2000 ns, avg 5000 ns, max 8000 ns\n"
-        "[1K, 2K)             1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n"
-        "[2K, 4K)             0 |                                                  |\n"
-        "[4K, 8K)             1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n");
+        "p50 2000 ns, p90 8000 ns, p99 8000 ns, p99.9 8000 ns, max 8000 ns (exact: each call was seen)\n"
+        "(1024, 2048]       1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n"
+        "(2048, 4096]       0 |                                                  |\n"
+        "(4096, 8192]       1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n");
 }
 
 // Go's FUNC%return: plain probes on the return instructions, a call paired
