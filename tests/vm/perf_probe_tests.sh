@@ -230,8 +230,9 @@ check "test_adding_kernel: function with retval :: add" \
 kp trace -o $logs/ret.trace "probe:$probe*" -- cat /proc/cpuinfo >/dev/null 2>$logs/ret.record
 check "test_adding_kernel: function with retval :: record" \
   all_found $logs/ret.record '^kprobectl: [0-9]+ events printed, 0 lost to ring-buffer overruns'
-# perf script: "cat PID [CPU] TIME: probe:inode_permission__return: (ADDR <- ADDR) arg1=0x0".
-re="cat-[0-9]+ +\[[0-9]+\] [0-9.]+: probe:${probe}__return: \([a-z_0-9.]+\+0x[0-9a-f]+ <- $probe\) retval=-?[0-9]+"
+# perf script: "cat PID [CPU] TIME: probe:inode_permission__return: (ADDR <- ADDR) arg1=0x0";
+# a caller in a module is named with it: (ovl_permission+0xb8 [overlay] <- inode_permission).
+re="cat-[0-9]+ +\[[0-9]+\] [0-9.]+: probe:${probe}__return: \([a-z_0-9.]+\+0x[0-9a-f]+( \[[a-z_0-9]+\])? <- $probe\) retval=-?[0-9]+"
 if [ -s $logs/ret.trace ] && all_matched $logs/ret.trace " *$re"; then
   ok "test_adding_kernel: function argument probing :: script"
 else
