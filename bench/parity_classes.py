@@ -143,6 +143,18 @@ CLASSES = [
     Class("const-string", "perf lists a string the DWARF holds as a constant",
           "__func__ has no location, only DW_AT_const_value (its characters): no fetcharg can read it, and "
           "kprobectl lists what can be fetched; perf -V lists it as 'char* __func__' (kvfree_call_rcu)"),
+    Class("init-percpu", "perf names a place in the init code from a per-CPU symbol",
+          "perf 5.10 writes a probe in an inlined copy inside an __init function (.init.text) as "
+          "__per_cpu_end+OFF: a per-CPU symbol, whose value (0x36000 in the image and in kallsyms) is an "
+          "offset into the per-CPU area, not an address, so the kernel resolves the target outside its "
+          "text; its fetches there read symbols named after the parameters (handler=@handler+0). "
+          "kprobectl names the place acpi_scan_init+93 (acpi_scan_add_handler's copy), which a boot-time "
+          "probe (kprobe_event=) can take; perf 6.1 and 7.3 name its place in 7.3's image acpi_scan_init+100"),
+    Class("other-function", "perf lists another function's places for one whose DWARF has no code",
+          "5.10's weak arch_cpu_idle_exit (kernel/sched/idle.c) has a symbol and code, but its DIE has no "
+          "address, range or inlined copy (nor any other DIE of its name); perf -V lists "
+          "@<arch_cpu_idle_prepare+0> and +5, the code of the function before it, and its -D fails; "
+          "kprobectl says the debuginfo has no such function"),
     Class("caller-vars", "vars lists the caller's variables at an inlined copy",
           "at an inlined copy kprobectl lists the variables of the function it is inlined into, which are as "
           "live there (and can be fetched by name); perf lists the copy's own only: __raise_softirq_irqoff at "
@@ -182,13 +194,17 @@ class Probed:
         index = (copies[0] if self.self_split else copies[-1]) if copies else None
         self.folded = False
         if index is None:
-            copy = folded_copy(chain[-1], func, address) if chain else None
-            if copy is not None:
-                # A copy of func folded whole into the code at address: no
-                # range of it holds the address, yet it is probed there.
-                self.outer, self.own, self.nested = chain, [copy], []
-                self.inlined = self.found = self.folded = True
-                return
+            # A copy of func folded whole into the code at address: no
+            # range of it holds the address, yet it is probed there. It
+            # can be a sibling of the innermost scope, not a child: 7.3's
+            # d_ancestor in is_subdir has [+147, +147), and +147 (its
+            # entry_pc, 'jmp' into its code) is read_seqlock_excl's.
+            for depth in range(len(chain), 0, -1):
+                copy = folded_copy(chain[depth - 1], func, address)
+                if copy is not None:
+                    self.outer, self.own, self.nested = chain[:depth], [copy], []
+                    self.inlined = self.found = self.folded = True
+                    return
             self.outer, self.own, self.nested = [], chain, []
             self.found = False
             return
@@ -377,9 +393,13 @@ def first_op_only(arch, loc, fetch):
 
 def later_location(var, address):
     """The first location after `address` of a variable that has none
-    there (perf's scan)."""
+    there (perf's scan: address + 1, + 2, ... each looked up with
+    dwarf_getlocation_addr, which no empty entry [P, P) answers: 7.3's
+    igmp_mcf_get_next.isra.0 psf is a DW_OP_GNU_parameter_ref at [+5, +5)
+    before DW_OP_reg4 RSI at [+5, +22), and perf fetches %si)."""
     from parity_dwarf import RANGE
-    spans = sorted((int(a, 16), ops) for a, _, ops in RANGE.findall(var.attrs.get("DW_AT_location", "")))
+    spans = sorted((int(lo, 16), ops) for lo, hi, ops in RANGE.findall(var.attrs.get("DW_AT_location", ""))
+                   if int(hi, 16) > int(lo, 16))
     for lo, ops in spans:
         if lo > address:
             return ops
@@ -479,3 +499,12 @@ def empty_entry(dwarf, func, perf_address, kp_address):
                 and not scope.has_pc(perf_address) and min(lo for lo, hi in ranges if hi > lo) == kp_address):
             return True
     return False
+
+
+def init_percpu(table, kp_address, perf_address):
+    """kprobectl's `kp_address` is in the init code (_sinittext to
+    _einittext) and perf's target resolves to an address below the kernel's
+    (a per-CPU symbol's offset plus OFF) on the same page offset."""
+    start, end = table.get("_sinittext"), table.get("_einittext")
+    return bool(start and end) and start[0] <= kp_address < end[0] and perf_address < 1 << 47 and \
+        (kp_address - perf_address) % 4096 == 0

@@ -44,6 +44,8 @@ kprobectl_fixture(recursive SOURCES fixtures/recursive.c FLAGS -O2 -g -fPIE LINK
 kprobectl_fixture(records_gz SOURCES ${RECORDS_SOURCES} FLAGS -O2 -g -gz=zlib -fPIE LINK -pie -gz=zlib)
 # A header's inline function whose code starts a line of the caller's file.
 kprobectl_fixture(header_inline SOURCES fixtures/header_inline.c FLAGS -O2 -g -fPIE LINK -pie)
+# Inlined copies that begin at one instruction, one inside the other (list names the outer).
+kprobectl_fixture(nested_inline SOURCES fixtures/nested_inline.c FLAGS -O2 -g -fPIE LINK -pie)
 # gcc's split functions: hot/cold parts, split parts inlined back, folded inlines.
 kprobectl_fixture(split SOURCES fixtures/split.c FLAGS -O2 -g -fPIE -freorder-blocks-and-partition LINK -pie)
 kprobectl_fixture(kernel_split SOURCES fixtures/kernel_text.c fixtures/split.c

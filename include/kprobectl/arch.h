@@ -192,6 +192,12 @@ class Arch {
   // uretprobes return to their trampoline by the function's own return.
   // trace pairs a return with its call's entry by it.
   uint64_t return_address_bytes() const;
+  // Where the instruction at the start of `code` (at `address`) jumps to,
+  // when it is an unconditional direct jump (x86-64's jmp rel8 and jmp
+  // rel32, arm64's b): the place an inlined copy's code is entered from
+  // its DW_AT_entry_pc (dwarf_module.cc, EntryAddress). Nothing for any
+  // other instruction, or too few bytes.
+  std::optional<uint64_t> DirectJumpTarget(std::string_view code, uint64_t address) const;
   // The registers a probe captures for unwinding its user stack through
   // CFI (kernel names and DWARF numbers): the stack pointer, the program
   // counter, the frame pointer, the link register where there is one.

@@ -169,6 +169,12 @@ class Debuginfo {
 
   // The function (or inlined copy) whose code holds `address`.
   virtual Result<DwarfAddress> AtAddress(uint64_t address) = 0;
+  // The function or inlined copy a probe at `address` is on: of those that
+  // begin there, the outermost (the call made at that instruction, whose
+  // own first statements may be copies too: Linux 5.10's inode_permission
+  // inlined at vfs_tmpfile+27, sb_rdonly inlined at the start of that copy,
+  // is inode_permission); where none begins there, AtAddress's.
+  virtual Result<DwarfAddress> BeginningAt(uint64_t address) = 0;
 
   // A variable expression (var->member.field[N]) at an address.
   virtual Result<VariableFetch> Fetch(const DwarfAddress& at, const ArgExpr& expr, bool want_string) = 0;

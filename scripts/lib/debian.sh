@@ -20,6 +20,18 @@ need() {
     { apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2; }
 }
 
+# kernel_suite SERIES: the suite of Debian's archive whose newest cloud
+# kernel of SERIES is the VM's (scripts/vm --kernel) and whose linux-perf
+# is that kernel's perf (scripts/kernel-perf); nothing for another series.
+kernel_suite() {
+  case "$1" in
+    5.10) echo bullseye ;;                # Debian 11
+    6.1) echo bookworm ;;                 # Debian 12
+    6.12) echo bookworm-backports ;;      # Debian 13's, built for Debian 12
+    7.3) echo trixie-backports ;;
+  esac
+}
+
 # apt_own ARCH SUITE apt-get|apt-cache ARGS...: apt on SUITE of Debian's
 # archive for ARCH. The host's architecture reads the system's dpkg status
 # (what is installed decides nothing here but apt wants one); another
@@ -28,11 +40,19 @@ need() {
 # suite bookworm comes with bookworm-updates and bookworm-security, as a
 # Debian 12 machine has them (the kernel's and linux-perf's latest builds
 # are in bookworm-security).
+# With $apt_empty set (apt_empty=1 make_root ...), the host's architecture
+# has its own, empty status too (apt-ARCH-SUITE), so that a closure holds
+# every package a program needs, the libc and its loader included, not
+# only those the system lacks: another suite's program run with its own
+# libraries (scripts/kernel-perf). A backports suite (trixie-backports)
+# has no Depends of its own; with its own status it comes with the suite
+# it backports to, whose packages apt prefers unless told
+# (linux-perf/trixie-backports).
 apt_own() {
   local arch=$1 suite=$2 tool=$3
   shift 3
   local dir=$cache/apt-$suite status=/var/lib/dpkg/status archopts=()
-  if [ "$arch" != "$(dpkg --print-architecture)" ]; then
+  if [ "$arch" != "$(dpkg --print-architecture)" ] || [ -n "${apt_empty:-}" ]; then
     dir=$cache/apt-$arch-$suite
     status=$dir/status
     archopts=(-o APT::Architecture="$arch" -o APT::Architectures="$arch")
@@ -46,6 +66,9 @@ apt_own() {
       if [ "$suite" = bookworm ]; then
         echo "deb $opts http://deb.debian.org/debian bookworm-updates main"
         echo "deb $opts http://deb.debian.org/debian-security bookworm-security main"
+      fi
+      if [ "$status" != /var/lib/dpkg/status ] && [ "${suite%-backports}" != "$suite" ]; then
+        echo "deb $opts http://deb.debian.org/debian ${suite%-backports} main"
       fi
     } >"$dir/sources.list.tmp"
     mv "$dir/sources.list.tmp" "$dir/sources.list"

@@ -126,6 +126,18 @@ std::vector<ParamPlace> PlaceAapcs64(std::span<const ParamClass> params) {
   return out;
 }
 
+// B imm26: 000101 then a signed word offset from the instruction itself
+// (little-endian, as the kernel and Debian's user space are).
+std::optional<uint64_t> DirectJumpAarch64(std::string_view code, uint64_t address) {
+  if (code.size() < 4) return std::nullopt;
+  uint32_t insn = 0;
+  for (size_t i = 4; i >= 1; --i) insn = insn << 8 | static_cast<uint8_t>(code[i - 1]);
+  if ((insn & 0xfc000000u) != 0x14000000u) return std::nullopt;
+  int64_t words = static_cast<int64_t>(insn & 0x03ffffffu);
+  if (words & 0x02000000) words -= int64_t{1} << 26;
+  return address + static_cast<uint64_t>(words * 4);
+}
+
 }  // namespace
 
 // <sys/sdt.h>'s arm64 operands: aarch64_sdt.cc.
@@ -164,6 +176,7 @@ const ArchSpec kAarch64Spec = {
     .relative_relocation = R_AARCH64_RELATIVE,
     // The two NOPs at the symbol are outside the DWARF's function.
     .patchable_entry = 8,
+    .direct_jump = DirectJumpAarch64,
     .unwind_registers = kUnwindRegisters,
     // Not _text, which begins the image's header, before _stext: 6.1's
     // scripts/kallsyms keeps no symbol before _stext (6.12's keeps _text),

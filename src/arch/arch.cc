@@ -56,6 +56,9 @@ std::span<const std::string_view> Arch::no_probe_sections() const { return spec_
 uint32_t Arch::relative_relocation() const { return spec_->relative_relocation; }
 uint64_t Arch::patchable_entry() const { return spec_->patchable_entry; }
 uint64_t Arch::return_address_bytes() const { return spec_->return_address_bytes; }
+std::optional<uint64_t> Arch::DirectJumpTarget(std::string_view code, uint64_t address) const {
+  return spec_->direct_jump(code, address);
+}
 std::string_view Arch::kernel_text_symbol() const { return spec_->kernel_text; }
 std::span<const Arch::UnwindRegister> Arch::unwind_registers() const { return spec_->unwind_registers; }
 unsigned Arch::sp_dwarf() const { return spec_->unwind_registers[0].dwarf; }

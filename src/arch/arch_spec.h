@@ -46,8 +46,9 @@ struct ArchSpec {
   Result<SdtOperand> (*parse_sdt_operand)(std::string_view text, std::string_view operand, SdtOperand out) = nullptr;
   std::span<const std::string_view> no_probe_sections;
   int64_t ftrace_site_min = 0, ftrace_site_max = 0;
-  uint32_t relative_relocation = 0;                        // R_*_RELATIVE
-  uint64_t patchable_entry = 0;                            // NOPs between a function's symbol and its DWARF low_pc
+  uint32_t relative_relocation = 0;  // R_*_RELATIVE
+  uint64_t patchable_entry = 0;      // NOPs between a function's symbol and its DWARF low_pc
+  std::optional<uint64_t> (*direct_jump)(std::string_view code, uint64_t address) = nullptr;  // Arch::DirectJumpTarget
   std::span<const Arch::UnwindRegister> unwind_registers;  // the first is the stack pointer, the second the pc
   std::string_view kernel_text;                            // the symbol kernel targets count from ("_text")
 };

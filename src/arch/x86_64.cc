@@ -98,6 +98,16 @@ std::vector<ParamPlace> PlaceSysV(std::span<const ParamClass> params) {
   return out;
 }
 
+// jmp rel8 (EB cb) and jmp rel32 (E9 cd), relative to the next instruction.
+std::optional<uint64_t> DirectJumpX86_64(std::string_view code, uint64_t address) {
+  auto byte = [&](size_t i) { return static_cast<uint8_t>(code[i]); };
+  if (code.size() >= 2 && byte(0) == 0xeb) return address + 2 + static_cast<uint64_t>(static_cast<int8_t>(byte(1)));
+  if (code.size() < 5 || byte(0) != 0xe9) return std::nullopt;
+  uint32_t rel = 0;
+  for (size_t i = 4; i >= 1; --i) rel = rel << 8 | byte(i);
+  return address + 5 + static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(rel)));
+}
+
 }  // namespace
 
 // <sys/sdt.h>'s AT&T operands: x86_64_sdt.cc.
@@ -132,6 +142,7 @@ const ArchSpec kX86_64Spec = {
     .ftrace_site_max = 16,
     .relative_relocation = R_X86_64_RELATIVE,
     .patchable_entry = 0,
+    .direct_jump = DirectJumpX86_64,
     .unwind_registers = kUnwindRegisters,
     .kernel_text = "_text",
 };

@@ -253,6 +253,7 @@ class DwarfInfo : public Debuginfo {
   }
   Result<std::vector<DwarfAddress>> Resolve(const ProbePoint& point, const FindOptions& options) override;
   Result<DwarfAddress> AtAddress(uint64_t address) override;
+  Result<DwarfAddress> BeginningAt(uint64_t address) override;
   DwarfAddress AfterPrologue(const DwarfAddress& at) override;
   Result<VariableFetch> Fetch(const DwarfAddress& at, const ArgExpr& expr, bool want_string) override;
   Result<std::vector<VariableFetch>> FetchAll(const DwarfAddress& at, bool params_only,

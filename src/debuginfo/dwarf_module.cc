@@ -14,16 +14,20 @@
 #include <dwarf.h>
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "dwarf_internal.h"
 #include "dwarf_windows.h"
+#include "kprobectl/arch.h"
 #include "kprobectl/cache_file.h"
 #include "kprobectl/cxx_names.h"
 #include "kprobectl/glob.h"
@@ -270,15 +274,60 @@ std::vector<AddressRange> Ranges(Dwarf_Die* die) {
   return out;
 }
 
+namespace {
+
+// The bytes of the image's code from `address` on (up to `size`), from
+// the executable section that holds it; empty where the file has none
+// (separate debuginfo, whose .text is NOBITS; a relocatable module, whose
+// sections libdwfl placed).
+std::string_view CodeAt(Elf* elf, uint64_t address, size_t size) {
+  GElf_Ehdr ehdr;
+  if (!elf || !gelf_getehdr(elf, &ehdr) || ehdr.e_type == ET_REL) return {};
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS || !(shdr.sh_flags & SHF_EXECINSTR) ||
+        address < shdr.sh_addr || address - shdr.sh_addr >= shdr.sh_size)
+      continue;
+    Elf_Data* data = elf_rawdata(scn, nullptr);
+    uint64_t at = address - shdr.sh_addr;
+    if (!data || !data->d_buf || at >= data->d_size) return {};
+    return {static_cast<const char*>(data->d_buf) + at, std::min<size_t>(size, data->d_size - at)};
+  }
+  return {};
+}
+
+// Whether the instruction at an inlined copy's entry_pc, which names no
+// code of the copy's own, is a jump into the copy's code.
+bool JumpsInto(Dwarf_Die* die, uint64_t entry, const std::vector<AddressRange>& ranges) {
+  Elf* elf = dwarf_getelf(dwarf_cu_getdwarf(die->cu));
+  GElf_Ehdr ehdr;
+  if (!elf || !gelf_getehdr(elf, &ehdr)) return false;
+  auto arch = ArchOfElf(ehdr.e_machine, ehdr.e_ident[EI_CLASS] == ELFCLASS64, "the DWARF's image");
+  if (!arch) return false;
+  auto target = (*arch)->DirectJumpTarget(CodeAt(elf, entry, 8), entry);
+  return target && std::any_of(ranges.begin(), ranges.end(),
+                               [&](const AddressRange& r) { return *target >= r.start && *target < r.end; });
+}
+
+}  // namespace
+
 bool EntryAddress(Dwarf_Die* die, uint64_t* address) {
   Dwarf_Addr entry = 0;
   if (dwarf_entrypc(die, &entry) == 0) {
     *address = entry;
     if (dwarf_haspc(die, entry) == 1) return true;
-    // An inlined copy whose entry_pc names no code of its own: the start
-    // of its first non-empty range.
+    // An inlined copy whose entry_pc names no code of its own (an empty
+    // range [P, P), or none): where the instruction there jumps into the
+    // copy's code, the entry_pc, which runs once each time the copy does,
+    // as perf probes it. gcc 14 rotates a loop so: 7.3's d_ancestor in
+    // is_subdir has its entry_pc at +147, 'jmp +165', and its code at
+    // [+160, +180), whose first instruction is the loop's test, run from
+    // the second round on (a call whose first dentry is the root never
+    // runs it). Else the start of its first non-empty range.
+    auto ranges = Ranges(die);
+    if (JumpsInto(die, entry, ranges)) return true;
     std::optional<uint64_t> first;
-    for (const AddressRange& r : Ranges(die))
+    for (const AddressRange& r : ranges)
       if (!first || r.start < *first) first = r.start;
     if (first) *address = *first;
     return true;

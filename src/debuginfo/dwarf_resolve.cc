@@ -9,6 +9,7 @@
 #include <dwarf.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "dwarf_internal.h"
@@ -125,6 +126,26 @@ Result<DwarfAddress> DwarfInfo::AtAddress(uint64_t address) {
   // (a lambda's operator() in main's class) is found by a walk of the CU.
   if (auto nested = NestedFunctionAt(&cu, address)) return Describe(dwarf, {dwarf.Offset(&*nested), false}, address);
   return Fail("no function in the debuginfo contains " + Hex(address));
+}
+
+Result<DwarfAddress> DwarfInfo::BeginningAt(uint64_t address) {
+  DwarfAddress innermost = KP_TRY(AtAddress(address));
+  if (!innermost.inlined) return innermost;
+  // dwarf_getscopes follows an inlined copy into its abstract definition;
+  // the copies it is nested in are its DIE's parents, outermost last.
+  ReadyDwarf dwarf = Ready();
+  Dwarf_Die die = dwarf.Die(innermost.die_offset);
+  Dwarf_Die* scopes = nullptr;
+  int n = dwarf_getscopes_die(&die, &scopes);
+  std::optional<DwarfAddress> outermost;
+  for (int i = n - 1; i > 0 && !outermost; --i) {
+    int tag = dwarf_tag(&scopes[i]);
+    if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
+    DwarfAddress at = Describe(dwarf, {dwarf.Offset(&scopes[i]), tag == DW_TAG_inlined_subroutine}, address);
+    if (at.entry) outermost = std::move(at);
+  }
+  free(scopes);
+  return outermost ? *outermost : innermost;
 }
 
 // What a function look-up met on the way, for the error when it finds no address.

@@ -222,13 +222,13 @@ std::string SourceOfDefinition(const TraceEventDef& def, const ElfImage* image, 
   auto address = def.target.kind == ProbeTarget::kFile ? image->VirtualAddress(def.target.offset)
                                                        : KernelImageAddress(*image, def.target);
   if (!address) return {};
-  auto at = debuginfo->AtAddress(*address);
+  auto at = debuginfo->BeginningAt(*address);
   // arm64's return probe is at the symbol, before ftrace's patchable NOPs,
   // which no DWARF function covers: its function is the one after them.
   const ElfSymbol* symbol = image->FunctionAt(*address);
   auto arch = ArchOfElf(image->machine(), true, image->path());
   if ((!at || at->function.empty()) && def.retprobe && symbol && symbol->value == *address && arch)
-    at = debuginfo->AtAddress(*address + (*arch)->patchable_entry());
+    at = debuginfo->BeginningAt(*address + (*arch)->patchable_entry());
   if (!at || at->function.empty()) return {};
   ProbeOrigin o;
   o.function = at->function;

@@ -91,6 +91,9 @@ class KernelFacts {
   bool Traceable(uint64_t address) const;
   // The image's bytes at an address (of a section with contents).
   std::string Bytes(uint64_t address, size_t size) const;
+  // Where the unconditional direct jump at `address` goes (x86-64's jmp
+  // rel8 and rel32); nothing for any other instruction.
+  std::optional<uint64_t> JumpTarget(uint64_t address) const;
 
   // --- DWARF ---------------------------------------------------------------
   Dwarf* dwarf() const { return dwarf_; }

@@ -5,6 +5,7 @@
 #include <dwarf.h>
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <stdexcept>
 
@@ -115,8 +116,22 @@ int KernelFacts::DeclLine(Dwarf_Die* die) const {
   return dwarf_decl_line(die, &line) == 0 ? line : 0;
 }
 
+// Where x86-64's jmp rel8 (eb) or jmp rel32 (e9) at `address` goes.
+std::optional<uint64_t> KernelFacts::JumpTarget(uint64_t address) const {
+  std::string code = Bytes(address, 2);
+  if (code.size() == 2 && static_cast<unsigned char>(code[0]) == 0xeb)
+    return address + 2 + static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(code[1])));
+  code = Bytes(address, 5);
+  if (code.size() < 5 || static_cast<unsigned char>(code[0]) != 0xe9) return std::nullopt;
+  int32_t rel = 0;
+  std::memcpy(&rel, code.data() + 1, 4);
+  return address + 5 + static_cast<uint64_t>(static_cast<int64_t>(rel));
+}
+
 // The entry: DW_AT_entry_pc (else DW_AT_low_pc) when code of the DIE's own
-// is there, else the start of its first non-empty range; with neither
+// is there or the instruction there jumps into that code (gcc 14's rotated
+// loops: 7.3's d_ancestor in is_subdir), else the start of its first
+// non-empty range; with neither
 // attribute (gcc's hot/cold split, a copy that begins with an empty range)
 // the first range as listed, the hot part, empty or not.
 Instance KernelFacts::InstanceOf(Dwarf_Die* die) const {
@@ -129,8 +144,11 @@ Instance KernelFacts::InstanceOf(Dwarf_Die* die) const {
   if (!entry) entry = AddressAttr(die, DW_AT_low_pc);
   if (entry) {
     out.entry = *entry;
-    bool own = std::any_of(out.ranges.begin(), out.ranges.end(), [&](const Range& r) { return r.Holds(*entry); });
-    if (!own && !out.ranges.empty())
+    auto holds = [&](uint64_t address) {
+      return std::any_of(out.ranges.begin(), out.ranges.end(), [&](const Range& r) { return r.Holds(address); });
+    };
+    auto jump = JumpTarget(*entry);
+    if (!holds(*entry) && !(jump && holds(*jump)) && !out.ranges.empty())
       out.entry = std::min_element(out.ranges.begin(), out.ranges.end(), [](const Range& a, const Range& b) {
                     return a.start < b.start;
                   })->start;

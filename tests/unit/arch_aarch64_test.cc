@@ -214,3 +214,13 @@ TEST_CASE("the architecture comes from the file's ELF machine, or the running ke
   for (const Arch& a : Architectures()) names.emplace_back(a.name());
   CHECK(names == std::vector<std::string>{"x86-64", "arm64"});
 }
+
+TEST_CASE("arm64: an unconditional direct jump's target, and nothing for other instructions") {
+  using namespace std::string_view_literals;
+  CHECK(arm64.DirectJumpTarget("\x05\x00\x00\x14"sv, 0x1000) == 0x1014);         // b +20
+  CHECK(arm64.DirectJumpTarget("\xff\xff\xff\x17"sv, 0x1000) == 0xffc);          // b -4
+  CHECK(arm64.DirectJumpTarget("\x00\x00\x00\x16"sv, 0x10000000) == 0x8000000);  // b -2^27, the farthest back
+  CHECK(!arm64.DirectJumpTarget("\x05\x00\x00\x94"sv, 0x1000));                  // bl: a call
+  CHECK(!arm64.DirectJumpTarget("\xa1\x00\x00\x54"sv, 0x1000));                  // b.ne: conditional
+  CHECK(!arm64.DirectJumpTarget("\x05\x00\x00"sv, 0x1000));                      // cut short
+}

@@ -188,3 +188,17 @@ TEST_CASE("x86-64: the kernel's rules on it") {
   CHECK(x86.multiarch() == "x86_64-linux-gnu");
   CHECK(x86.name() == "x86-64");
 }
+
+TEST_CASE("x86-64: an unconditional direct jump's target, and nothing for other instructions") {
+  using namespace std::string_view_literals;
+  // 7.3's is_subdir+147: 'jmp is_subdir+165' (eb 10), into its copy of d_ancestor.
+  CHECK(x86.DirectJumpTarget("\xeb\x10"sv, 0xffffffff817dc9d3) == 0xffffffff817dc9e5);
+  CHECK(x86.DirectJumpTarget("\xeb\xfe"sv, 0x1000) == 0x1000);  // jmp to itself
+  CHECK(x86.DirectJumpTarget("\xe9\x00\x01\x00\x00"sv, 0x1000) == 0x1105);
+  CHECK(x86.DirectJumpTarget("\xe9\xfb\xff\xff\xff"sv, 0x1000) == 0x1000);  // rel32 -5
+  CHECK(!x86.DirectJumpTarget("\xe9\x00\x01"sv, 0x1000));                   // cut short
+  CHECK(!x86.DirectJumpTarget("\x75\x10"sv, 0x1000));                       // jne: conditional
+  CHECK(!x86.DirectJumpTarget("\xe8\x00\x00\x00\x00"sv, 0x1000));           // call
+  CHECK(!x86.DirectJumpTarget("\xff\xe0"sv, 0x1000));                       // jmp *%rax: indirect
+  CHECK(!x86.DirectJumpTarget(""sv, 0x1000));
+}

@@ -90,6 +90,23 @@ TEST_CASE("cli: add writes every definition, list reads them back, perf style") 
   CHECK(SplitLines(ReadFile(tracefs.dir / "uprobe_events"))[3].starts_with("p:probe_target_O2/compute_1 "));
 }
 
+TEST_CASE("cli: list names the outermost of the inlined copies that begin at a probe's address, as add did") {
+  // reader() is inlined in outer() after a call, and its first statement
+  // is peek(), inlined too: both copies begin at outer+8 (Linux 5.10's
+  // inode_permission inlined at vfs_tmpfile+27 and sb_rdonly at its start).
+  FakeTracefs tracefs;
+  std::string bin = FixturePath("nested_inline");
+  std::string src = FixtureSourceDir() + "/nested_inline.c";
+  auto add = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "-a", "reader", "-a", "outer"});
+  CHECK(add.status == 0);
+  std::string events = "  probe_nested_inline:reader\t(on reader@" + src + " in " + bin + ")\n" +
+                       "  probe_nested_inline:outer\t(on outer@" + src + " in " + bin + ")\n";
+  CHECK(add.err.starts_with("Added new events:\n" + events));
+  auto list = RunKprobectl({"--tracefs", tracefs.path(), "list"});
+  CHECK(list.status == 0);
+  CHECK(list.out == events);
+}
+
 TEST_CASE("cli: list maps an arm64 kernel's return probe at the symbol, before ftrace's NOPs, to its function") {
   FakeTracefs tracefs;
   WriteFile(tracefs.dir / "kprobe_events", "p:kp/e process+8\nr:kp/e__return process+0\n");
