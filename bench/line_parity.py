@@ -14,7 +14,7 @@
 #   kprobectl more  kprobectl numbers every line perf does, and more: lines
 #                   perf leaves out because another line shares their
 #                   address or because they lie in a nested inlined copy
-#                   (README: kprobectl probes those)
+#                   (docs/parity.md: kprobectl probes those)
 #   perf more       perf numbers a line kprobectl does not
 #   both differ     each numbers a line the other does not
 #   one fails       one tool lists the function, the other does not

@@ -5,8 +5,8 @@
 # fetches or lists and the other not, or fetches elsewhere) is explained by
 # a class only when its test holds on the DWARF (parity_dwarf.py, read with
 # llvm-dwarfdump), the symbol table or the kernel's lists; what no test
-# explains is left "unexplained" for a person to look at. The README's
-# "Parity with perf" gives each class's sentence and evidence.
+# explains is left "unexplained" for a person to look at. docs/parity.md
+# gives each class's sentence and evidence.
 import re
 from collections import namedtuple
 

@@ -24,7 +24,7 @@ IndexOptions MakeIndexOptions(const Options& options, std::ostream& err, const s
   IndexOptions out;
   out.cache_dir = options.cache_dir;
   // KPROBECTL_UNIT_WINDOWS=0: every CU through the whole file's handle, as
-  // before windows (to compare the two; README, "Speed").
+  // before windows (to compare the two; docs/speed.md).
   const char* windows = getenv("KPROBECTL_UNIT_WINDOWS");
   out.unit_windows = !windows || std::string_view(windows) != "0";
   if (!options.progress) return out;
