@@ -74,4 +74,8 @@ Result<std::string> RemoveLeftover(const TracefsDir& tracefs, const Leftover& le
 // The run of `pid` as /proc (at `proc_root`) shows it, if it exists.
 std::optional<TraceRun> ProcessRun(const std::string& proc_root, int pid);
 
+// The private tracefs instance of kprobectl process `pid` (trace, hist,
+// serve): "kprobectl-PID", the name FindLeftovers knows a dead run's by.
+std::string InstanceName(int pid);
+
 }  // namespace kprobectl

@@ -105,6 +105,9 @@ struct TraceEventDef {
   // event known. Such a definition is listed and deleted, never rewritten.
   std::string unread;
   std::string FullName() const { return group + ":" + event; }
+  // "GROUP/EVENT": its directory under tracefs' events/, and the key events
+  // are known by in sets and maps.
+  std::string Path() const { return group + "/" + event; }
 };
 
 // A probe on a return instruction of a function (Go's FUNC%return): that

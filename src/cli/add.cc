@@ -48,7 +48,7 @@ void PrintAdded(const std::vector<TraceEventDef>& defs, const std::vector<ProbeO
         << DescribeDefinition(defs[i], image, DescribeOrigin(origins[i], defs[i].retprobe)) << "\n";
   err << "\nYou can now record them, e.g.:\n"
       << "  kprobectl trace '" << defs.front().FullName() << "' -- COMMAND\n"
-      << "  echo 1 > " << dir.PathOf("events/" + defs.front().group + "/" + defs.front().event + "/enable") << "; cat "
+      << "  echo 1 > " << dir.PathOf("events/" + defs.front().Path() + "/enable") << "; cat "
       << dir.PathOf("trace_pipe") << "\n";
 }
 

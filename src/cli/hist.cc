@@ -8,11 +8,6 @@ namespace kprobectl::cli {
 
 namespace {
 
-// Entries of the kernel's table per event: its default, 2048, fills fast
-// with pid or string keys; 2^14 is what trace-cmd users raise it to, and
-// costs the kernel about 2 MB per trigger.
-constexpr unsigned kTableSize = 16384;
-
 // Why kprobectl counts a return whose arguments its entry keeps: the
 // kernel's hist triggers see one event at a time.
 std::string KeptWhy(const TracePlan& plan) {
@@ -67,7 +62,7 @@ Result<HistRun> HistRun::Plan(const TraceOptions& trace, const TracePlan& plan, 
   }
   for (const TraceEventDef& def : plan.events) {
     Event event;
-    event.path = def.group + "/" + def.event;
+    event.path = def.Path();
     event.full = def.FullName();
     // Its arguments as written, those its entry keeps among them.
     TraceEventDef written = def;

@@ -17,12 +17,6 @@
 
 namespace kprobectl::cli {
 
-namespace {
-
-constexpr unsigned kTableSize = 16384;
-
-}  // namespace
-
 Result<void> HistRun::PlanLatency(HistRun& run, const AggregationSpec& given, const TracePlan& plan,
                                   const HistSupport& support, const TraceOptions& trace) {
   AggregationSpec spec = given;
@@ -54,8 +48,8 @@ Result<void> HistRun::PlanLatency(HistRun& run, const AggregationSpec& given, co
     Event e;
     e.full = ret.FullName();
     e.spec = KP_TRY(BindAggregation(spec, timed));
-    e.entry_path = entry->group + "/" + entry->event;
-    e.return_path = ret.group + "/" + ret.event;
+    e.entry_path = entry->Path();
+    e.return_path = ret.Path();
     e.path = e.return_path;
     if (run.in_kernel_) {
       std::string tag = std::to_string(n) + "_" + std::to_string(getpid());

@@ -24,6 +24,11 @@
 
 namespace kprobectl::cli {
 
+// Entries of the kernel's table per event: its default, 2048, fills fast
+// with pid or string keys; 2^14 is what trace-cmd users raise it to, and
+// costs the kernel about 2 MB per trigger.
+inline constexpr unsigned kTableSize = 16384;
+
 // trace's options with the stacks hist's stack keys count asked for
 // (--stack=kernel, user or both): a user stack is unwound through CFI from
 // what the temporary uprobes capture, so it is asked before they are made.

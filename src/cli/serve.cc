@@ -29,6 +29,7 @@
 #include "commands.h"
 #include "hist_run.h"
 #include "kprobectl/http_server.h"
+#include "kprobectl/leftovers.h"
 #include "kprobectl/password_check.h"
 #include "kprobectl/self_metrics.h"
 #include "kprobectl/strings.h"
@@ -171,7 +172,7 @@ Result<void> EnableUncounted(Served& served, TraceSession& session) {
   for (HistRun& run : served.runs)
     for (const std::string& path : run.paths()) enabled.push_back(path);
   for (const TraceEventDef& def : served.probes) {
-    std::string path = def.group + "/" + def.event;
+    std::string path = def.Path();
     if (std::find(enabled.begin(), enabled.end(), path) != enabled.end()) continue;
     KP_TRY_VOID(session.SetFilter(path, "common_pid < 0"));
     KP_TRY_VOID(session.Enable(path));
@@ -273,7 +274,7 @@ Result<void> RunServe(const Options& options, const ServeOptions& serve, Streams
   TemporaryProbes probes(events, KP_TRY(TemporaryRecord::Create(options.runtime_dir, dir->root(), Self(env))), signals,
                          io);
   KP_TRY_VOID(probes.Add(added));
-  session = KP_TRY(TraceSession::Create(*dir, "kprobectl-" + std::to_string(getpid()), log));
+  session = KP_TRY(TraceSession::Create(*dir, InstanceName(getpid()), log));
   session->ExcludePid(getpid());
   CommCache comms(*dir, env.proc);
   OwnCounting own;

@@ -145,7 +145,7 @@ void PrintPlan(const TracePlan& plan, std::ostream& out) {
   for (const TraceEventDef& def : plan.add) out << FormatDefinition(def) << "\n";
   std::vector<std::string> traced;
   for (const TraceEventDef& def : plan.events)
-    traced.push_back(def.FullName() + (plan.hidden.contains(def.group + "/" + def.event) ? " (hidden)" : ""));
+    traced.push_back(def.FullName() + (plan.hidden.contains(def.Path()) ? " (hidden)" : ""));
   out << "# traced: " << Join(traced, " ") << "\n";
   for (const auto& [ret, kept] : plan.kept) {
     std::vector<std::string> names;
@@ -246,7 +246,7 @@ Result<Decoding> DecodingFor(const TracefsDir& dir, const TracePlan& plan, const
                              EventLocations& locations) {
   std::vector<std::pair<std::string, std::string>> formats;
   for (const TraceEventDef& def : plan.events)
-    formats.emplace_back(def.group, KP_TRY(dir.Read("events/" + def.group + "/" + def.event + "/format")));
+    formats.emplace_back(def.group, KP_TRY(dir.Read("events/" + def.Path() + "/format")));
   // The stack records' formats: ftrace's own events.
   if (stacks.kernel) formats.emplace_back("ftrace", KP_TRY(dir.Read("events/ftrace/kernel_stack/format")));
   if (stacks.user) formats.emplace_back("ftrace", KP_TRY(dir.Read("events/ftrace/user_stack/format")));
@@ -254,7 +254,7 @@ Result<Decoding> DecodingFor(const TracefsDir& dir, const TracePlan& plan, const
   std::map<std::string, size_t> index;  // "group/event" -> its plan
   for (size_t i = 0; i < plan.events.size(); ++i) {
     const TraceEventDef& def = plan.events[i];
-    const std::string path = def.group + "/" + def.event;
+    const std::string path = def.Path();
     EventPlan p = KP_TRY(PlanEvent(out.decoder->formats()[i], def.type == ProbeType::kEventProbe));
     p.kernel = def.kind == ProbeKind::kKernel;
     p.hidden = plan.hidden.contains(path);
@@ -283,7 +283,7 @@ Result<Decoding> DecodingFor(const TracefsDir& dir, const TracePlan& plan, const
 // The session's filters, then its events on: after the command's pid is in.
 Result<void> EnableAll(TraceSession& session, const TracePlan& plan, const TraceOptions& trace) {
   for (const TraceEventDef& def : plan.events) {
-    std::string name = def.group + "/" + def.event;
+    std::string name = def.Path();
     if (!trace.filter.empty() && !plan.hidden.contains(name)) KP_TRY_VOID(session.SetFilter(name, trace.filter));
     KP_TRY_VOID(session.Enable(name));
   }
@@ -375,7 +375,7 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
 
   // 4. A private instance; the command, held before exec, is filtered in
   // before any event is on.
-  auto session = KP_TRY(TraceSession::Create(*dir, "kprobectl-" + std::to_string(getpid()), log));
+  auto session = KP_TRY(TraceSession::Create(*dir, InstanceName(getpid()), log));
   if (trace.buffer_kb) KP_TRY_VOID(session->SetBufferSizeKb(trace.buffer_kb));
   if (trace.pid) KP_TRY_VOID(session->SetPid(trace.pid));
   session->ExcludePid(getpid());  // not our own reads of tracefs and /proc

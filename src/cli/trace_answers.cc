@@ -202,7 +202,7 @@ uint64_t TracePictures::events() const {
 std::string TracePictures::Draw(const TracePlan& plan, double seconds, uint64_t lost) {
   std::vector<std::string> names;
   for (const TraceEventDef& def : plan.events)
-    if (!plan.hidden.contains(def.group + "/" + def.event)) names.push_back(def.FullName());
+    if (!plan.hidden.contains(def.Path())) names.push_back(def.FullName());
   std::string traced = Join(names, ", ");
   if (format_ == OutputFormat::kTimeline) return TraceEventJson(timeline_->Finish("kprobectl trace: " + traced));
   if (format_ == OutputFormat::kHeatMap) {

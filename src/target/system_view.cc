@@ -59,9 +59,9 @@ void ReadEvents(const TracefsDir& tracefs, const Target& target, SystemView& vie
   if (tracefs.Exists(EventsFile(target.probe_kind())) || tracefs.Exists("dynamic_events"))
     if (auto defs = ProbeEvents(tracefs).List())
       for (const TraceEventDef& def : *defs) {
-        view.existing_events.insert(def.group + "/" + def.event);
+        view.existing_events.insert(def.Path());
         if (def.type == ProbeType::kProbe || def.type == ProbeType::kEventProbe)
-          view.unattachable_events.insert(def.group + "/" + def.event);
+          view.unattachable_events.insert(def.Path());
       }
   if (!target.kernel()) return;
   const TracefsDir* dir = &tracefs;  // outlives the view: the command's

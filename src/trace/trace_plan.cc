@@ -20,7 +20,7 @@ EventPattern ParseEventPattern(const std::string& text) {
   return {text.substr(0, sep), text.substr(sep + 1)};
 }
 
-std::string PathOf(const TraceEventDef& def) { return def.group + "/" + def.event; }
+std::string PathOf(const TraceEventDef& def) { return def.Path(); }
 
 bool Keeps(const TraceEventDef& def) {
   return std::any_of(def.args.begin(), def.args.end(), [](const FetchArg& a) { return a.at_entry; });
@@ -184,7 +184,7 @@ Result<TracePlan> PlanTrace(const TraceSelection& selection, const std::vector<T
     auto entries = KP_TRY(PairCalls(traced, plan.events.size(), selection.latency, namer, return_site_of, plan));
     plan.add.assign(traced.begin() + static_cast<ptrdiff_t>(plan.events.size()), traced.end());
     for (TraceEventDef& entry : entries) {
-      plan.hidden.insert(entry.group + "/" + entry.event);
+      plan.hidden.insert(entry.Path());
       plan.add.push_back(std::move(entry));
     }
   }

@@ -260,4 +260,6 @@ std::optional<TraceRun> ProcessRun(const std::string& proc_root, int pid) {
   return TraceRun{pid, ParseUnsigned(fields[19])};
 }
 
+std::string InstanceName(int pid) { return std::string(kInstancePrefix) + std::to_string(pid); }
+
 }  // namespace kprobectl

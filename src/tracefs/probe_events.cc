@@ -30,7 +30,7 @@ std::map<std::string, ProfileEntry> ParseProfile(std::string_view text, ProbeKin
 }
 
 const ProfileEntry* FindProfileEntry(const std::map<std::string, ProfileEntry>& profile, const TraceEventDef& def) {
-  auto it = profile.find(def.group + "/" + def.event);
+  auto it = profile.find(def.Path());
   if (it == profile.end()) it = profile.find(def.event);
   return it == profile.end() ? nullptr : &it->second;
 }
@@ -83,7 +83,7 @@ Result<std::vector<TraceEventDef>> ProbeEvents::List() const {
 
 Result<std::set<std::string>> ProbeEvents::Names() const {
   std::set<std::string> names;
-  for (const TraceEventDef& def : KP_TRY(List())) names.insert(def.group + "/" + def.event);
+  for (const TraceEventDef& def : KP_TRY(List())) names.insert(def.Path());
   return names;
 }
 
@@ -145,7 +145,7 @@ Result<void> ProbeEvents::Remove(const TraceEventDef& def) const {
 
 Result<std::vector<std::string>> ProbeEvents::EnabledIn(const TraceEventDef& def) const {
   std::vector<std::string> where;
-  std::string event_dir = "events/" + def.group + "/" + def.event + "/enable";
+  std::string event_dir = "events/" + def.Path() + "/enable";
   std::vector<std::string> prefixes = {""};
   if (dir_.Exists("instances"))
     for (const std::string& name : KP_TRY(dir_.List("instances"))) prefixes.push_back("instances/" + name + "/");
@@ -160,7 +160,7 @@ Result<std::vector<std::string>> ProbeEvents::EnabledIn(const TraceEventDef& def
 
 Result<void> ProbeEvents::Disable(const TraceEventDef& def, const std::vector<std::string>& where) const {
   for (const std::string& prefix : where) {
-    std::string path = prefix + "events/" + def.group + "/" + def.event + "/enable";
+    std::string path = prefix + "events/" + def.Path() + "/enable";
     if (log_) log_("write " + dir_.PathOf(path) + ": 0");
     KP_TRY_VOID(dir_.Write(path, "0"));
   }

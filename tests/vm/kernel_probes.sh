@@ -201,7 +201,7 @@ echo "# $defs"
 check "a module's probe is MOD:SYMBOL+OFF" \
   grep -q "^p:probe/dummy_dev_init dummy:dummy_dev_init+$entry name=+[0-9]*($arg1):string\$" <<<"$defs"
 kp trace -q -o /tmp/kpvm-m -m dummy --probe 'kpvm:m=dummy_dev_init name=dev->name:string' -- ip link add kpvm0 type dummy
-grep -q "kpvm:m: (dummy_dev_init+$at_entry) name=\"kpvm0\"" /tmp/kpvm-m && ok "the module probe fired with the device's name" ||
+grep -q "kpvm:m: (dummy_dev_init+$at_entry \[dummy\]) name=\"kpvm0\"" /tmp/kpvm-m && ok "the module probe fired with the device's name" ||
   not_ok "the module probe fired with the device's name" "$(cat /tmp/kpvm-m)"
 ip link del kpvm0 2>/dev/null
 defs=$(kp -m veth -D 'veth_open' 2>&1)
@@ -413,7 +413,7 @@ if [ -r /sys/kernel/btf/vmlinux ]; then
       ip link add kpvm1 type dummy
     ip link del kpvm1 2>/dev/null
     check "a module's probe from its split BTF fired with the device's name" \
-      grep -q "kpvm:bm: (dummy_dev_init+$btf_at_entry) name=\"kpvm1\"" /tmp/kpvm-bm
+      grep -q "kpvm:bm: (dummy_dev_init+$btf_at_entry \[dummy\]) name=\"kpvm1\"" /tmp/kpvm-bm
   fi
   err=$(kp -D 'do_sys_openat2:3 dfd' 2>&1)
   check "a line probe without DWARF says it needs it" grep -q "needs the kernel's DWARF" <<<"$err"
