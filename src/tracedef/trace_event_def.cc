@@ -64,8 +64,7 @@ std::string FormatDefinition(const TraceEventDef& def) {
       break;
   }
   if (def.maxactive && def.retprobe) out += std::to_string(def.maxactive);
-  out += ":" + def.Path() + " " +
-         (def.type == ProbeType::kProbe ? FormatTarget(def.target) : NamedTarget(def));
+  out += ":" + def.Path() + " " + (def.type == ProbeType::kProbe ? FormatTarget(def.target) : NamedTarget(def));
   for (const FetchArg& arg : def.args) out += " " + FormatFetchArg(arg);
   return out;
 }

@@ -77,17 +77,3 @@ TEST_CASE("running tree: a function the prepared kernel does not have is named, 
         "kprobectl: error: no function 'btf_pairs' in the running kernel 6.12.0-kptree (/proc/kallsyms)\n"
         "  hint: similar names: btf_pair\n");
 }
-
-TEST_CASE("running tree: a kernel whose tracefs has no kprobe_events refuses kernel probes, writing nothing") {
-  RunningTree tree;
-  std::filesystem::remove(tree.tracefs / "kprobe_events");
-  WriteFile(tree.tracefs / "README", ReadFile(DataPath("readme-linux-6.18-no-kprobes.txt")));
-  CliResult r = tree.Run({"add", "btf_pair"});
-  CHECK(r.status == 1);
-  CHECK(r.out.empty());
-  CHECK(r.err ==
-        "kprobectl: error: this kernel has no kprobe_events (CONFIG_KPROBE_EVENTS)\n"
-        "  hint: probe a user-space program with -x BINARY, or boot a kernel built with CONFIG_KPROBES=y and "
-        "CONFIG_KPROBE_EVENTS=y\n");
-  CHECK(!std::filesystem::exists(tree.tracefs / "kprobe_events"));
-}

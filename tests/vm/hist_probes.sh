@@ -122,7 +122,8 @@ at_least() { awk -v ns="$2" '$2 ~ /^\(/ { a = substr($2, 2) + 0; if (a + 1 >= ns
 naps_in_buckets() {
   grep -q '^kph:nap__return: 9 hits$' "$1" && [ "$(at_least "$1" 2097152)" = 9 ] &&
     [ "$(at_least "$1" 8388608)" -ge 5 ] && [ "$(at_least "$1" 33554432)" -ge 2 ] &&
-    [ -z "$(grep -v '^kph:\|  comm \|  sleeper ' "$1")" ]
+    grep -q '^latency percentiles: p50 in (.*(bounds: only buckets were counted)$' "$1" &&
+    [ -z "$(grep -v '^kph:\|  comm \|  sleeper \|^latency percentiles: ' "$1")" ]
 }
 for side in kernel user; do
   extra=()
