@@ -29,15 +29,12 @@
 set -euo pipefail
 build=$1 fixtures=$2 picture=$3
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=../../scripts/lib/tracefs.sh
-source "$here/../../scripts/lib/tracefs.sh"
+# shellcheck source=../lib/real_tracefs.sh
+source "$here/../lib/real_tracefs.sh"
 # shellcheck source=../../scripts/lib/tools.sh
 source "$here/../../scripts/lib/tools.sh"
-skip() { [ "${CI:-}" = true ] && { echo "must run in CI: $1" >&2; exit 1; }; echo "SKIPPED: $1" >&2; exit 4; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
-[ "$(id -u)" -eq 0 ] || skip "needs root"
-tracefs=$(tracefs_dir "$build/kprobectl")
-[ -n "$tracefs" ] && [ -w "$tracefs/uprobe_events" ] || skip "no writable uprobe_events in tracefs (${tracefs:-not mounted})"
+real_tracefs "$build/kprobectl"
 command -v chromium >/dev/null || skip "no chromium (scripts/setup installs it: apt-get install chromium)"
 [ "$picture" != timeline ] && [ "$picture" != folded ] || [ -f "$(speedscope_release)/index.html" ] ||
   skip "no speedscope $SPEEDSCOPE_VERSION in $(tools_cache) (scripts/setup installs it from npm)"

@@ -12,12 +12,9 @@
 # Usage: serve_prometheus.sh BUILD_DIR [FIXTURE_DIR]
 set -euo pipefail
 build=$1
-# shellcheck source=../../scripts/lib/tracefs.sh
-source "$(dirname "$0")/../../scripts/lib/tracefs.sh"
-tracefs=$(tracefs_dir "$build/kprobectl")
-skip() { [ "${CI:-}" = true ] && { echo "must run in CI: $1" >&2; exit 1; }; echo "SKIPPED: $1" >&2; exit 4; }
-[ "$(id -u)" -eq 0 ] || skip "needs root"
-[ -n "$tracefs" ] && [ -w "$tracefs/uprobe_events" ] || skip "no writable uprobe_events in tracefs (${tracefs:-not mounted})"
+# shellcheck source=../lib/real_tracefs.sh
+source "$(dirname "$0")/../lib/real_tracefs.sh"
+real_tracefs "$build/kprobectl"
 command -v prometheus >/dev/null || skip "no prometheus (apt-get install prometheus)"
 
 dir=$(mktemp -d)

@@ -16,12 +16,9 @@
 # Usage: serve_tls.sh BUILD_DIR [FIXTURE_DIR]
 set -euo pipefail
 build=$1
-# shellcheck source=../../scripts/lib/tracefs.sh
-source "$(dirname "$0")/../../scripts/lib/tracefs.sh"
-tracefs=$(tracefs_dir "$build/kprobectl")
-skip() { [ "${CI:-}" = true ] && { echo "must run in CI: $1" >&2; exit 1; }; echo "SKIPPED: $1" >&2; exit 4; }
-[ "$(id -u)" -eq 0 ] || skip "needs root"
-[ -n "$tracefs" ] && [ -w "$tracefs/uprobe_events" ] || skip "no writable uprobe_events in tracefs (${tracefs:-not mounted})"
+# shellcheck source=../lib/real_tracefs.sh
+source "$(dirname "$0")/../lib/real_tracefs.sh"
+real_tracefs "$build/kprobectl"
 for tool in prometheus openssl htpasswd curl python3; do
   command -v $tool >/dev/null || skip "no $tool (scripts/setup installs it)"
 done
