@@ -8,11 +8,12 @@
 # own (the guest's init is scripts/vm's busybox), and the unit driven with
 # systemctl: not started without /etc/kprobectl/serve.conf; started with
 # the example, its kernel probe's counter moving in /metrics; its hardening
-# in force (capabilities, read-only /usr); reloaded; stopped, with nothing
+# in force (capabilities, mounts); reloaded, counts kept; stopped, with nothing
 # of kprobectl's left in kprobe_events, uprobe_events, dynamic_events,
 # instances/ or its records; killed (SIGKILL), its probes left, and removed
-# by the next start. Then settings added by a drop-in: no capability at all
-# (it serves), and those its comments say cannot be used (it does not).
+# by the next start; with a user probe too, served over TLS. Then settings
+# added by a drop-in: no capability at all (it serves), and those its
+# comments say cannot be used (it does not).
 # Usage: serve_unit.sh BUILD_DIR VMLINUX
 set -u
 build=$1
@@ -44,9 +45,11 @@ done
 sd() { nsenter -t "$sd_pid" -m -p -r -w "$@"; }
 # systemctl waits for the manager's bus; is-system-running --wait for its start-up.
 state=$(sd timeout 120 systemctl is-system-running --wait 2>&1)
-check "systemd runs (state: $state)" [ -n "$sd_pid" ] && sd systemctl --version >/dev/null
+check "systemd runs (state: $state)" eval '[ -n "$sd_pid" ] && sd systemctl --version >/dev/null'
 
-metrics() { curl -sf --max-time 10 http://127.0.0.1:9464/metrics; }
+url=http://127.0.0.1:9464/metrics
+tls=()  # curl's options for https
+metrics() { curl -sf --max-time 10 "${tls[@]}" $url; }
 hits() { metrics | sed -n 's/^kprobectl_probe_hits_total{event="kpserve:read"} \([0-9]*\)$/\1/p'; }
 ours() {  # what the unit's probes made, in tracefs, and its records
   grep -h kpserve $tracefs/kprobe_events $tracefs/uprobe_events $tracefs/dynamic_events
@@ -55,7 +58,6 @@ ours() {  # what the unit's probes made, in tracefs, and its records
 }
 nothing_ours() { [ -z "$(ours)" ]; }
 status() { sd systemctl status --no-pager -n 20 kprobectl-serve 2>&1 | sed 's/^/#   /'; }
-journal() { sd journalctl --no-pager -o cat -n "$1" -u kprobectl-serve 2>&1 | sed 's/^/#   /'; }
 wait_served() {  # up to 60 s for the first answer
   for _ in $(seq 120); do metrics >/dev/null && return 0; sleep 0.5; done
   return 1
@@ -94,12 +96,16 @@ check "its /root is empty (here it is not)" eval '[ -n "$(ls -A /root)" ] && in_
 check "its /var/cache/kprobectl is writable" in_unit 'touch /var/cache/kprobectl/kpvm && rm /var/cache/kprobectl/kpvm'
 check "its /sys/kernel/tracing is writable" in_unit "[ -w $tracefs/kprobe_events ]"
 
-# A reload (SIGHUP) reads the configuration again; the process stays.
+# A reload (SIGHUP) reads the configuration again; the process stays, and
+# so do the counts.
+before=$(hits)
 sd systemctl reload kprobectl-serve
 sleep 2
 check "reloaded: still active, the same process" \
   eval '[ "$(sd systemctl show -P MainPID kprobectl-serve)" = "$pid" ] && sd systemctl is-active -q kprobectl-serve'
 check "... and served" wait_served
+after=$(hits)
+check "... its counts kept ($before, then $after)" [ "${after:-0}" -ge "${before:-1}" ]
 
 sd systemctl stop kprobectl-serve
 check "stopped" [ "$(sd systemctl is-active kprobectl-serve)" = inactive ]
@@ -120,6 +126,29 @@ check "... with one probe, its own" [ "$(grep -c kpserve $tracefs/kprobe_events)
 sd systemctl stop kprobectl-serve
 check "stopped: nothing left" nothing_ours || ours | sed 's/^/#   /'
 
+# A user probe (the types fixture's tick(i), in uprobe_events) and TLS
+# (GnuTLS, under MemoryDenyWriteExecute=yes): a self-signed certificate in
+# a web configuration beside serve.conf.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout /etc/kprobectl/server.key \
+  -out /etc/kprobectl/server.crt -days 2 -subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 2>/dev/null
+printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n' >/etc/kprobectl/web.yml
+cat >>/etc/kprobectl/serve.conf <<CONF
+web-config web.yml
+probe -x $build/tests/fixtures/types kpserve:tick=tick i
+hist kpserve:tick -k comm,i.log2 --name ticks
+CONF
+url=https://127.0.0.1:9464/metrics
+tls=(--cacert /etc/kprobectl/server.crt)
+sd systemctl start kprobectl-serve
+check "started with a user probe, over TLS" wait_served || status
+"$build/tests/fixtures/types" 100 >/dev/null
+check "its uprobe is in uprobe_events" grep -q '^p:kpserve/tick ' $tracefs/uprobe_events
+check "tick's 100 hits served over https" eval 'metrics | grep -qx "kprobectl_probe_hits_total{event=\"kpserve:tick\"} 100"'
+check "... and their sum by comm (0+1+...+99)" eval 'metrics | grep -qx "kprobectl_ticks_i_sum{comm=\"types\"} 4950"'
+check "plain http is refused" eval '! curl -sf --max-time 10 http://127.0.0.1:9464/metrics >/dev/null'
+sd systemctl stop kprobectl-serve
+check "stopped: nothing left, in uprobe_events either" nothing_ours || ours | sed 's/^/#   /'
+
 # Settings in a drop-in, each alone: with no capability at all it still
 # serves (tracefs needs none); with those the unit says cannot be set, the
 # start fails (kprobectl or systemd says why, in the journal) and nothing
@@ -136,7 +165,7 @@ with_setting() {  # with_setting serves|fails SETTING...
   sd systemctl start kprobectl-serve 2>/dev/null
   for _ in $(seq 60); do
     state=$(sd systemctl is-active kprobectl-serve)
-    [ "$state" = active ] && ! metrics >/dev/null || break
+    if [ "$state" != active ] || metrics >/dev/null; then break; fi
     sleep 0.5
   done
   if [ "$expect" = serves ]; then
