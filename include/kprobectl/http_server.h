@@ -46,6 +46,10 @@ class HttpServer {
   // New TLS material and headers for the connections from now on, on the
   // same socket; an error (bad material) keeps the options before.
   virtual Result<void> Reconfigure(HttpOptions options) = 0;
+  // Stops the daemons Reconfigure() replaced a second or more ago (it
+  // waits for the answers they are giving: call it where none waits for
+  // the caller).
+  virtual void Sweep() = 0;
 };
 
 // The largest exposition served (16 MB): past it, an error that says so.

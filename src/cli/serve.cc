@@ -133,6 +133,7 @@ struct Shared {
   bool enable_reload = false;
   // POST /-/reload: asked of the main thread, answered here.
   uint64_t reloads_asked = 0, reloads_done = 0;
+  bool stopping = false;
   Result<void> last_reload;
   std::condition_variable reloaded;
 };
@@ -198,10 +199,12 @@ HttpAnswer Server::Answer(const HttpRequest& request) {
       uint64_t ticket = ++shared_.reloads_asked;
       uint64_t one = 1;
       if (write(wake_, &one, sizeof(one)) != sizeof(one)) return Fail("cannot ask for a reload");
-      if (!shared_.reloaded.wait_for(held, std::chrono::minutes(2), [&] { return shared_.reloads_done >= ticket; }))
+      if (!shared_.reloaded.wait_for(held, std::chrono::minutes(2),
+                                     [&] { return shared_.reloads_done >= ticket || shared_.stopping; }))
         return Fail(
             "the reload took more than two minutes; it goes on, and kprobectl_config_last_reload_successful "
             "will say how it ended");
+      if (shared_.reloads_done < ticket) return Fail("kprobectl serve is stopping");
       return shared_.last_reload;
     };
   return AnswerRequest(
@@ -294,7 +297,12 @@ Result<void> Server::Loop(StopSignals& signals) {
         hup = hup || sig == SIGHUP;
         stop = stop || (sig != SIGCHLD && sig != SIGHUP);
       }
-      if (stop) return {};
+      if (stop) {
+        std::lock_guard held(shared_.lock);
+        shared_.stopping = true;
+        shared_.reloaded.notify_all();
+        return {};
+      }
       if (hup) Said("SIGHUP", Reload("SIGHUP"));
       uint64_t asked = 0;
       if (fds[1].revents & POLLIN && read(wake_, &asked, sizeof(asked)) == sizeof(asked)) {
@@ -306,6 +314,7 @@ Result<void> Server::Loop(StopSignals& signals) {
         shared_.reloaded.notify_all();
       }
     }
+    server_->Sweep();  // no answer waits for this thread here
     if (std::chrono::steady_clock::now() >= next_look) {
       next_look = std::chrono::steady_clock::now() + std::chrono::seconds(1);
       if (Stamp(web_.files) != web_.stamp) {

@@ -12,8 +12,9 @@
 // certificate where an authority is configured (TlsSession does that in
 // GnuTLS); a request on a connection whose certificate did not verify is
 // dropped without an answer. New options (a web configuration read again)
-// start a new daemon on the same socket: the old one stops accepting, is
-// given a second to finish its answers, and goes.
+// start a new daemon on the same socket: the old one stops accepting, and
+// Sweep() stops it once it has had a second to finish its answers (not
+// Reconfigure() itself: its caller may be what an answer waits for).
 #include "kprobectl/http_server.h"
 
 #include <arpa/inet.h>
@@ -25,7 +26,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <thread>
 
 #include "kprobectl/shared_library.h"
 
@@ -114,24 +114,19 @@ class MhdDaemon {
   void Quiesce() {
     if (daemon_) mhd_.quiesce_daemon(daemon_);
   }
-  // Waits up to `grace` for the open connections' answers, then closes them.
-  void Retire(std::chrono::steady_clock::duration grace) {
-    auto until = std::chrono::steady_clock::now() + grace;
-    while (daemon_ && std::chrono::steady_clock::now() < until) {
-      const MHD_DaemonInfo* info = mhd_.get_daemon_info(daemon_, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-      if (!info || info->num_connections == 0) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    Stop();
+  // The connections open now.
+  unsigned Connections() const {
+    const MHD_DaemonInfo* info = daemon_ ? mhd_.get_daemon_info(daemon_, MHD_DAEMON_INFO_CURRENT_CONNECTIONS) : nullptr;
+    return info ? info->num_connections : 0;
   }
-
- private:
+  // Its open connections closed, its thread joined; the socket left open.
   void Stop() {
     if (!daemon_) return;
     Quiesce();
     mhd_.stop_daemon(std::exchange(daemon_, nullptr));
   }
 
+ private:
   bool VerifiesClients() const { return options_.tls && !options_.tls->client_ca_pem.empty(); }
 
   void* GnutlsSession(MHD_Connection* connection) const {
@@ -189,6 +184,7 @@ class MhdServer final : public HttpServer {
   MhdServer(Mhd mhd, Handler handler, int fd, uint16_t port)
       : mhd_(std::move(mhd)), handler_(std::move(handler)), fd_(fd), port_(port) {}
   ~MhdServer() override {
+    retired_.clear();
     daemon_.reset();
     close(fd_);
   }
@@ -221,8 +217,17 @@ class MhdServer final : public HttpServer {
     }
     daemon_ = std::move(next);
     options_ = std::move(options);
-    before->Retire(kRetireGrace);
+    retired_.emplace_back(std::move(before), std::chrono::steady_clock::now() + kRetireGrace);
     return {};
+  }
+
+  void Sweep() override {
+    auto now = std::chrono::steady_clock::now();
+    std::erase_if(retired_, [&](auto& retired) {
+      if (now < retired.second && retired.first->Connections() > 0) return false;
+      retired.first->Stop();
+      return true;
+    });
   }
 
  private:
@@ -232,6 +237,8 @@ class MhdServer final : public HttpServer {
   uint16_t port_ = 0;
   HttpOptions options_;
   std::unique_ptr<MhdDaemon> daemon_;
+  // Daemons replaced, answering what they were asked until their time.
+  std::vector<std::pair<std::unique_ptr<MhdDaemon>, std::chrono::steady_clock::time_point>> retired_;
 };
 
 // The listening socket, bound and listening, and the port it got.

@@ -104,15 +104,19 @@ expect "$ok" 1
 echo "ok - SIGHUP: kept lines keep their counts (150), the added one counts from 0 (50), the removed one is gone"
 
 # 2. A changed probe line keeps its event's name; its hist counts anew.
-write "enable-reload" "probe -x $types '$group:other=tick i'" "hist $group:other -k comm --name others" \
+# The web configuration comes with it: a POST answered on the daemon that
+# the new one replaces.
+printf 'http_server_config:\n  headers:\n    X-Frame-Options: deny\n' >"$dir/web.yml"
+write "enable-reload" "web-config web.yml" "probe -x $types '$group:other=tick i'" "hist $group:other -k comm --name others" \
   "hist $group:tick -k comm,i.log2 --name ticks" "probe -x $types $group:tick=tick i"
 [ "$(reload_status)" = 200 ] || fail "POST /-/reload: $(cat "$dir/answer")"
 grep -q "^p:$group/other .* i=" $tracefs/uprobe_events || fail "reload: the changed probe is not there as changed"
+curl -s -D - -o /dev/null "$url/metrics" | grep -qi "^X-Frame-Options: deny" || fail "reload: the web configuration's header is not sent"
 "$types" 10 >/dev/null
 settle
 expect "$tick" 160
 expect "$others" 10
-echo "ok - POST /-/reload: a changed probe line keeps its name, its table counts anew, the rest keep counting"
+echo "ok - POST /-/reload: a changed probe line keeps its name, its table counts anew, the rest keep counting; the web configuration read"
 
 # 3. Refused, whole: the running configuration keeps running.
 refused() {  # WHAT EXPECTED-IN-LOG LINE...
