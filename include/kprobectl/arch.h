@@ -147,6 +147,9 @@ class Arch {
   // the arguments before it. Before it (ABI0) every argument is on the
   // stack, slot 1 at 8(SP) at the entry.
   Result<std::string> GoArgumentAtEntry(unsigned n, bool register_abi) const;
+  // Whether Go 1.`go_minor` passes arguments in registers here (its
+  // internal ABI, "ABIInternal"): since 1.17 on x86-64, 1.18 on arm64.
+  bool GoRegisterAbiIn(unsigned go_minor) const;
   // The register where Go's register ABI keeps the running goroutine (its
   // g): R14, R28; as the kernel names it.
   std::string_view GoGoroutineRegister() const;

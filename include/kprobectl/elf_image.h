@@ -3,7 +3,9 @@
 // An ELF file's symbols and load segments, read once with libelf (which stays
 // inside elf_image.cc). In: a path. Out: defined symbols from .symtab and
 // .dynsym merged (with GNU symbol versions), the PT_LOAD map between virtual
-// addresses and file offsets (what uprobe_events wants), and the build-id.
+// addresses and file offsets (what uprobe_events wants), the build-id, and
+// what the file says of how its code is to be read: its architecture (from
+// its ELF machine) and whether Go built it, each decided here, once.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +21,8 @@
 #include "kprobectl/result.h"
 
 namespace kprobectl {
+
+class Arch;
 
 struct ElfSymbol {
   enum Type { kFunction, kObject, kOther };
@@ -73,20 +77,26 @@ class ElfImage {
   // A kernel module's image: its symbols at the addresses its sections were
   // given (see Debuginfo::OpenModule), under the module's name; its
   // build-id (hex) as read there.
-  static ElfImage FromModule(std::string path, std::string module, uint16_t machine, std::vector<ElfSymbol> symbols,
+  static ElfImage FromModule(std::string path, std::string module, const Arch& arch, std::vector<ElfSymbol> symbols,
                              std::string build_id);
   const std::string& module() const { return module_; }  // empty unless a module
 
   const std::string& path() const { return path_; }
-  uint16_t machine() const { return machine_; }              // e_machine
+  // The architecture of its ELF machine (and class), chosen when it is
+  // read; null for a machine kprobectl does not support (OpenTarget refuses
+  // such a file before it reads it: Target::arch says why).
+  const Arch* arch() const { return arch_; }
   bool shared_object() const { return shared_object_; }      // ET_DYN (PIE or library)
   const std::string& build_id() const { return build_id_; }  // hex, empty if none
-  // The Go version that built a Go binary ("go1.19.8", from .go.buildinfo),
-  // empty for any other: its names are Go's, and so is its calling convention.
+  // Whether Go built it (its .go.buildinfo names a Go version): its names
+  // are Go's, and so is its calling convention. The one answer to "is this
+  // a Go binary" (Target::go() asks it).
+  bool go() const { return !go_version_.empty(); }
+  // The Go version that built it ("go1.19.8"), empty when go() is false.
   const std::string& go_version() const { return go_version_; }
-  // Whether that Go passes arguments in registers (its internal ABI): since
-  // 1.17 on x86-64, 1.18 on arm64.
-  bool go_register_abi() const;
+  // Whether that Go passes arguments in registers (its internal ABI) on
+  // this architecture (Arch::GoRegisterAbiIn).
+  bool go_register_abi() const { return go_register_abi_; }
   // The size of a Go function's argument area, its _func.args in Go's
   // .gopclntab (elf/go_pclntab.h), for the function that holds `pc`;
   // nothing when the binary has no table kprobectl reads.
@@ -223,11 +233,12 @@ class ElfImage {
   std::optional<std::vector<const ElfSymbol*>> FunctionsByAddress(const std::vector<uint64_t>& starts) const;
 
   std::string path_;
-  uint16_t machine_ = 0;
+  const Arch* arch_ = nullptr;
   std::string module_;
   bool shared_object_ = false;
   std::string build_id_;
   std::string go_version_;
+  bool go_register_abi_ = false;
   uint64_t go_pclntab_offset_ = 0, go_pclntab_size_ = 0, text_address_ = 0;  // a Go binary's .gopclntab, .text
   std::vector<LoadSegment> segments_;
   std::vector<SdtNote> sdt_notes_;

@@ -133,8 +133,9 @@ class TraceableFunctions {
 };
 
 // The symbol the image's kernel targets count from: its architecture's
-// (Arch::kernel_text_symbol(): _text, or _stext on arm64), also for a
-// module's image (by its ELF machine).
+// (ElfImage::arch(), Arch::kernel_text_symbol(): _text, or _stext on
+// arm64), also for a module's image; empty for a machine kprobectl does not
+// support.
 std::string_view KernelTextSymbol(const ElfImage& image);
 // The runtime address of the kernel's text minus the image's, from
 // /proc/kallsyms (through _text, else _stext, as perf does).

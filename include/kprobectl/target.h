@@ -69,6 +69,9 @@ struct Target {
 
   ProbeKind probe_kind() const { return kind == kUserBinary ? ProbeKind::kUser : ProbeKind::kKernel; }
   bool kernel() const { return kind != kUserBinary; }
+  // A program Go built (ElfImage::go(), decided when its file was read):
+  // its names, calling convention and returns are Go's.
+  bool go() const { return image && image->go(); }
   // The DWARF, or the error that says why there is none.
   Result<Debuginfo*> RequireDebuginfo() const;
 };

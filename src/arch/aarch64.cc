@@ -158,6 +158,7 @@ const ArchSpec kAarch64Spec = {
     .go_float_prefix = "F",
     .go_integer_names = kGoIntegerNames,
     .go_goroutine_register = "x28",  // Go's g (abi-internal.md, arm64)
+    .go_register_abi_since = 18,     // Go 1.18 (its release notes, "Compiler")
     .stack_pointer = "sp",
     .return_register = "x0",
     .instruction_pointer = "pc",

@@ -130,6 +130,10 @@ std::string Arch::ArgumentAtEntry(unsigned n) const {
 
 std::string_view Arch::GoGoroutineRegister() const { return spec_->go_goroutine_register; }
 
+bool Arch::GoRegisterAbiIn(unsigned go_minor) const {
+  return spec_->go_register_abi_since != 0 && go_minor >= spec_->go_register_abi_since;
+}
+
 Result<std::string> Arch::GoArgumentAtEntry(unsigned n, bool register_abi) const {
   if (!register_abi)
     return "+" + std::to_string(kGoArgumentArea + 8 * static_cast<int64_t>(n - 1)) + "(%" +

@@ -35,6 +35,7 @@ struct ArchSpec {
   std::string_view go_float_prefix;                         // Go's assembler's names of them: "X" (X0, X1...), "F"
   std::span<const std::string_view> go_integer_names;       // Go's assembler's names of go_argument_registers
   std::string_view go_goroutine_register;                   // where Go's register ABI keeps the current g
+  unsigned go_register_abi_since = 0;  // the Go 1.N whose register ABI came here (0: none described)
   std::string_view stack_pointer;
   std::string_view return_register;
   std::string_view instruction_pointer;

@@ -128,6 +128,7 @@ const ArchSpec kX86_64Spec = {
     .go_float_prefix = "X",
     .go_integer_names = kGoIntegerNames,
     .go_goroutine_register = "r14",  // Go's g (abi-internal.md, amd64)
+    .go_register_abi_since = 17,     // Go 1.17 (its release notes, "Compiler")
     .stack_pointer = "sp",
     .return_register = "ax",
     .instruction_pointer = "ip",

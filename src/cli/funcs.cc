@@ -54,7 +54,7 @@ Result<void> RunFuncs(const Options& options, const std::string& filter_text, St
   // perf's default filter hides compiler-internal names. In a Go binary a
   // glob is a Go name's: "(*T)" and "[...]" as in a probe point.
   std::function<std::string(std::string_view)> leaf;
-  if (target.image && !target.image->go_version().empty()) leaf = GoGlob;
+  if (target.go()) leaf = GoGlob;
   auto filter = KP_TRY(GlobFilter::Parse(filter_text.empty() ? "!_*" : filter_text, leaf));
   // BTF alone has no addresses: the running kernel's own lists say what
   // ftrace traces and what kprobes refuse.

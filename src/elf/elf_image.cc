@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "go_buildinfo.h"
+#include "kprobectl/arch.h"
 #include "kprobectl/cache_file.h"
 #include "kprobectl/strings.h"
 
@@ -352,8 +353,6 @@ struct ElfReader {
   }
 };
 
-bool ElfImage::go_register_abi() const { return GoRegisterAbi(go_version_, machine_); }
-
 // The Go version of a Go binary (go_buildinfo.cc reads the section), "" for
 // any other.
 std::string ReadGoVersion(const MappedElf& m, const ElfImage& image) {
@@ -375,7 +374,7 @@ Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cach
   MappedElf m = KP_TRY(MapElf(path));
   ElfImage image;
   image.path_ = path;
-  image.machine_ = m.ehdr.e_machine;
+  image.arch_ = ArchOfElf(m.ehdr.e_machine, gelf_getclass(m.elf.get()) == ELFCLASS64, path).value_or(nullptr);
   image.shared_object_ = m.ehdr.e_type == ET_DYN;
   image.build_id_ = ReadBuildId(m.elf.get());
   image.file_mapping_ = m.mapping;
@@ -388,6 +387,7 @@ Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cach
   }
   image.sdt_notes_ = ReadSdtNotes(m.elf.get());
   image.go_version_ = ReadGoVersion(m, image);
+  image.go_register_abi_ = image.arch_ && image.arch_->GoRegisterAbiIn(GoMinorVersion(image.go_version_));
   if (GElf_Shdr pcln, text; !image.go_version_.empty() && SectionNamed(m.elf.get(), ".gopclntab", pcln) &&
                             pcln.sh_type != SHT_NOBITS && SectionNamed(m.elf.get(), ".text", text)) {
     image.go_pclntab_offset_ = pcln.sh_offset;
@@ -413,12 +413,12 @@ Result<ElfImage> ElfImage::Open(const std::string& path, const std::string& cach
   return image;
 }
 
-ElfImage ElfImage::FromModule(std::string path, std::string module, uint16_t machine, std::vector<ElfSymbol> symbols,
+ElfImage ElfImage::FromModule(std::string path, std::string module, const Arch& arch, std::vector<ElfSymbol> symbols,
                               std::string build_id) {
   ElfImage image;
   image.path_ = std::move(path);
   image.build_id_ = std::move(build_id);
-  image.machine_ = machine;
+  image.arch_ = &arch;
   image.module_ = std::move(module);
   auto table = std::make_shared<Table>();
   for (const ElfSymbol& s : symbols) {

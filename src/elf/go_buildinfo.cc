@@ -5,8 +5,8 @@
 // "\xff Go buildinf:", the pointer size, flags; then, since Go 1.18 (flag
 // 2), the Go version as a string prefixed by its length (a varint); before
 // 1.18, at offset 16, a pointer to runtime.buildVersion, a Go string
-// (pointer, length). The version decides how arguments are passed: Go's
-// register ABI came with 1.17 on amd64, 1.18 on arm64.
+// (pointer, length). The version decides how arguments are passed (Go's
+// register ABI came to each architecture with a version: Arch::GoRegisterAbiIn).
 #include "go_buildinfo.h"
 
 #include <cstring>
@@ -52,17 +52,14 @@ std::string GoVersionFromBuildInfo(std::string_view bytes, const ReadVirtual& re
   return read(data, length);
 }
 
-bool GoRegisterAbi(std::string_view version, uint16_t machine) {
+unsigned GoMinorVersion(std::string_view version) {
   // "go1.19.8", "go1.21rc2", "devel go1.22-..." : the minor number after "go1.".
   size_t at = version.find("go1.");
-  if (at == std::string_view::npos) return false;
-  int minor = 0;
-  for (size_t i = at + 4; i < version.size() && version[i] >= '0' && version[i] <= '9'; ++i)
-    minor = minor * 10 + (version[i] - '0');
-  constexpr uint16_t kX86_64 = 62, kAarch64 = 183;  // EM_X86_64, EM_AARCH64
-  if (machine == kX86_64) return minor >= 17;
-  if (machine == kAarch64) return minor >= 18;
-  return false;
+  if (at == std::string_view::npos) return 0;
+  unsigned minor = 0;
+  for (size_t i = at + 4; i < version.size() && version[i] >= '0' && version[i] <= '9' && minor < 1000; ++i)
+    minor = minor * 10 + static_cast<unsigned>(version[i] - '0');
+  return minor;
 }
 
 }  // namespace kprobectl

@@ -17,9 +17,7 @@ using ReadVirtual = std::function<std::string(uint64_t address, uint64_t size)>;
 
 std::string GoVersionFromBuildInfo(std::string_view bytes, const ReadVirtual& read);
 
-// Whether a Go version passes arguments in registers (its internal ABI,
-// "ABIInternal") on the ELF machine `machine`: since 1.17 on x86-64, 1.18
-// on arm64.
-bool GoRegisterAbi(std::string_view version, uint16_t machine);
+// The minor number of a Go version ("go1.19.8": 19), 0 when it names none.
+unsigned GoMinorVersion(std::string_view version);
 
 }  // namespace kprobectl

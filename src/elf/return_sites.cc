@@ -15,6 +15,7 @@
 #include "kprobectl/return_sites.h"
 
 #include <capstone/capstone.h>
+#include <elf.h>
 
 #include <algorithm>
 #include <functional>
@@ -52,29 +53,54 @@ Result<Capstone> LoadCapstone() {
                   KP_TRY(library.Function<decltype(cs_insn_group)>("cs_insn_group"))};
 }
 
-struct CapstoneMode {
+// What differs between architectures in Capstone's answers: its mode, and
+// what its per-architecture details say of a branch. A row per ELF machine
+// (Arch::elf_machine()); Capstone's types stay in this file.
+struct Decoder {
+  uint16_t machine;
   cs_arch arch;
   cs_mode mode;
+  // Whether a call Capstone does not put in its call group is one.
+  bool (*extra_call)(const cs_insn& insn);
+  // Whether a jump (in the jump group, not a call) is conditional.
+  bool (*conditional)(const cs_insn& insn);
+  // The target of a direct jump, branch or call, if its operand is an immediate.
+  std::optional<uint64_t> (*direct_target)(const cs_insn& insn);
 };
 
-Result<CapstoneMode> ModeOf(const Arch& arch) {
-  if (arch.name() == "x86-64") return CapstoneMode{CS_ARCH_X86, CS_MODE_64};
-  if (arch.name() == "arm64") return CapstoneMode{CS_ARCH_ARM64, CS_MODE_ARM};
-  return Fail("no disassembler for " + std::string(arch.name()));
+std::optional<uint64_t> X86Target(const cs_insn& insn) {
+  const cs_x86& x86 = insn.detail->x86;
+  if (x86.op_count == 1 && x86.operands[0].type == X86_OP_IMM) return static_cast<uint64_t>(x86.operands[0].imm);
+  return std::nullopt;
 }
 
-// The target of a direct jump or branch, if its operand is an immediate.
-std::optional<uint64_t> DirectTarget(const cs_insn& insn, cs_arch arch) {
-  if (arch == CS_ARCH_X86) {
-    const cs_x86& x86 = insn.detail->x86;
-    if (x86.op_count == 1 && x86.operands[0].type == X86_OP_IMM) return static_cast<uint64_t>(x86.operands[0].imm);
-    return std::nullopt;
-  }
-  // The target is the last operand: tbz/tbnz's first immediate is the bit tested.
+// The target is the last operand: tbz/tbnz's first immediate is the bit tested.
+std::optional<uint64_t> Arm64Target(const cs_insn& insn) {
   const cs_arm64& arm64 = insn.detail->arm64;
   if (arm64.op_count > 0 && arm64.operands[arm64.op_count - 1].type == ARM64_OP_IMM)
     return static_cast<uint64_t>(arm64.operands[arm64.op_count - 1].imm);
   return std::nullopt;
+}
+
+constexpr Decoder kDecoders[] = {
+    {EM_X86_64, CS_ARCH_X86, CS_MODE_64, [](const cs_insn&) { return false; },
+     [](const cs_insn& insn) { return insn.id != X86_INS_JMP; }, X86Target},
+    // Capstone 4 puts arm64's bl and blr in the jump group, not the call group.
+    {EM_AARCH64, CS_ARCH_ARM64, CS_MODE_ARM,
+     [](const cs_insn& insn) { return insn.id == ARM64_INS_BL || insn.id == ARM64_INS_BLR; },
+     [](const cs_insn& insn) {
+       return insn.id == ARM64_INS_CBZ || insn.id == ARM64_INS_CBNZ || insn.id == ARM64_INS_TBZ ||
+              insn.id == ARM64_INS_TBNZ ||
+              (insn.id == ARM64_INS_B && insn.detail->arm64.cc != ARM64_CC_INVALID &&
+               insn.detail->arm64.cc != ARM64_CC_AL);
+     },
+     Arm64Target},
+};
+
+Result<const Decoder*> DecoderOf(const Arch& arch) {
+  for (const Decoder& d : kDecoders)
+    if (d.machine == arch.elf_machine()) return &d;
+  return Fail("no disassembler for " + std::string(arch.name()));
 }
 
 // One instruction as the sweeps need it.
@@ -91,10 +117,10 @@ struct Insn {
 // decode stop.
 Result<void> Sweep(std::string_view code, uint64_t address, const Arch& arch, const std::string& failing,
                    const std::string& hint, const std::function<Result<bool>(const Insn&)>& visit) {
-  CapstoneMode mode = KP_TRY(ModeOf(arch));
+  const Decoder& decoder = *KP_TRY(DecoderOf(arch));
   const Capstone cs = KP_TRY(LoadCapstone());
   csh handle = 0;
-  if (cs.open_disassembler(mode.arch, mode.mode, &handle) != CS_ERR_OK)
+  if (cs.open_disassembler(decoder.arch, decoder.mode, &handle) != CS_ERR_OK)
     return Fail("cannot open Capstone's disassembler");
   auto close_handle = [&cs](csh* h) { cs.close_disassembler(h); };
   std::unique_ptr<csh, decltype(close_handle)> closer(&handle, close_handle);
@@ -114,18 +140,10 @@ Result<void> Sweep(std::string_view code, uint64_t address, const Arch& arch, co
     i.address = insn->address;
     i.next = at;
     i.ret = cs.insn_group(handle, insn.get(), CS_GRP_RET);
-    // Capstone 4 puts arm64's bl and blr in the jump group, not the call group.
-    i.call = cs.insn_group(handle, insn.get(), CS_GRP_CALL) ||
-             (mode.arch == CS_ARCH_ARM64 && (insn->id == ARM64_INS_BL || insn->id == ARM64_INS_BLR));
+    i.call = cs.insn_group(handle, insn.get(), CS_GRP_CALL) || decoder.extra_call(*insn);
     i.jump = !i.call && cs.insn_group(handle, insn.get(), CS_GRP_JUMP);
-    if (mode.arch == CS_ARCH_X86)
-      i.conditional = i.jump && insn->id != X86_INS_JMP;
-    else
-      i.conditional = i.jump && (insn->id == ARM64_INS_CBZ || insn->id == ARM64_INS_CBNZ || insn->id == ARM64_INS_TBZ ||
-                                 insn->id == ARM64_INS_TBNZ ||
-                                 (insn->id == ARM64_INS_B && insn->detail->arm64.cc != ARM64_CC_INVALID &&
-                                  insn->detail->arm64.cc != ARM64_CC_AL));
-    if (i.jump || i.call) i.target = DirectTarget(*insn, mode.arch);
+    i.conditional = i.jump && decoder.conditional(*insn);
+    if (i.jump || i.call) i.target = decoder.direct_target(*insn);
     i.text = std::string(insn->mnemonic) + " " + insn->op_str;
     if (!KP_TRY(visit(i))) break;
   }

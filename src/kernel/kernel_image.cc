@@ -329,8 +329,9 @@ bool TraceableFunctions::KprobeAllowed(const ElfSymbol& function, const ElfImage
 }
 
 std::string_view KernelTextSymbol(const ElfImage& image) {
-  auto arch = ArchOfElf(image.machine(), true, image.path());
-  return arch ? (*arch)->kernel_text_symbol() : X86_64Arch().kernel_text_symbol();
+  // An image of a machine kprobectl does not know has none: nothing is
+  // counted from a symbol it cannot name.
+  return image.arch() ? image.arch()->kernel_text_symbol() : std::string_view();
 }
 
 std::optional<int64_t> KaslrSlide(const KernelEnv& env, const ElfImage& image) {

@@ -175,21 +175,20 @@ Result<std::vector<ResolvedLocation>> LocateGoReturns(const ProbeSpec& spec, Tar
 namespace kprobectl {
 
 std::optional<ReturnSite> GoReturnSite(const TraceEventDef& def, const ElfImage& image) {
-  if (def.kind != ProbeKind::kUser || def.retprobe || def.target.kind != ProbeTarget::kFile ||
-      image.go_version().empty())
+  if (def.kind != ProbeKind::kUser || def.retprobe || def.target.kind != ProbeTarget::kFile || !image.go())
     return std::nullopt;
   std::optional<uint64_t> address = image.VirtualAddress(def.target.offset);
   const ElfSymbol* f = address ? image.FunctionAt(*address) : nullptr;
-  auto arch = ArchOfElf(image.machine(), true, image.path());
+  const Arch* arch = image.arch();
   if (!f || f->size == 0 || *address == f->value || !arch) return std::nullopt;
   auto code = image.ReadBytes(f->value, f->size);
   if (!code) return std::nullopt;
-  auto sites = FindReturnSites(*code, f->value, **arch, f->name);
+  auto sites = FindReturnSites(*code, f->value, *arch, f->name);
   // Timed from where the entry runs once a call, as an entry probe is.
-  auto past = GoEntryPastStackCheck(*code, f->value, **arch, f->name);
+  auto past = GoEntryPastStackCheck(*code, f->value, *arch, f->name);
   auto entry = past ? image.FileOffset(*past) : std::unexpected(past.error());
   if (!sites || !entry || std::find(sites->begin(), sites->end(), *address) == sites->end()) return std::nullopt;
-  ReturnSite site{def.target, image.go_register_abi() ? std::string((*arch)->GoGoroutineRegister()) : ""};
+  ReturnSite site{def.target, image.go_register_abi() ? std::string(arch->GoGoroutineRegister()) : ""};
   site.entry.offset = *entry;
   site.entry.ref_ctr_offset.reset();
   return site;

@@ -44,8 +44,10 @@ Error Blacklisted(const std::string& name, const BlacklistRange& listed) {
 
 // Why the kernel would refuse a probe at `loc`, or nothing; rewrites its
 // target to _text+OFF (arm64: _stext+OFF) when kallsyms holds its name twice.
-std::optional<Error> Refusal(ResolvedLocation& loc, const ElfImage* image, const Lists& lists, const SystemView& system,
-                             const Error& no_debuginfo) {
+std::optional<Error> Refusal(ResolvedLocation& loc, const Target& target, const Lists& lists,
+                             const SystemView& system) {
+  const ElfImage* image = target.image.get();
+  const Error& no_debuginfo = target.debuginfo_error;
   bool has_address = image && loc.address != 0;
   const ElfSymbol* function = has_address ? image->FunctionAt(loc.address) : nullptr;
   std::string name = function ? function->name : loc.target.symbol;
@@ -62,7 +64,7 @@ std::optional<Error> Refusal(ResolvedLocation& loc, const ElfImage* image, const
   // KASLR-safe against the running kernel: a name kallsyms holds twice
   // (a module may reuse it) is resolved to its first, so count from _text.
   ProbeTarget& t = loc.target;
-  std::string anchor(image ? KernelTextSymbol(*image) : "_text");
+  std::string anchor(target.arch->kernel_text_symbol());
   if (system.running && !system.kallsyms.empty() && t.kind == ProbeTarget::kSymbol && t.symbol != anchor &&
       t.module.empty() && system.kallsyms.Count(t.symbol) > 1) {
     const ElfSymbol* text = image ? image->Find(anchor) : nullptr;
@@ -175,7 +177,7 @@ Result<void> ApplyKernelPolicy(std::vector<ResolvedProbe>& probes, const Target&
     for (ResolvedLocation& loc : probe.locations) {
       auto refused = Unreachable(probe, loc, image);
       if (!refused) {
-        refused = Refusal(loc, image, lists, system, target.debuginfo_error);
+        refused = Refusal(loc, target, lists, system);
         // vars answers what is there, and says a probe would be refused.
         if (refused && options.for_variables) {
           if (left_out) left_out->push_back(WouldBeRefused(probe, loc, refused->message));

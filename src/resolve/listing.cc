@@ -20,7 +20,7 @@ FunctionSymbol FindFunctionSymbol(const Target& target, const std::string& name)
   if (!image && !target.path.empty())
     if (auto read = ElfImage::Open(target.path)) image = &opened.emplace(std::move(*read));
   const ElfSymbol* s = image ? image->Find(name) : nullptr;
-  return {s && s->type == ElfSymbol::kFunction, image && !image->go_version().empty()};
+  return {s && s->type == ElfSymbol::kFunction, image && image->go()};
 }
 
 }  // namespace

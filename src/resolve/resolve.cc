@@ -114,7 +114,7 @@ Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& t
   ProbeSpec spec = AsWritten(written, target);
   // Never a uretprobe on Go code (go_returns.cc says why): a probe on
   // each of the function's return instructions instead.
-  if (spec.point.retprobe && target.image && !target.image->go_version().empty())
+  if (spec.point.retprobe && target.go())
     return resolve::LocateGoReturns(spec, target, target.image->go_register_abi(), [&](const ProbeSpec& at) {
       ResolveOptions at_return = options;
       at_return.go_return_sites = at.point.offset.has_value();
@@ -147,7 +147,7 @@ Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& t
   // (Go writes DWARF unless told not to: -ldflags=-w or -s.)
   if (needs_dwarf && !target.debuginfo_error.message.empty())
     return std::unexpected(NeedsDebuginfo(spec.point, target,
-                                          target.image->go_version().empty()
+                                          !target.go()
                                               ? target.debuginfo_error.hint
                                               : "build it without -ldflags=-w or -s (Go writes DWARF by default), or "
                                                 "fetch $argN and $retval, which follow Go's ABI without it"));
@@ -179,7 +179,7 @@ Result<Resolution> Resolve(const std::vector<ProbeSpec>& specs, Target& target, 
     probe.spec = spec;
     probe.kind = target.probe_kind();
     // Go's returns are probed at their instructions, as plain probes.
-    probe.retprobe = spec.point.retprobe && !(target.image && !target.image->go_version().empty());
+    probe.retprobe = spec.point.retprobe && !target.go();
     probe.maxactive = spec.point.retprobe && target.kernel() ? options.maxactive : 0;
     bool event_probe = !spec.point.event_name.empty();
     // An event probe's group is the kernel's own default for them.
@@ -190,8 +190,7 @@ Result<Resolution> Resolve(const std::vector<ProbeSpec>& specs, Target& target, 
     auto located = Locate(spec, target, system, options, out);
     if (!located) return std::unexpected(resolve::RefusedByName(spec, target, system).value_or(located.error()));
     probe.locations = std::move(*located);
-    if (target.image && !target.image->go_version().empty())
-      KP_TRY_VOID(resolve::PastGoStackChecks(probe.locations, target));
+    if (target.go()) KP_TRY_VOID(resolve::PastGoStackChecks(probe.locations, target));
     if (!spec.point.tracepoint.empty() && target.kernel()) probe.type = ProbeType::kTracepoint;
     if (event_probe) probe.type = ProbeType::kEventProbe;
     // A marker's events are perf's: group sdt_PROVIDER.

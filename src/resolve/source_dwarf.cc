@@ -109,7 +109,7 @@ Result<std::vector<DwarfAddress>> Addresses(const ProbeSpec& spec, Debuginfo& de
   const ProbePoint& p = spec.point;
   if (!p.version.empty()) return Fail("'" + DescribePoint(p) + "': symbol versions need the ELF path, not DWARF");
   if (p.address) return std::vector<DwarfAddress>{KP_TRY(debuginfo.AtAddress(*p.address + p.offset.value_or(0)))};
-  if (!p.function.empty() && !image.go_version().empty()) return GoAddresses(p, debuginfo, image, find);
+  if (!p.function.empty() && image.go()) return GoAddresses(p, debuginfo, image, find);
   if (!p.function.empty() && p.function.find('.') != std::string::npos && !IsGlob(p.function) &&
       !IsCxxName(p.function)) {
     auto clones = KP_TRY(ResolveClone(p, debuginfo, image, find));
@@ -297,9 +297,7 @@ Result<GoPlaces> PlaceGo(Debuginfo& debuginfo, const DwarfAddress& at, const Tar
 // a parameter the DWARF leaves out, a type it cannot place) the DWARF says,
 // after the prologue.
 bool GoEntry(Debuginfo& debuginfo, DwarfAddress& at, const Target& target) {
-  if (!at.entry || at.inlined || target.image->go_version().empty() ||
-      debuginfo.LanguageAt(at) != Debuginfo::Language::kGo)
-    return false;
+  if (!at.entry || at.inlined || !target.go() || debuginfo.LanguageAt(at) != Debuginfo::Language::kGo) return false;
   auto places = PlaceGo(debuginfo, at, target);
   if (!places ||
       std::any_of(places->args.begin(), places->args.end(), [](const AbiValue& v) { return !v.unplaceable.empty(); }))
@@ -432,7 +430,7 @@ Result<std::vector<ResolvedLocation>> LocateWithDwarf(const ProbeSpec& spec, Tar
     loc.target = KP_TRY(TargetAt(kind, image, loc.address));
     loc.origin = OriginOf(at, image);
     loc.dwarf = at;
-    loc.event_base = EventBaseFor(spec, at, !image.go_version().empty());
+    loc.event_base = EventBaseFor(spec, at, image.go());
     ArgContext ctx{target.arch,
                    kind,
                    p.retprobe,

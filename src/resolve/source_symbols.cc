@@ -63,9 +63,7 @@ std::vector<std::string> SimilarFunctions(const ElfImage& image, std::string_vie
   NearestNames nearest(name);
   for (const ElfSymbol& s : image.symbols())
     if (s.type == ElfSymbol::kFunction && s.value != 0)
-      nearest.Offer(IsMangled(s.name)            ? SymbolCxxName(s.name).qualified
-                    : image.go_version().empty() ? s.name
-                                                 : GoDisplayName(s.name));
+      nearest.Offer(IsMangled(s.name) ? SymbolCxxName(s.name).qualified : !image.go() ? s.name : GoDisplayName(s.name));
   return nearest.Take();
 }
 
@@ -118,7 +116,7 @@ Result<std::vector<Place>> Places(const ProbeSpec& spec, const ElfImage& image) 
     out.push_back(place);
     return out;
   }
-  WantedName wanted = Wanted(p, !image.go_version().empty());
+  WantedName wanted = Wanted(p, image.go());
   bool glob = wanted.glob;
   std::vector<uint64_t> seen_addresses;
   std::string shown;
@@ -157,10 +155,9 @@ Result<std::vector<ResolvedLocation>> LocateWithSymbols(const ProbeSpec& spec, c
     loc.origin = place.origin;
     loc.target = KP_TRY(TargetAt(kind, image, place.address));
     bool by_address = kind == ProbeKind::kUser && spec.point.address;
-    loc.event_base = !spec.event.empty() ? spec.event
-                     : image.go_version().empty() || by_address
-                         ? EventBase(spec.point, by_address ? "" : place.origin.function)
-                         : GoEventBase(place.origin.function);
+    loc.event_base = !spec.event.empty()         ? spec.event
+                     : !image.go() || by_address ? EventBase(spec.point, by_address ? "" : place.origin.function)
+                                                 : GoEventBase(place.origin.function);
     ArgContext ctx{target.arch, kind,          spec.point.retprobe,     place.origin.entry,     &system.features,
                    &image,      place.address, options.keep_entry_args, options.go_return_sites};
     loc.args = KP_TRY(RawArgs(spec, ctx));

@@ -114,7 +114,7 @@ Result<FetchArg> SynthesizeArg(const TypedFetch& fetch, const Arch& arch, ProbeK
     case FetchRoot::kArgument:
       // A Go function's arguments are where Go's own ABI puts them, not
       // the psABI's: decided by the Go version the binary names.
-      text = image && !image->go_version().empty()
+      text = image && image->go()
                  ? KP_TRY(arch.GoArgumentAtEntry(static_cast<unsigned>(r.number), image->go_register_abi()))
                  : arch.ArgumentAtEntry(static_cast<unsigned>(r.number));
       break;
@@ -226,9 +226,8 @@ std::string SourceOfDefinition(const TraceEventDef& def, const ElfImage* image, 
   // arm64's return probe is at the symbol, before ftrace's patchable NOPs,
   // which no DWARF function covers: its function is the one after them.
   const ElfSymbol* symbol = image->FunctionAt(*address);
-  auto arch = ArchOfElf(image->machine(), true, image->path());
-  if ((!at || at->function.empty()) && def.retprobe && symbol && symbol->value == *address && arch)
-    at = debuginfo->BeginningAt(*address + (*arch)->patchable_entry());
+  if ((!at || at->function.empty()) && def.retprobe && symbol && symbol->value == *address && image->arch())
+    at = debuginfo->BeginningAt(*address + image->arch()->patchable_entry());
   if (!at || at->function.empty()) return {};
   ProbeOrigin o;
   o.function = at->function;

@@ -167,7 +167,7 @@ Result<Target> OpenModule(const TargetRequest& request, const KernelEnv& env) {
   t.built_for = ModuleVersionOf(module.modinfo);
   if (!t.kernel_image.empty()) KP_TRY_VOID(CheckBuiltFor(t, image_version));
   t.image = std::make_unique<ElfImage>(
-      ElfImage::FromModule(t.path, t.module, module.machine, std::move(module.symbols), std::move(module.build_id)));
+      ElfImage::FromModule(t.path, t.module, *t.arch, std::move(module.symbols), std::move(module.build_id)));
   if (module.debuginfo)
     t.debuginfo = std::move(module.debuginfo);
   else

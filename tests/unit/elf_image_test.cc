@@ -8,6 +8,9 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
+#include "elf/go_buildinfo.h"
+#include "kprobectl/arch.h"
+#include "kprobectl/kernel_image.h"
 #include "kprobectl/strings.h"
 #include "test_support.h"
 
@@ -115,6 +118,48 @@ TEST_CASE("static functions of one name in two objects are both there") {
   REQUIRE(at);
   CHECK(at->name == "helper");
   CHECK(at->value == helpers[1]);
+}
+
+TEST_CASE("an image's architecture and whether Go built it, decided when it is read") {
+  struct Row {
+    std::string fixture;
+    std::string arch;  // its name, "-" for none
+    bool go, go_register_abi;
+  };
+  // The fixtures' Go is Debian 12's, 1.19: past the register ABI on both.
+  const Row rows[] = {
+      {"target_O2", "x86-64", false, false},      {"gofx", "x86-64", true, true},
+      {"gofx_nodwarf", "x86-64", true, true},     {"arm64/gofx", "arm64", true, true},
+      {"arm64/target_O2", "arm64", false, false},
+  };
+  for (const Row& row : rows) {
+    INFO(row.fixture);
+    auto image = ElfImage::Open(FixturePath(row.fixture));
+    REQUIRE(image);
+    CHECK((image->arch() ? std::string(image->arch()->name()) : "-") == row.arch);
+    CHECK(image->go() == row.go);
+    CHECK(image->go_register_abi() == row.go_register_abi);
+    CHECK(image->go_version().starts_with("go1.") == row.go);
+  }
+  // A machine kprobectl does not know (target_O2 with e_machine EM_386):
+  // read, with no architecture, so no symbol to count kernel targets from.
+  TempDir dir;
+  std::string bytes = ReadFile(FixturePath("target_O2"));
+  REQUIRE(bytes.size() > 20);
+  bytes[18] = 3;  // e_machine, little-endian: EM_386
+  bytes[19] = 0;
+  WriteFile(dir / "i386", bytes);
+  auto other = ElfImage::Open(dir / "i386");
+  REQUIRE(other);
+  CHECK(other->arch() == nullptr);
+  CHECK(KernelTextSymbol(*other).empty());
+  CHECK(KernelTextSymbol(*ElfImage::Open(FixturePath("kernel_like"))) == "_text");
+  // The Go version's minor number, which the architecture's threshold reads.
+  CHECK(GoMinorVersion("go1.19.8") == 19);
+  CHECK(GoMinorVersion("go1.21rc2") == 21);
+  CHECK(GoMinorVersion("devel go1.22-5f3b1d2 Tue Jan 2 2024") == 22);
+  CHECK(GoMinorVersion("go1.") == 0);
+  CHECK(GoMinorVersion("") == 0);
 }
 
 TEST_CASE("GNU symbol versions") {

@@ -39,6 +39,15 @@ std::vector<std::string> Texts(const std::vector<GoAbiPlace>& places) {
 
 }  // namespace
 
+TEST_CASE("Go ABI: the Go version whose register ABI each architecture has") {
+  CHECK_FALSE(X86_64Arch().GoRegisterAbiIn(0));
+  CHECK_FALSE(X86_64Arch().GoRegisterAbiIn(16));
+  CHECK(X86_64Arch().GoRegisterAbiIn(17));
+  CHECK(X86_64Arch().GoRegisterAbiIn(22));
+  CHECK_FALSE(Aarch64Arch().GoRegisterAbiIn(17));
+  CHECK(Aarch64Arch().GoRegisterAbiIn(18));
+}
+
 TEST_CASE("Go ABI: arguments and results to registers and the stack") {
   const Arch& x86 = X86_64Arch();
   const Arch& arm64 = Aarch64Arch();

@@ -5,7 +5,6 @@
 // by the names each language writes (Go's "main.(*Server).Serve" and
 // "main.Sum[...]", Rust's demangled paths, legacy and v0), events named
 // from them, funcs listing them, the nearest names for a typo.
-#include <elf.h>
 
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -54,7 +53,7 @@ std::string PastCheck(const std::string& bin, const std::string& name) {
   uint64_t offset = *image->FileOffset(f->value);
   std::string code = ReadFile(bin).substr(offset, 24);
   INFO(name);
-  if (image->machine() == EM_AARCH64) {
+  if (image->arch() == &Aarch64Arch()) {
     for (size_t at = 0; at + 4 <= code.size(); at += 4) {
       uint32_t word = 0;
       std::memcpy(&word, code.data() + at, 4);
