@@ -45,7 +45,7 @@ Result<void> TracingRun::OpenReader() {
 
 Result<void> TracingRun::Close() {
   reader_.reset();
-  return session_->Close();
+  return session_ ? session_->Close() : Result<void>{};
 }
 
 }  // namespace kprobectl::cli
