@@ -22,6 +22,8 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <string_view>
+#include <utility>
 
 #include "commands.h"
 #include "hist_run.h"
@@ -80,12 +82,13 @@ Stacks StacksFor(const TraceOptions& trace, const TracePlan& plan) {
 }  // namespace
 
 Result<StackMode> ParseStackMode(const std::string& text) {
-  static const std::map<std::string, StackMode> kModes = {{"", StackMode::kNone},
-                                                          {"auto", StackMode::kAuto},
-                                                          {"kernel", StackMode::kKernel},
-                                                          {"user", StackMode::kUser},
-                                                          {"both", StackMode::kBoth}};
-  if (auto mode = kModes.find(text); mode != kModes.end()) return mode->second;
+  constexpr std::pair<std::string_view, StackMode> kModes[] = {{"", StackMode::kNone},
+                                                               {"auto", StackMode::kAuto},
+                                                               {"kernel", StackMode::kKernel},
+                                                               {"user", StackMode::kUser},
+                                                               {"both", StackMode::kBoth}};
+  for (const auto& [name, mode] : kModes)
+    if (text == name) return mode;
   return Fail("--stack=" + text + ": which stack to record is 'kernel', 'user' or 'both'",
               "--stack alone records each probe's own side: the kernel's stack for kernel probes, user space's for "
               "uprobes");
