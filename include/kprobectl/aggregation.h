@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kprobectl/fetch_type.h"
+#include "kprobectl/kernel_features.h"
 #include "kprobectl/quantiles.h"
 #include "kprobectl/result.h"
 #include "kprobectl/trace_decoder.h"
@@ -73,15 +74,6 @@ bool HasKey(const AggregationSpec& spec, AggKey::Kind kind);
 // an integer or a string, a string neither bucketed nor summed, no array).
 // The error names the event, the argument and what the event has.
 Result<AggregationSpec> BindAggregation(const AggregationSpec& spec, const TraceEventDef& def);
-
-// The kernel's side: which spellings this kernel's hist triggers take
-// (from tracefs README).
-struct HistSupport {
-  bool hist = false;     // CONFIG_HIST_TRIGGERS
-  bool buckets = false;  // .buckets=N (Linux 5.19)
-  bool synthetic = false;
-};
-HistSupport ParseHistSupport(std::string_view readme);
 
 // "hist:keys=common_pid.execname,n.log2:vals=hitcount,size:size=SIZE",
 // with " if FILTER" when a filter is given. Max values cannot be expressed

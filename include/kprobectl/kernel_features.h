@@ -3,7 +3,9 @@
 // What this kernel's dynamic probes support, learned from the tracefs README
 // (as perf does: feature detection from the README, never from versions) and
 // from which control files exist. In: README text and file presence. Out:
-// flags, and checks that turn a missing feature into a clear error.
+// flags (the probes' and the hist triggers'), and checks that turn a
+// missing feature into a clear error. The README is read once a command,
+// at the CLI's edge, and the features passed down.
 #pragma once
 
 #include <optional>
@@ -17,6 +19,14 @@
 namespace kprobectl {
 
 class TracefsDir;
+
+// Which spellings this kernel's hist triggers take
+// (Documentation/trace/histogram.rst).
+struct HistSupport {
+  bool hist = false;       // CONFIG_HIST_TRIGGERS
+  bool buckets = false;    // .buckets=N (Linux 5.19)
+  bool synthetic = false;  // CONFIG_SYNTH_EVENTS: hist --latency's pairing in the kernel
+};
 
 struct KernelFeatures {
   bool kprobe_events = false;     // CONFIG_KPROBE_EVENTS
@@ -48,6 +58,7 @@ struct KernelFeatures {
   // (which brought them) wherever CONFIG_PROBE_EVENTS is set; whether the
   // kernel takes them is EventProbeSupport's to say (below).
   bool eprobe_listed = false;
+  HistSupport hist;  // hist triggers, read from the same README
 };
 
 KernelFeatures ParseFeatures(std::string_view readme, bool has_kprobe_events, bool has_uprobe_events);

@@ -60,5 +60,9 @@ struct SystemView {
 // kprobe_events). Mounts debugfs when the blacklist is missing and we are
 // root (best effort).
 SystemView ReadSystemView(const TracefsDir* tracefs, const KernelEnv& env, const Target& target, bool running);
+// The same, with the features the caller read from `tracefs` already (a
+// command that reads them once for its other checks too).
+SystemView ReadSystemView(const TracefsDir* tracefs, const KernelFeatures& features, const KernelEnv& env,
+                          const Target& target, bool running);
 
 }  // namespace kprobectl

@@ -154,15 +154,4 @@ Result<AggregationSpec> BindAggregation(const AggregationSpec& spec, const Trace
   return out;
 }
 
-HistSupport ParseHistSupport(std::string_view readme) {
-  HistSupport out;
-  // The README's text on hist triggers is there only with
-  // CONFIG_HIST_TRIGGERS, on synthetic events only with CONFIG_SYNTH_EVENTS
-  // (kernel/trace/trace.c, readme_msg); .buckets came with Linux 5.19.
-  out.hist = readme.find("hist trigger") != std::string_view::npos;
-  out.buckets = readme.find(".buckets=") != std::string_view::npos;
-  out.synthetic = readme.find("synthetic_events") != std::string_view::npos;
-  return out;
-}
-
 }  // namespace kprobectl

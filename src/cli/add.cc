@@ -82,14 +82,16 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
     dir = std::move(*opened);
   else if (write)
     return std::unexpected(opened.error());
-  if (write) KP_TRY_VOID(RequireKernelTakes(specs, options, *dir));
+  // The tracefs README, read once for both checks below.
+  KernelFeatures features = dir ? ReadFeatures(*dir) : AllFeatures();
+  if (write) KP_TRY_VOID(RequireKernelTakes(specs, options, *dir, features));
 
   Target target = KP_TRY(OpenTargetOf(options, io.err, true, AnyEventProbe(specs)));
   if (write) KP_TRY_VOID(CheckArchRunsHere(target, options.env));
   // The running kernel's lists apply unless this only prints definitions
   // for another image (-k -D, -m PATH.ko -D).
   bool for_running = (options.vmlinux.empty() && options.module.empty()) || write;
-  SystemView system = ReadSystemView(dir.get(), options.env, target, for_running);
+  SystemView system = ReadSystemView(dir.get(), features, options.env, target, for_running);
   if (!for_running) system.features = AllFeatures();  // definitions for another kernel: its features unknown
   // Boot-time definitions are for a kernel that has none yet.
   EventNamer namer(options.boot_form.empty() ? system.existing_events : std::set<std::string>{}, options.force);

@@ -41,6 +41,7 @@ namespace {
 struct CommandLine {
   cli::Options options;
   cli::TraceOptions trace;
+  std::string stack;  // trace --stack[=MODE], as written
   bool no_cache = false;
   bool bootconfig = false, cmdline = false;
   std::vector<std::string> add_specs, del_patterns, definitions, words;
@@ -156,7 +157,7 @@ void DeclareTrace(CLI::App& app, CommandLine& c) {
   trace->add_flag("--latency", t.latency, "Time each call from entry to return; histograms at the end");
   trace->add_option("--buffer-size", t.buffer_kb, "Ring buffer per CPU, in KB");
   // A flag with an optional =VALUE: '--stack' never takes the next word.
-  trace->add_flag("--stack{auto}", t.stack,
+  trace->add_flag("--stack{auto}", c.stack,
                   "A call stack after each event, symbolised: --stack (each probe's own side), --stack=kernel, "
                   "--stack=user, --stack=both");
   trace->fallthrough();
@@ -338,6 +339,12 @@ int DispatchTrace(CommandLine& c, cli::Streams io) {
     PrintError({"--duration must be positive", ""}, io.err);
     return 2;
   }
+  auto stack = cli::ParseStackMode(c.stack);
+  if (!stack) {
+    PrintError(stack.error(), io.err);
+    return 1;
+  }
+  c.trace.stack = *stack;
   auto status = cli::RunTrace(c.options, c.trace, io);
   if (!status) {
     PrintError(status.error(), io.err);

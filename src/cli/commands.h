@@ -69,6 +69,17 @@ Result<void> RunAdd(const Options& options, const std::vector<std::string>& spec
 Result<void> RunDel(const Options& options, const std::vector<std::string>& patterns, Streams io);
 Result<void> RunList(const Options& options, const std::vector<std::string>& patterns, Streams io);
 Result<void> RunFuncs(const Options& options, const std::string& filter, Streams io);
+// --stack: which stacks trace records after each event.
+enum class StackMode {
+  kNone,    // no --stack
+  kAuto,    // --stack alone: each probe's own side, the kernel's after kernel probes, user space's after uprobes
+  kKernel,  // --stack=kernel
+  kUser,    // --stack=user
+  kBoth,    // --stack=both
+};
+// --stack's value as the command line gives it ("auto" for the flag alone,
+// empty when it is not given); anything else is refused, naming it.
+Result<StackMode> ParseStackMode(const std::string& text);
 struct TraceOptions {
   std::vector<std::string> events;  // [GROUP:]EVENT globs
   std::vector<std::string> probes;  // --probe SPEC, temporary
@@ -80,9 +91,9 @@ struct TraceOptions {
   int pid = 0;
   bool all = false;  // -a: the whole system, not only the command's processes
   bool latency = false;
-  unsigned buffer_kb = 0;            // per CPU; 0 = the kernel's default
-  std::string stack;                 // --stack[=kernel|user|both]: "auto" for each event's own side; empty: none
-  std::vector<std::string> command;  // after --
+  unsigned buffer_kb = 0;              // per CPU; 0 = the kernel's default
+  StackMode stack = StackMode::kNone;  // --stack[=kernel|user|both]
+  std::vector<std::string> command;    // after --
   // hist: what to count (--key, --sum, --max, --sort, --top); none for trace.
   std::optional<AggregationWords> aggregate;
   double interval = 0;      // hist -i SECONDS: print every interval; 0 = at the end
@@ -119,8 +130,10 @@ Result<Target> OpenTargetOf(const Options& options, std::ostream& err, bool need
 // fields are typed from the running kernel's BTF.
 bool AnyEventProbe(const std::vector<ProbeSpec>& specs);
 // Before writing: whether this kernel takes the kinds of probe the specs
-// make (kprobe_events, uprobe_events, event probes), with the evidence.
-Result<void> RequireKernelTakes(const std::vector<ProbeSpec>& specs, const Options& options, const TracefsDir& dir);
+// make (kprobe_events, uprobe_events, event probes), with the evidence:
+// `features` (read from `dir`), else the configuration, else `dir` asked.
+Result<void> RequireKernelTakes(const std::vector<ProbeSpec>& specs, const Options& options, const TracefsDir& dir,
+                                const KernelFeatures& features);
 ResolveOptions ResolveOptionsOf(const Options& options);
 // $XDG_CACHE_HOME/kprobectl, else ~/.cache/kprobectl; empty when neither is set.
 std::string DefaultCacheDir();

@@ -2,58 +2,40 @@
 #include <algorithm>
 
 #include "hist_run.h"
+#include "kprobectl/aggregation_place.h"
 #include "kprobectl/strings.h"
 
 namespace kprobectl::cli {
 
 namespace {
 
-// Why kprobectl counts a return whose arguments its entry keeps: the
-// kernel's hist triggers see one event at a time.
-std::string KeptWhy(const TracePlan& plan) {
+// What the policy (aggregation_place.h) is asked: the first return whose
+// arguments its entry keeps, named as the kernel's trace names it.
+CountingAsk AskOf(const AggregationSpec& spec, const TraceOptions& trace, const TracePlan& plan,
+                  const HistSupport& support) {
+  CountingAsk ask{spec, trace.latency, trace.user_space, support, {}, {}};
+  if (plan.kept.empty()) return ask;
   const auto& [ret, kept] = *plan.kept.begin();
-  std::vector<std::string> names;
+  ask.kept_return = ret;
+  ask.kept_return[ask.kept_return.find('/')] = ':';
   for (const FetchArg& arg : kept.args)
-    if (arg.at_entry) names.push_back(arg.name);
-  std::string event = ret;
-  event[event.find('/')] = ':';
-  return event + "'s " + Join(names, ", ") +
-         " kept by its entry probe (the kernel keeps no arguments for this return probe), which kprobectl pairs "
-         "with each return";
+    if (arg.at_entry) ask.kept_args.push_back(arg.name);
+  return ask;
 }
 
 }  // namespace
 
-Result<HistRun> HistRun::Plan(const TraceOptions& trace, const TracePlan& plan, const TracefsDir& dir) {
+Result<HistRun> HistRun::Plan(const TraceOptions& trace, const TracePlan& plan, const HistSupport& support) {
   AggregationSpec spec = KP_TRY(ParseAggregation(*trace.aggregate));
   if (trace.interval < 0) return Fail("-i " + std::to_string(trace.interval) + ": an interval is a positive number");
   HistRun run;
   run.interval_ = trace.interval;
   run.next_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(trace.interval * 1000));
-  auto readme = dir.Read("README");
-  HistSupport support = ParseHistSupport(readme ? *readme : std::string());
   // Where the kernel cannot count, kprobectl does, and says why.
   run.given_ = spec;
-  bool stack_key = std::any_of(spec.keys.begin(), spec.keys.end(), [](const AggKey& k) { return k.IsStack(); });
-  if (stack_key && trace.latency)
-    return Fail("--latency with a stack key: the time is counted at the return, whose stack is not the call's",
-                "count the entry probe by its stack: hist --probe 'FUNC' -k kstack (or ustack)");
-  auto max =
-      std::find_if(spec.values.begin(), spec.values.end(), [](const AggValue& v) { return v.op == AggValue::kMax; });
-  if (HasKey(spec, AggKey::kUserStack))
-    run.why_user_space_ =
-        "-k ustack: the kernel's hist triggers have no user-stack key (kprobectl unwinds each event's user stack)";
-  else if (!support.hist)
-    run.why_user_space_ = "this kernel has no hist triggers (CONFIG_HIST_TRIGGERS)";
-  else if (max != spec.values.end())
-    run.why_user_space_ = "--max " + max->arg + ": a hist trigger sums its values and keeps no maximum";
-  else if (trace.latency && !support.synthetic)
-    run.why_user_space_ = "this kernel has no synthetic events (CONFIG_SYNTH_EVENTS) to pair entries and returns";
-  else if (!plan.kept.empty())
-    run.why_user_space_ = KeptWhy(plan);
-  else if (trace.user_space)
-    run.why_user_space_ = "--in-user-space";
-  run.in_kernel_ = run.why_user_space_.empty();
+  CountingPlace place = KP_TRY(ChooseCountingPlace(AskOf(spec, trace, plan, support)));
+  run.in_kernel_ = place.in_kernel;
+  run.why_user_space_ = place.why_user_space;
   if (plan.events.empty()) return Fail("no events to count", "name events, or add one with --probe");
   if (trace.latency) {
     if (!trace.filter.empty()) return Fail("--filter with --latency: the filter would apply to the returns only");
@@ -126,12 +108,15 @@ Result<void> HistRun::Stop(TraceSession& session) const {
 }
 
 TraceOptions WithStackKeys(const TraceOptions& trace) {
-  if (!trace.aggregate || !trace.stack.empty()) return trace;
+  if (!trace.aggregate || trace.stack != StackMode::kNone) return trace;
   auto spec = ParseAggregation(*trace.aggregate);
   if (!spec) return trace;  // HistRun::Plan says why
   bool kernel = HasKey(*spec, AggKey::kKernelStack), user = HasKey(*spec, AggKey::kUserStack);
   TraceOptions out = trace;
-  out.stack = kernel && user ? "both" : kernel ? "kernel" : user ? "user" : "";
+  out.stack = kernel && user ? StackMode::kBoth
+              : kernel       ? StackMode::kKernel
+              : user         ? StackMode::kUser
+                             : StackMode::kNone;
   return out;
 }
 

@@ -36,7 +36,9 @@ TraceOptions WithStackKeys(const TraceOptions& trace);
 
 class HistRun {
  public:
-  static Result<HistRun> Plan(const TraceOptions& trace, const TracePlan& plan, const TracefsDir& dir);
+  // Where it counts is aggregation_place.h's choice, `support` what this
+  // kernel's hist triggers take.
+  static Result<HistRun> Plan(const TraceOptions& trace, const TracePlan& plan, const HistSupport& support);
   bool in_kernel() const { return in_kernel_; }
   // Events counted in kprobectl so far.
   uint64_t hits() const { return hits_; }
@@ -52,10 +54,10 @@ class HistRun {
   Result<void> Start(TraceSession& session) const;
   // Its triggers removed again, their tables with them (serve's reload).
   Result<void> Stop(TraceSession& session) const;
-  // The stacks its keys need recorded after each event, where kprobectl
-  // counts: the kernel's (-k kstack), user space's (-k ustack).
+  // Whether its keys need the kernel's stack recorded after each event,
+  // named (-k kstack, where kprobectl counts). User stacks are asked for
+  // before the probes are made: WithStackKeys.
   bool kernel_stacks() const { return !in_kernel_ && HasKey(given_, AggKey::kKernelStack); }
-  bool user_stacks() const { return HasKey(given_, AggKey::kUserStack); }
   // In kprobectl: an aggregator per event, from the formats decoded;
   // `frames` names an event's stacks, for stack keys.
   using NameFrames = std::function<Printer::Frames(const EventPlan&, const Record&, const EventStacks&)>;

@@ -64,7 +64,7 @@ Result<OutputFormat> ChooseFormat(const TraceOptions& trace) {
                 "add --latency, with return probes: --probe 'FUNC%return'");
   if (format == OutputFormat::kHeatMap && trace.cumulative)
     return Fail("--cumulative with --format heatmap: each column is what its interval counted");
-  if (format == OutputFormat::kTimeline && !trace.stack.empty())
+  if (format == OutputFormat::kTimeline && trace.stack != StackMode::kNone)
     return Fail("--stack with --format timeline: a timeline has no stacks", "--format flamegraph draws the stacks");
   if (trace.interval > 0 && IsPicture(format) && format != OutputFormat::kHeatMap)
     return Fail("-i with --format " + name + ": the picture is written once, when counting ends",
@@ -75,8 +75,9 @@ Result<OutputFormat> ChooseFormat(const TraceOptions& trace) {
 TraceOptions WithFormatNeeds(const TraceOptions& trace, OutputFormat format) {
   TraceOptions out = trace;
   bool hist = trace.aggregate.has_value();
-  if (!hist && (format == OutputFormat::kFolded || format == OutputFormat::kFlameGraph) && out.stack.empty())
-    out.stack = "auto";
+  if (!hist && (format == OutputFormat::kFolded || format == OutputFormat::kFlameGraph) &&
+      out.stack == StackMode::kNone)
+    out.stack = StackMode::kAuto;
   if (format == OutputFormat::kTimeline) out.latency = true;
   if (hist && format == OutputFormat::kHeatMap && out.interval <= 0) out.interval = 1;
   return out;

@@ -371,13 +371,13 @@ Result<void> Server::Run() {
             << (config.address.find(':') != std::string::npos ? "[" + config.address + "]" : config.address) << ":"
             << server_->port() << "/metrics\n";
   // 3. Until a stop signal.
-  Result<void> failure = Loop(signals);
+  Result<void> served = Loop(signals);
   server_.reset();  // no scrape reads what goes next
   state_.reset();
   session_ = nullptr;
   auto closed = session->Close();
   close(wake_);
-  if (!failure) return failure;
+  if (!served) return served;
   return closed;
 }
 

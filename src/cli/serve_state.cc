@@ -30,7 +30,7 @@ Result<std::vector<TraceEventDef>> ServeState::Resolve(const ServeProbe& line, E
   trace.probes = {Join(line.spec, " ")};
   // serve counts one event at a time, pairing no return with its entry:
   // a return's arguments the kernel cannot keep are refused, as by add.
-  auto defs = ResolveTemporary(of, trace, c_.dir, namer, c_.io, false);
+  auto defs = ResolveTemporary(of, trace, c_.dir, ReadFeatures(c_.dir), namer, c_.io, false);
   if (!defs) return Fail(At(c_.path, line.line) + defs.error().message, defs.error().hint);
   return defs;
 }
@@ -57,7 +57,7 @@ Result<HistRun> ServeState::PlanHist(const ServeHist& line, const std::vector<Tr
     }
   TracePlan plan;
   plan.events = {*def};
-  auto run = HistRun::Plan(trace, plan, c_.dir);
+  auto run = HistRun::Plan(trace, plan, ReadFeatures(c_.dir).hist);
   if (!run) return Fail(where + run.error().message, run.error().hint);
   return std::move(*run);
 }

@@ -54,8 +54,8 @@ bool AnyEventProbe(const std::vector<ProbeSpec>& specs) {
   return std::any_of(specs.begin(), specs.end(), [](const ProbeSpec& s) { return !s.point.event_name.empty(); });
 }
 
-Result<void> RequireKernelTakes(const std::vector<ProbeSpec>& specs, const Options& options, const TracefsDir& dir) {
-  KernelFeatures features = ReadFeatures(dir);
+Result<void> RequireKernelTakes(const std::vector<ProbeSpec>& specs, const Options& options, const TracefsDir& dir,
+                                const KernelFeatures& features) {
   bool others =
       !std::all_of(specs.begin(), specs.end(), [](const ProbeSpec& s) { return !s.point.event_name.empty(); });
   if (others) KP_TRY_VOID(RequireProbeKind(features, options.exec.empty() ? ProbeKind::kKernel : ProbeKind::kUser));

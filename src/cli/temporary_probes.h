@@ -71,9 +71,10 @@ class TemporaryProbes {
 // each return with its entry (trace and hist do, through PlanTrace; serve
 // does not), so that a return's arguments the kernel cannot keep are
 // fetched at the entry (ResolveOptions::keep_entry_args) rather than refused.
+// `features`: the kernel's, read from `dir` by the caller.
 Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, const TraceOptions& trace,
-                                                    const TracefsDir& dir, EventNamer& namer, Streams io,
-                                                    bool keep_entry_args);
+                                                    const TracefsDir& dir, const KernelFeatures& features,
+                                                    EventNamer& namer, Streams io, bool keep_entry_args);
 // This run, as the records of temporary probes name it.
 TraceRun Self(const KernelEnv& env);
 

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
-// trace: the passes, in order. Every object that must be undone is declared
-// after the stop signals are held and before what depends on it, so that
-// on every path (the command's end, -d, a signal, an error, a reader gone)
-// the destructors take it all down in reverse, with the signals still held.
+// trace (and hist, which counts what trace would print): the passes, in
+// order. What must be undone (temporary probes, the instance, the command,
+// the ring buffer's pipes) is made by a TracingRun (tracing_run.h), whose
+// members say the teardown order: on every path (the command's end, -d, a
+// signal, an error, a reader gone) its destructor takes it all down in
+// reverse, with the stop signals still held.
 //   1. what a killed run left behind is removed; temporary probes resolved;
 //   2. the plan: events selected, hidden latency entries named (trace_plan);
 //   3. the temporary probes recorded, then added, all or none;
@@ -19,6 +21,9 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <string_view>
+#include <utility>
 
 #include "commands.h"
 #include "hist_run.h"
@@ -37,6 +42,7 @@
 #include "status_line.h"
 #include "temporary_probes.h"
 #include "trace_answers.h"
+#include "tracing_run.h"
 
 namespace kprobectl::cli {
 
@@ -51,17 +57,9 @@ struct Stacks {
   bool kernel = false, user = false, own_side = false;
 };
 
-Result<void> CheckStackOption(const TraceOptions& trace) {
-  if (trace.stack.empty() || trace.stack == "auto" || trace.stack == "kernel" || trace.stack == "user" ||
-      trace.stack == "both")
-    return {};
-  return Fail("--stack=" + trace.stack + ": which stack to record is 'kernel', 'user' or 'both'",
-              "--stack alone records each probe's own side: the kernel's stack for kernel probes, user space's for "
-              "uprobes");
-}
-
 bool WantsUserStack(const TraceOptions& trace, ProbeKind kind) {
-  return trace.stack == "user" || trace.stack == "both" || (trace.stack == "auto" && kind == ProbeKind::kUser);
+  return trace.stack == StackMode::kUser || trace.stack == StackMode::kBoth ||
+         (trace.stack == StackMode::kAuto && kind == ProbeKind::kUser);
 }
 
 bool Captured(const TraceEventDef& def) {
@@ -71,9 +69,10 @@ bool Captured(const TraceEventDef& def) {
 
 Stacks StacksFor(const TraceOptions& trace, const TracePlan& plan) {
   Stacks out;
-  out.own_side = trace.stack == "auto";
+  out.own_side = trace.stack == StackMode::kAuto;
   for (const TraceEventDef& def : plan.events) {
-    if (trace.stack == "kernel" || trace.stack == "both" || (trace.stack == "auto" && def.kind == ProbeKind::kKernel))
+    if (trace.stack == StackMode::kKernel || trace.stack == StackMode::kBoth ||
+        (trace.stack == StackMode::kAuto && def.kind == ProbeKind::kKernel))
       out.kernel = true;
     if (WantsUserStack(trace, def.kind) && !Captured(def)) out.user = true;
   }
@@ -82,16 +81,29 @@ Stacks StacksFor(const TraceOptions& trace, const TracePlan& plan) {
 
 }  // namespace
 
+Result<StackMode> ParseStackMode(const std::string& text) {
+  constexpr std::pair<std::string_view, StackMode> kModes[] = {{"", StackMode::kNone},
+                                                               {"auto", StackMode::kAuto},
+                                                               {"kernel", StackMode::kKernel},
+                                                               {"user", StackMode::kUser},
+                                                               {"both", StackMode::kBoth}};
+  for (const auto& [name, mode] : kModes)
+    if (text == name) return mode;
+  return Fail("--stack=" + text + ": which stack to record is 'kernel', 'user' or 'both'",
+              "--stack alone records each probe's own side: the kernel's stack for kernel probes, user space's for "
+              "uprobes");
+}
+
 Result<std::vector<TraceEventDef>> ResolveTemporary(const Options& options, const TraceOptions& trace,
-                                                    const TracefsDir& dir, EventNamer& namer, Streams io,
-                                                    bool keep_entry_args) {
+                                                    const TracefsDir& dir, const KernelFeatures& features,
+                                                    EventNamer& namer, Streams io, bool keep_entry_args) {
   if (trace.probes.empty()) return std::vector<TraceEventDef>{};
   std::vector<ProbeSpec> specs;
   for (const std::string& text : trace.probes) specs.push_back(KP_TRY(ParseProbeSpec(text)));
-  if (!options.dry_run) KP_TRY_VOID(RequireKernelTakes(specs, options, dir));
+  if (!options.dry_run) KP_TRY_VOID(RequireKernelTakes(specs, options, dir, features));
   Target target = KP_TRY(OpenTargetOf(options, io.err, true, AnyEventProbe(specs)));
   if (!options.dry_run) KP_TRY_VOID(CheckArchRunsHere(target, options.env));
-  SystemView system = ReadSystemView(&dir, options.env, target, true);
+  SystemView system = ReadSystemView(&dir, features, options.env, target, true);
   auto defs = KP_TRY(ResolveToDefinitions(specs, target, system, options, namer, io.err, nullptr, keep_entry_args));
   // Their user stacks, unwound through CFI: what that needs, captured.
   for (TraceEventDef& def : defs)
@@ -164,7 +176,7 @@ Result<void> TraceLoop(const TraceOptions& trace, StopSignals& signals, TracedCo
   auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(trace.duration * 1000));
   // User stacks are named from the processes' maps: the command's are
   // read often, before a short-lived one is gone.
-  bool keep_maps = command && !trace.stack.empty();
+  bool keep_maps = command && trace.stack != StackMode::kNone;
   auto last_drain = Clock::now();
   int interval = 100;
   // The stop signals, then the ring buffers: a flood wakes the loop when a
@@ -323,13 +335,12 @@ uint64_t TracedProbeHits(const ProbeEvents& events, const std::vector<TraceEvent
 }
 
 // Temporary probes resolved, then the plan.
-Result<TracePlan> PlanFor(const Options& options, const TraceOptions& trace, const TracefsDir& dir,
-                          const ProbeEvents& events, Streams io) {
-  EventNamer namer(KP_TRY(events.Names()), true);
+Result<TracePlan> PlanFor(const Options& options, const TraceOptions& trace, const TracingRun& run, Streams io) {
+  EventNamer namer(KP_TRY(run.events().Names()), true);
   // A return's arguments the kernel cannot keep: kept by an entry probe
   // of ours, paired with it by PlanTrace (trace_plan.h).
-  auto temporary = KP_TRY(ResolveTemporary(options, trace, dir, namer, io, true));
-  std::vector<TraceEventDef> existing = KP_TRY(events.List());
+  auto temporary = KP_TRY(ResolveTemporary(options, trace, run.dir(), run.features(), namer, io, true));
+  std::vector<TraceEventDef> existing = KP_TRY(run.events().List());
   // --latency: Go's FUNC%return is probes on return instructions, timed
   // from the function's entry as a return probe is.
   std::map<std::string, std::optional<ElfImage>> images;
@@ -348,19 +359,16 @@ Result<TracePlan> PlanFor(const Options& options, const TraceOptions& trace, con
 Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams io) {
   OutputFormat format = KP_TRY(ChooseFormat(given));
   TraceOptions trace = WithFormatNeeds(WithStackKeys(given), format);
-  // Held from here until the very end: nothing interrupts the cleanup.
-  StopSignals signals;
-  auto dir = KP_TRY(OpenTracefs(options));
-  auto log = [&](std::string_view line) {
-    if (options.verbose) io.err << line << "\n";
-  };
-  if (!options.dry_run) KP_TRY_VOID(CleanLeftovers(*dir, options, io));
-  ProbeEvents events(*dir, log);
+  // The stop signals held from here until the very end (nothing
+  // interrupts the cleanup), tracefs and its features read; everything the
+  // run makes in the kernel is its, taken down when it goes.
+  auto run = KP_TRY(TracingRun::Open(options, io));
+  const TracefsDir& dir = run->dir();
+  if (!options.dry_run) KP_TRY_VOID(CleanLeftovers(dir, options, io));
   const KernelEnv& env = options.env;
-  KP_TRY_VOID(CheckStackOption(trace));
-  TracePlan plan = KP_TRY(PlanFor(options, trace, *dir, events, io));  // 1-2
+  TracePlan plan = KP_TRY(PlanFor(options, trace, *run, io));  // 1-2
   std::optional<HistRun> hist;
-  if (trace.aggregate) hist.emplace(KP_TRY(HistRun::Plan(trace, plan, *dir)));
+  if (trace.aggregate) hist.emplace(KP_TRY(HistRun::Plan(trace, plan, run->features().hist)));
   if (options.dry_run) {
     PrintPlan(plan, io.out);
     if (hist) hist->PrintTriggers(io.out);
@@ -369,38 +377,32 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
   if (hist) io.err << hist->Note();
 
   // 3. Recorded, then added, all or none.
-  TemporaryProbes probes(events, KP_TRY(TemporaryRecord::Create(options.runtime_dir, dir->root(), Self(env))), signals,
-                         io);
-  KP_TRY_VOID(probes.Add(plan.add));
+  KP_TRY_VOID(run->AddProbes(plan.add));
 
   // 4. A private instance; the command, held before exec, is filtered in
   // before any event is on.
-  auto session = KP_TRY(TraceSession::Create(*dir, InstanceName(getpid()), log));
-  if (trace.buffer_kb) KP_TRY_VOID(session->SetBufferSizeKb(trace.buffer_kb));
-  if (trace.pid) KP_TRY_VOID(session->SetPid(trace.pid));
-  session->ExcludePid(getpid());  // not our own reads of tracefs and /proc
+  KP_TRY_VOID(run->CreateSession(trace.buffer_kb, trace.pid));
+  TraceSession& session = run->session();
   EventLocations locations(env.proc);
   // Counted in the kernel, stacks are the triggers' keys: none recorded.
   Stacks stacks = hist && hist->in_kernel() ? Stacks{} : StacksFor(trace, plan);
-  Decoding decoding = KP_TRY(DecodingFor(*dir, plan, stacks, locations));
-  if (stacks.kernel) KP_TRY_VOID(session->SetOption("stacktrace", true));
-  if (stacks.user) KP_TRY_VOID(session->SetOption("userstacktrace", true));
-  std::optional<TracedCommand> command;
+  Decoding decoding = KP_TRY(DecodingFor(dir, plan, stacks, locations));
+  if (stacks.kernel) KP_TRY_VOID(session.SetOption("stacktrace", true));
+  if (stacks.user) KP_TRY_VOID(session.SetOption("userstacktrace", true));
   // Events to our standard output: the command's goes to our standard
   // error, so that a pipe (jq, grep) gets the events alone.
   int command_stdout = trace.output.empty() ? STDERR_FILENO : -1;
   if (!trace.command.empty())
-    command.emplace(KP_TRY(TracedCommand::Start(trace.command, signals.saved(), command_stdout, !trace.stack.empty())));
-  if (command && !trace.pid && !trace.all) KP_TRY_VOID(session->FollowPid(command->pid()));
+    KP_TRY_VOID(run->StartCommand(trace.command, command_stdout, trace.stack != StackMode::kNone));
+  TracedCommand* command = run->command();
+  if (command && !trace.pid && !trace.all) KP_TRY_VOID(session.FollowPid(command->pid()));
   // Counted in the kernel, the events are not enabled: their triggers see
   // them, the ring buffer does not.
   if (hist && hist->in_kernel())
-    KP_TRY_VOID(hist->Start(*session));
+    KP_TRY_VOID(hist->Start(session));
   else
-    KP_TRY_VOID(EnableAll(*session, plan, trace));
-  // After the session, so that it closes first: an instance with open
-  // pipes cannot be removed.
-  auto reader = KP_TRY(RingReader::Open(dir->root(), session->name()));
+    KP_TRY_VOID(EnableAll(session, plan, trace));
+  KP_TRY_VOID(run->OpenReader());
 
   // 5. The command runs; print until it stops.
   bool kernel_addresses = stacks.kernel || std::any_of(decoding.plans.begin(), decoding.plans.end(),
@@ -409,7 +411,7 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
   // CPU in a slow VM) unread otherwise.
   bool named = kernel_addresses && (!hist || hist->kernel_stacks());
   KernelSymbols kallsyms = KernelSymbols::FromFile(named ? env.kallsyms : std::string());
-  CommCache comms(*dir, env.proc);
+  CommCache comms(dir, env.proc);
   Unwinder unwinder;
   const Arch* arch = ArchOfUname(env.machine).value_or(nullptr);
   Printer printer(
@@ -442,7 +444,8 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
   // same terminal.
   bool printing_here = !hist && !IsPicture(format) && trace.output.empty() && isatty(STDOUT_FILENO);
   StatusLine status(
-      io.err, options.progress && !printing_here && (trace.duration > 0 || trace.interval > 0 || command.has_value()));
+      io.err, options.progress && !printing_here && (trace.duration > 0 || trace.interval > 0 || command != nullptr));
+  const ProbeEvents& events = run->events();
   bool kernel_counts = hist && hist->in_kernel();
   uint64_t hits_before = kernel_counts && status.on() ? TracedProbeHits(events, plan.events) : 0;
   every = [&]() -> Result<void> {
@@ -453,48 +456,47 @@ Result<int> RunTrace(const Options& options, const TraceOptions& given, Streams 
       status.Update(hist       ? hist->hits()
                     : pictures ? pictures->events()
                                : printer.printed(),
-                    "events", std::to_string(Lost(tracer, *session)) + " lost");
+                    "events", std::to_string(Lost(tracer, session)) + " lost");
     if (!hist || !hist->Due()) return {};
     status.Clear();
-    return tracer.Emit(answers->Report(KP_TRY(hist->Tables(*dir, *session, !trace.cumulative)), false));
+    return tracer.Emit(answers->Report(KP_TRY(hist->Tables(dir, session, !trace.cumulative)), false));
   };
   auto started = std::chrono::steady_clock::now();
   if (command) KP_TRY_VOID(command->Release());
   // Its mappings read at its exec, where the kernel stops it for us: a
   // command too short for the loop's reads still has its program's frames
   // named (the libraries ld.so maps later need the loop's reads).
-  if (command && !trace.stack.empty()) command->AtExec([&](pid_t pid) { locations.RememberTree(pid); });
+  if (command && trace.stack != StackMode::kNone) command->AtExec([&](pid_t pid) { locations.RememberTree(pid); });
   // The kernel's default when it cannot say (1.4 MB per CPU on x86-64).
-  uint64_t buffer_bytes = session->BufferSizeKb().value_or(1408) * 1024;
-  Result<void> failure =
-      TraceLoop(trace, signals, command ? &*command : nullptr, tracer, *reader, comms, locations, buffer_bytes, every);
+  uint64_t buffer_bytes = session.BufferSizeKb().value_or(1408) * 1024;
+  Result<void> traced =
+      TraceLoop(trace, run->signals(), command, tracer, run->reader(), comms, locations, buffer_bytes, every);
   // A command that was passed a signal gets a moment to end on its own.
   int exit_status = command ? command->Stop(SIGTERM, 2000) : 0;
-  if (failure) (void)tracer.Drain(*reader);  // what arrived while we stopped
+  if (traced) (void)tracer.Drain(run->reader());  // what arrived while we stopped
 
-  // 6. The answer's end, the summary; the destructors then take everything down.
+  // 6. The answer's end, the summary; then the run's end (TracingRun).
   status.Clear();
   if (given.latency) io.err << printer.Histograms();
   Result<void> written;
   if (hist) {
-    auto tables = hist->Tables(*dir, *session, false);
-    written = tables ? tracer.Emit(answers->Report(*tables, true, Lost(tracer, *session)))
+    auto tables = hist->Tables(dir, session, false);
+    written = tables ? tracer.Emit(answers->Report(*tables, true, Lost(tracer, session)))
                      : Result<void>(std::unexpected(tables.error()));
   } else if (pictures) {
-    written = tracer.Emit(pictures->Draw(plan, SecondsSince(started), Lost(tracer, *session)));
+    written = tracer.Emit(pictures->Draw(plan, SecondsSince(started), Lost(tracer, session)));
   }
-  if (!written && failure && !tracer.reader_gone()) failure = std::unexpected(written.error());
+  if (!written && traced && !tracer.reader_gone()) traced = std::unexpected(written.error());
   uint64_t seen = hist ? hist->hits() : pictures ? pictures->events() : printer.printed();
   if (!options.quiet && (!hist || !hist->in_kernel()))
     io.err << Summary(seen,
                       hist       ? "counted"
                       : pictures ? "recorded"
                                  : "printed",
-                      tracer, *session, events, plan.events, hist ? hist->unknown_entries() : printer.unknown_entries())
+                      tracer, session, events, plan.events, hist ? hist->unknown_entries() : printer.unknown_entries())
            << "\n";
-  reader.reset();  // its open pipes keep the instance busy
-  auto closed = session->Close();
-  if (!failure && !tracer.reader_gone()) return std::unexpected(failure.error());
+  auto closed = run->Close();
+  if (!traced && !tracer.reader_gone()) return std::unexpected(traced.error());
   if (!closed) return std::unexpected(closed.error());
   return exit_status;
 }

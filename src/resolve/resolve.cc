@@ -102,56 +102,118 @@ Error NeedsDebuginfo(const ProbePoint& point, const Target& target, const std::s
   return error;
 }
 
-Result<std::vector<ResolvedLocation>> Locate(const ProbeSpec& written, Target& target, const SystemView& system,
-                                             const ResolveOptions& options, Resolution& out) {
-  std::vector<std::string>* notes = &out.notes;
-  if (!written.point.tracepoint.empty())
-    if (auto marker = MarkerOfProviderTp(written, target))
-      return resolve::LocateSdt(*marker, target, system, &out.left_out);
-  if (!written.point.tracepoint.empty()) return resolve::LocateTracepoint(written, target, system);
-  if (!written.point.event_name.empty()) return resolve::LocateEventProbe(written, target, system);
-  if (!written.point.sdt_name.empty()) return resolve::LocateSdt(written, target, system, &out.left_out);
-  ProbeSpec spec = AsWritten(written, target);
-  // Never a uretprobe on Go code (go_returns.cc says why): a probe on
-  // each of the function's return instructions instead.
-  if (spec.point.retprobe && target.go())
-    return resolve::LocateGoReturns(spec, target, target.image->go_register_abi(), [&](const ProbeSpec& at) {
-      ResolveOptions at_return = options;
-      at_return.go_return_sites = at.point.offset.has_value();
-      return Locate(at, target, system, at_return, out);
-    });
-  // A kernel without DWARF: its BTF knows parameters and types.
-  if (!target.debuginfo && target.btf && spec.point.version.empty())
-    return resolve::LocateWithBtf(spec, target, system, options, notes);
-  // Variables, lines, files: only the DWARF knows them.
-  bool needs_dwarf = NeedsDebuginfo(spec) || options.for_variables;
-  if (!target.image) {
-    if (needs_dwarf) KP_TRY_VOID(CheckKernelFunction(spec.point.function, target, system));
-    if (needs_dwarf && !target.debuginfo_error.message.empty())
-      return std::unexpected(NeedsDebuginfo(spec.point, target, target.debuginfo_error.hint));
-    return LocateByName(spec, target, system, options);
-  }
-  if (target.debuginfo && spec.point.version.empty()) {
-    auto dwarf = LocateWithDwarf(spec, target, system, options);
-    if (dwarf) LeaveOutSplitParts(spec, *dwarf, &out.left_out);
-    // The symbol table stands in where the DWARF has no such function, not
-    // where it knows an argument cannot be fetched ($retval of a double).
-    if (dwarf || needs_dwarf || dwarf.error().message.starts_with("invalid argument: ")) return dwarf;
-    auto symbols = LocateWithSymbols(spec, target, system, options);
-    if (!symbols) return std::unexpected(dwarf.error());
-    if (notes) notes->push_back("'" + DescribePoint(spec.point) + "' from the symbol table: " + dwarf.error().message);
-    return symbols;
-  }
-  // Without DWARF, the reason there is none; when nobody said (a target
-  // made without looking), the symbol table's own explanation.
-  // (Go writes DWARF unless told not to: -ldflags=-w or -s.)
-  if (needs_dwarf && !target.debuginfo_error.message.empty())
-    return std::unexpected(NeedsDebuginfo(spec.point, target,
-                                          !target.go()
-                                              ? target.debuginfo_error.hint
+// Resolution's sources (docs/architecture.md, "How to add a probe
+// source"), one signature each: asked in kSources' order, each answers the
+// spec (its places, or why it cannot have any) or passes it to the next
+// (nullopt: not its kind of spec, or not its kind of target). The symbol
+// table answers what none of them took.
+struct LocateAsk {
+  const ProbeSpec& written;  // as the user wrote it
+  ProbeSpec spec;            // as the target spells it (AsWritten)
+  Target& target;
+  const SystemView& system;
+  const ResolveOptions& options;
+  Resolution& out;  // what is left out, and notes
+};
+using Located = Result<std::vector<ResolvedLocation>>;
+using Source = std::optional<Located> (*)(const LocateAsk&);
+
+Located Locate(const ProbeSpec& written, Target& target, const SystemView& system, const ResolveOptions& options,
+               Resolution& out);
+
+// tp:NAME in a user binary with a USDT marker tp:NAME.
+std::optional<Located> FromProviderTpMarker(const LocateAsk& a) {
+  if (a.written.point.tracepoint.empty()) return std::nullopt;
+  auto marker = MarkerOfProviderTp(a.written, a.target);
+  if (!marker) return std::nullopt;
+  return resolve::LocateSdt(*marker, a.target, a.system, &a.out.left_out);
+}
+
+// tp:NAME: the kernel's tracepoint.
+std::optional<Located> FromTracepoint(const LocateAsk& a) {
+  if (a.written.point.tracepoint.empty()) return std::nullopt;
+  return resolve::LocateTracepoint(a.written, a.target, a.system);
+}
+
+// ev:SYSTEM:EVENT.
+std::optional<Located> FromEventProbe(const LocateAsk& a) {
+  if (a.written.point.event_name.empty()) return std::nullopt;
+  return resolve::LocateEventProbe(a.written, a.target, a.system);
+}
+
+// %PROVIDER:NAME, sdt_PROVIDER:NAME: a USDT marker's sites.
+std::optional<Located> FromSdt(const LocateAsk& a) {
+  if (a.written.point.sdt_name.empty()) return std::nullopt;
+  return resolve::LocateSdt(a.written, a.target, a.system, &a.out.left_out);
+}
+
+// Never a uretprobe on Go code (go_returns.cc says why): a probe on each
+// of the function's return instructions instead, each resolved as a point.
+std::optional<Located> FromGoReturns(const LocateAsk& a) {
+  if (!a.spec.point.retprobe || !a.target.go()) return std::nullopt;
+  return resolve::LocateGoReturns(a.spec, a.target, a.target.image->go_register_abi(), [&a](const ProbeSpec& at) {
+    ResolveOptions at_return = a.options;
+    at_return.go_return_sites = at.point.offset.has_value();
+    return Locate(at, a.target, a.system, at_return, a.out);
+  });
+}
+
+// A kernel without DWARF: its BTF knows parameters and types.
+std::optional<Located> FromBtf(const LocateAsk& a) {
+  if (a.target.debuginfo || !a.target.btf || !a.spec.point.version.empty()) return std::nullopt;
+  return resolve::LocateWithBtf(a.spec, a.target, a.system, a.options, &a.out.notes);
+}
+
+// Variables, lines, files: only the DWARF knows them.
+bool NeedsDwarf(const LocateAsk& a) { return NeedsDebuginfo(a.spec) || a.options.for_variables; }
+
+// No image (the running kernel's not found): places by name, from kallsyms.
+std::optional<Located> FromNames(const LocateAsk& a) {
+  if (a.target.image) return std::nullopt;
+  bool needs_dwarf = NeedsDwarf(a);
+  if (needs_dwarf) KP_TRY_VOID(CheckKernelFunction(a.spec.point.function, a.target, a.system));
+  if (needs_dwarf && !a.target.debuginfo_error.message.empty())
+    return std::unexpected(NeedsDebuginfo(a.spec.point, a.target, a.target.debuginfo_error.hint));
+  return LocateByName(a.spec, a.target, a.system, a.options);
+}
+
+// The DWARF; the symbol table stands in where the DWARF has no such
+// function, not where it knows an argument cannot be fetched ($retval of a
+// double), nor for what only the DWARF knows.
+std::optional<Located> FromDwarf(const LocateAsk& a) {
+  if (!a.target.debuginfo || !a.spec.point.version.empty()) return std::nullopt;
+  auto dwarf = LocateWithDwarf(a.spec, a.target, a.system, a.options);
+  if (dwarf) LeaveOutSplitParts(a.spec, *dwarf, &a.out.left_out);
+  if (dwarf || NeedsDwarf(a) || dwarf.error().message.starts_with("invalid argument: ")) return dwarf;
+  auto symbols = LocateWithSymbols(a.spec, a.target, a.system, a.options);
+  if (!symbols) return std::unexpected(dwarf.error());
+  a.out.notes.push_back("'" + DescribePoint(a.spec.point) + "' from the symbol table: " + dwarf.error().message);
+  return symbols;
+}
+
+constexpr Source kSources[] = {FromProviderTpMarker, FromTracepoint, FromEventProbe, FromSdt,
+                               FromGoReturns,        FromBtf,        FromNames,      FromDwarf};
+
+// What no source took: the symbol table's places. Without DWARF, the
+// reason there is none; when nobody said (a target made without looking),
+// the symbol table's own explanation. (Go writes DWARF unless told not
+// to: -ldflags=-w or -s.)
+Located FromSymbols(const LocateAsk& a) {
+  if (NeedsDwarf(a) && !a.target.debuginfo_error.message.empty())
+    return std::unexpected(NeedsDebuginfo(a.spec.point, a.target,
+                                          !a.target.go()
+                                              ? a.target.debuginfo_error.hint
                                               : "build it without -ldflags=-w or -s (Go writes DWARF by default), or "
                                                 "fetch $argN and $retval, which follow Go's ABI without it"));
-  return LocateWithSymbols(spec, target, system, options);
+  return LocateWithSymbols(a.spec, a.target, a.system, a.options);
+}
+
+Located Locate(const ProbeSpec& written, Target& target, const SystemView& system, const ResolveOptions& options,
+               Resolution& out) {
+  LocateAsk ask{written, AsWritten(written, target), target, system, options, out};
+  for (Source source : kSources)
+    if (auto located = source(ask)) return std::move(*located);
+  return FromSymbols(ask);
 }
 
 Result<void> CheckMaxactive(const Target& target, const SystemView& system, const ResolveOptions& options) {

@@ -80,13 +80,18 @@ void ReadEvents(const TracefsDir& tracefs, const Target& target, SystemView& vie
 }  // namespace
 
 SystemView ReadSystemView(const TracefsDir* tracefs, const KernelEnv& env, const Target& target, bool running) {
+  return ReadSystemView(tracefs, tracefs ? ReadFeatures(*tracefs) : AllFeatures(), env, target, running);
+}
+
+SystemView ReadSystemView(const TracefsDir* tracefs, const KernelFeatures& features, const KernelEnv& env,
+                          const Target& target, bool running) {
   SystemView view;
   view.env = env;
   if (target.kind == Target::kRunningKernel) {
     view.kernel_functions = LazyKallsyms(env.root + env.kallsyms);
     ReadAvailableFunctions(tracefs, view);
   }
-  view.features = tracefs ? ReadFeatures(*tracefs) : AllFeatures();
+  view.features = features;
   if (tracefs) ReadEvents(*tracefs, target, view);
   view.running = running && target.kernel() && view.features.kprobe_events;
   if (!view.running) return view;

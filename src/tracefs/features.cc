@@ -30,6 +30,12 @@ KernelFeatures ParseFeatures(std::string_view readme, bool has_kprobe_events, bo
   // 5.15-6.0 listed "e[:[<group>/]<event>] <attached-group>.<attached-event>",
   // 6.1 on "e[:[<group>/][<event>]] ..." (the event name made optional).
   f.eprobe_listed = has("<attached-group>.<attached-event>");
+  // The README's text on hist triggers is there only with
+  // CONFIG_HIST_TRIGGERS, on synthetic events only with CONFIG_SYNTH_EVENTS
+  // (kernel/trace/trace.c, readme_msg); .buckets came with Linux 5.19.
+  f.hist.hist = has("hist trigger");
+  f.hist.buckets = has(".buckets=");
+  f.hist.synthetic = has("synthetic_events");
   return f;
 }
 
@@ -44,7 +50,8 @@ KernelFeatures AllFeatures() {
                      &f.arg_n,         &f.retprobe_args, &f.user_deref,       &f.immediates,
                      &f.ustring,       &f.symstr,        &f.bitfields,        &f.arrays,
                      &f.dentry_types,  &f.comm,          &f.stack_n,          &f.fprobe_events,
-                     &f.tprobe_events, &f.btf_args,      &f.ref_ctr_offset,   &f.eprobe_listed})
+                     &f.tprobe_events, &f.btf_args,      &f.ref_ctr_offset,   &f.eprobe_listed,
+                     &f.hist.hist,     &f.hist.buckets,  &f.hist.synthetic})
     *flag = true;
   return f;
 }

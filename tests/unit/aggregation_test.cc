@@ -99,11 +99,11 @@ TEST_CASE("aggregation: the hist trigger") {
 
 TEST_CASE("aggregation: the README tells what the hist triggers take") {
   std::string readme = ReadFile(DataPath("kernels/6.12/README"));
-  HistSupport s = ParseHistSupport(readme);
+  HistSupport s = ParseFeatures(readme, true, true).hist;
   CHECK(s.hist);
   CHECK(s.buckets);
   CHECK(s.synthetic);
-  HistSupport none = ParseHistSupport(ReadFile(DataPath("readme-linux-6.18-no-kprobes.txt")));
+  HistSupport none = ParseFeatures(ReadFile(DataPath("readme-linux-6.18-no-kprobes.txt")), false, true).hist;
   CHECK_FALSE(none.hist);
   CHECK_FALSE(none.synthetic);
 }
@@ -262,7 +262,7 @@ TEST_CASE("leftovers: a dead run's synthetic events are found and removed after 
 
 TEST_CASE("aggregation: hist triggers of the VM's kernels, from their READMEs and trigger files") {
   auto support = [](const std::string& version) {
-    HistSupport s = ParseHistSupport(ReadFile(DataPath("kernels/" + version + "/README")));
+    HistSupport s = ParseFeatures(ReadFile(DataPath("kernels/" + version + "/README")), true, true).hist;
     return std::string(s.hist ? "hist" : "no hist") + (s.buckets ? ", buckets" : "") +
            (s.synthetic ? ", synthetic" : "");
   };

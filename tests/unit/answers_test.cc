@@ -143,7 +143,7 @@ TEST_CASE("answers: the format asked for, and what cannot be drawn refused") {
   CHECK(error(trace) == "--json and --format folded ask for two formats | give one of them");
   trace.json = false;
   CHECK(*ChooseFormat(trace) == OutputFormat::kFolded);
-  CHECK(WithFormatNeeds(trace, OutputFormat::kFolded).stack == "auto");
+  CHECK(WithFormatNeeds(trace, OutputFormat::kFolded).stack == StackMode::kAuto);
   trace.format = "svg";
   CHECK(error(trace) ==
         "--format svg: no such format | trace writes text, json, folded, flamegraph, heatmap or timeline");
@@ -152,10 +152,10 @@ TEST_CASE("answers: the format asked for, and what cannot be drawn refused") {
         "--format heatmap draws the times --latency takes | add --latency, with return probes: --probe "
         "'FUNC%return'");
   trace.format = "timeline";
-  trace.stack = "user";
+  trace.stack = StackMode::kUser;
   CHECK(error(trace) ==
         "--stack with --format timeline: a timeline has no stacks | --format flamegraph draws the stacks");
-  trace.stack.clear();
+  trace.stack = StackMode::kNone;
   CHECK(WithFormatNeeds(trace, *ChooseFormat(trace)).latency);
   TraceOptions hist;
   hist.aggregate = AggregationWords{{"comm"}, {}, {}, "", 0};
