@@ -43,6 +43,9 @@ class HttpServer {
                                                    HttpOptions options = {});
   virtual ~HttpServer() = default;
   virtual uint16_t port() const = 0;
+  // New TLS material and headers for the connections from now on, on the
+  // same socket; an error (bad material) keeps the options before.
+  virtual Result<void> Reconfigure(HttpOptions options) = 0;
 };
 
 // The largest exposition served (16 MB): past it, an error that says so.

@@ -42,10 +42,14 @@ class TraceSession {
   // complaint when it rejects the expression.
   Result<void> SetFilter(const std::string& event, const std::string& expression);
   Result<void> Enable(const std::string& event);
+  // Disables an event Enable() enabled (serve's reload), the filter left.
+  Result<void> Disable(const std::string& event);
   // A trigger on one event ("hist:keys=..."), removed ("!" and the same
   // text) in Close() before the events are disabled; the kernel's
   // error_log explains a rejected one.
   Result<void> AddTrigger(const std::string& event, const std::string& trigger);
+  // Removes one AddTrigger() added, and its table with it.
+  Result<void> RemoveTrigger(const std::string& event, const std::string& trigger);
   // A synthetic event ("NAME u64 ns"; synthetic_events is global, not the
   // instance's), removed in Close() after the triggers that use it. Named
   // with this run's pid last (kplat0_PID), so that a killed run's are

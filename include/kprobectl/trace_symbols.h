@@ -33,8 +33,15 @@ class CommCache {
  public:
   explicit CommCache(const TracefsDir& root, std::string proc = "/proc") : root_(root), proc_(std::move(proc)) {}
   const std::string& Lookup(int pid);
-  // Lets the next miss read saved_cmdlines again (once per batch of events).
-  void Refresh() { loaded_cmdlines_ = false; }
+  // Forgets what it knew, before the next batch of events: a pid is
+  // reused (pid_max wraps, 32768 by default), and saved_cmdlines holds a
+  // pid's last comm the kernel saw, so a name read before this batch may
+  // be another process's; the next miss reads saved_cmdlines again.
+  void Refresh() {
+    loaded_cmdlines_ = false;
+    comms_.clear();
+    last_comm_ = nullptr;
+  }
 
  private:
   const std::string& Find(int pid);

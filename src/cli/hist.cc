@@ -114,6 +114,17 @@ Result<void> HistRun::Start(TraceSession& session) const {
   return {};
 }
 
+Result<void> HistRun::Stop(TraceSession& session) const {
+  for (const Event& e : events_) {
+    KP_TRY_VOID(session.RemoveTrigger(e.path, e.trigger));
+    if (!e.synthetic.empty()) {
+      KP_TRY_VOID(session.RemoveTrigger(e.return_path, e.pairing.ret));
+      KP_TRY_VOID(session.RemoveTrigger(e.entry_path, e.pairing.entry));
+    }
+  }
+  return {};
+}
+
 TraceOptions WithStackKeys(const TraceOptions& trace) {
   if (!trace.aggregate || !trace.stack.empty()) return trace;
   auto spec = ParseAggregation(*trace.aggregate);
@@ -178,14 +189,29 @@ namespace {
 
 // The section of an event's hist file that `trigger` made: the kernel
 // prints every hist trigger's table after "# trigger info: " and the
-// trigger as it reads it, which adds ":sort=hitcount" before ":size=".
-// Linux 6.5+ reads a stacktrace key back as common_stacktrace.
-std::string_view SectionOf(std::string_view text, const std::string& trigger) {
+// trigger as it reads it, which adds ":sort=hitcount" before ":size=" and
+// more after it (":clock=", the filter as " if ...", " [active]"). Two
+// triggers on one event may differ only in their filter (serve's hist
+// lines), so the filter is matched too. Linux 6.5+ reads a stacktrace key
+// back as common_stacktrace. None: no table of that trigger.
+std::optional<std::string_view> SectionOf(std::string_view text, const std::string& trigger) {
+  size_t if_at = trigger.find(" if ");
+  std::string filter = if_at == std::string::npos ? "" : trigger.substr(if_at);
   std::string head = "# trigger info: " + trigger.substr(0, trigger.find(":size="));
-  size_t at = text.find(head);
-  if (size_t key = head.find("stacktrace"); at == std::string_view::npos && key != std::string::npos)
-    at = text.find(head.insert(key, "common_"));
-  return at == std::string_view::npos ? text : text.substr(at);
+  for (bool renamed : {false, true}) {
+    if (renamed) {
+      size_t key = head.find("stacktrace");
+      if (key == std::string::npos) break;
+      head.insert(key, "common_");
+    }
+    for (size_t at = text.find(head); at != std::string_view::npos; at = text.find(head, at + 1)) {
+      std::string_view line = text.substr(at, text.find('\n', at) - at);
+      bool same = filter.empty() ? line.find(" if ") == std::string_view::npos
+                                 : line.find(filter + " [") != std::string_view::npos || line.ends_with(filter);
+      if (same) return text.substr(at);
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -199,7 +225,11 @@ Result<std::vector<AggTable>> HistRun::Tables(const TracefsDir& dir, TraceSessio
       continue;
     }
     std::string text = KP_TRY(dir.Read(session.Path("events/" + e.path + "/hist")));
-    out.push_back(KP_TRY(ParseKernelHist(SectionOf(text, e.trigger), e.spec, e.full)));
+    auto section = SectionOf(text, e.trigger);
+    if (!section)
+      return Fail("the hist file of " + e.full + " has no table of the trigger '" + e.trigger + "'",
+                  "something else removed it: kprobectl clean, or a write to the instance's trigger file");
+    out.push_back(KP_TRY(ParseKernelHist(*section, e.spec, e.full)));
     if (clear) {
       // The same trigger with :clear (before any filter) empties its table.
       std::string command = e.trigger;

@@ -50,6 +50,8 @@ class HistRun {
   void PrintTriggers(std::ostream& out) const;
   // In the kernel: the triggers, in the session (which removes them).
   Result<void> Start(TraceSession& session) const;
+  // Its triggers removed again, their tables with them (serve's reload).
+  Result<void> Stop(TraceSession& session) const;
   // The stacks its keys need recorded after each event, where kprobectl
   // counts: the kernel's (-k kstack), user space's (-k ustack).
   bool kernel_stacks() const { return !in_kernel_ && HasKey(given_, AggKey::kKernelStack); }

@@ -6,6 +6,7 @@
 // temporary probes name it (src/tracefs/leftovers.cc).
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "commands.h"
@@ -43,6 +44,17 @@ class TemporaryProbes {
     auto added = events_.Add(defs);
     if (added) defs_.insert(defs_.end(), defs.begin(), defs.end());
     return added;
+  }
+  // Some of them removed before the run ends (serve's reload), newest first.
+  Result<void> Remove(const std::vector<TraceEventDef>& defs) {
+    for (auto def = defs.rbegin(); def != defs.rend(); ++def) {
+      auto it =
+          std::find_if(defs_.begin(), defs_.end(), [&](const TraceEventDef& d) { return d.Path() == def->Path(); });
+      if (it == defs_.end()) continue;
+      KP_TRY_VOID(events_.Remove(*it));
+      defs_.erase(it);
+    }
+    return {};
   }
 
  private:

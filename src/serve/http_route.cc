@@ -1,16 +1,53 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
 // What kprobectl serve answers: read-only. GET (and HEAD) of /metrics is
-// the exposition; / is a landing page that links to it; every other path is 404 and every
-// other method 405 with Allow, so that no request can add, change or
-// remove a probe. libmicrohttpd has parsed the request by then (the query
-// string is not part of `url`).
+// the exposition; / is a landing page that links to it; every other path
+// is 404 and every other method 405 with Allow, so that no request can
+// add, change or remove a probe. The one exception, POST /-/reload, reads
+// the configuration file again (as SIGHUP does) where the file enables it
+// (enable-reload; as Prometheus' --web.enable-lifecycle), else 403: a
+// request can make serve read what the file's owner wrote, nothing else.
+// libmicrohttpd has parsed the request by then (the query string is not
+// part of `url`).
 #include "kprobectl/serve.h"
 
 namespace kprobectl {
 
+namespace {
+
+HttpAnswer Reload(std::string_view method, const std::function<Result<void>()>& reload) {
+  HttpAnswer answer;
+  if (method != "POST") {
+    answer.status = 405;
+    answer.allow = "POST";
+    answer.body = "kprobectl serve: POST /-/reload reads the configuration again\n";
+    return answer;
+  }
+  if (!reload) {
+    answer.status = 403;
+    answer.body =
+        "kprobectl serve: reloading over HTTP is off: 'enable-reload' in the configuration turns it on "
+        "(or send serve SIGHUP)\n";
+    return answer;
+  }
+  auto reloaded = reload();
+  if (!reloaded) {
+    answer.status = 500;
+    answer.body = "kprobectl: error: " + reloaded.error().message + "\n" +
+                  (reloaded.error().hint.empty() ? "" : "  hint: " + reloaded.error().hint + "\n") +
+                  "kprobectl serve: the running configuration is kept\n";
+    return answer;
+  }
+  answer.body = "kprobectl serve: configuration reloaded\n";
+  return answer;
+}
+
+}  // namespace
+
 HttpAnswer AnswerRequest(std::string_view method, std::string_view url,
-                         const std::function<Result<std::string>()>& metrics, size_t max_body) {
+                         const std::function<Result<std::string>()>& metrics, size_t max_body,
+                         const std::function<Result<void>()>& reload) {
+  if (url == "/-/reload") return Reload(method, reload);
   HttpAnswer answer;
   bool head = method == "HEAD";
   if (method != "GET" && !head) {

@@ -11,7 +11,9 @@
 // connection is told, before its handshake, to require a verified client
 // certificate where an authority is configured (TlsSession does that in
 // GnuTLS); a request on a connection whose certificate did not verify is
-// dropped without an answer.
+// dropped without an answer. New options (a web configuration read again)
+// start a new daemon on the same socket: the old one stops accepting, is
+// given a second to finish its answers, and goes.
 #include "kprobectl/http_server.h"
 
 #include <arpa/inet.h>
@@ -21,7 +23,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "kprobectl/shared_library.h"
 
@@ -30,14 +34,20 @@ namespace kprobectl {
 namespace {
 
 constexpr unsigned kTimeoutSeconds = 10;
-constexpr unsigned kMaxConnections = 64;
+// Held connections (idle, slow readers) must not starve a scrape: a
+// connection costs a descriptor and at most kConnectionMemory.
+constexpr unsigned kMaxConnections = 512;
 constexpr size_t kConnectionMemory = size_t{32} * 1024;
 constexpr size_t kMaxBody = size_t{16} * 1024 * 1024;
+// How long a daemon replaced by Reconfigure() may finish its answers.
+constexpr auto kRetireGrace = std::chrono::seconds(1);
 
 struct Mhd {
   SharedLibrary library;
   decltype(&MHD_start_daemon) start_daemon;
   decltype(&MHD_stop_daemon) stop_daemon;
+  decltype(&MHD_quiesce_daemon) quiesce_daemon;
+  decltype(&MHD_get_daemon_info) get_daemon_info;
   decltype(&MHD_create_response_from_buffer) create_response_from_buffer;
   decltype(&MHD_add_response_header) add_response_header;
   decltype(&MHD_queue_response) queue_response;
@@ -52,6 +62,8 @@ Result<Mhd> LoadMhd() {
   return Mhd{library,
              KP_TRY(library.Function<decltype(MHD_start_daemon)>("MHD_start_daemon")),
              KP_TRY(library.Function<decltype(MHD_stop_daemon)>("MHD_stop_daemon")),
+             KP_TRY(library.Function<decltype(MHD_quiesce_daemon)>("MHD_quiesce_daemon")),
+             KP_TRY(library.Function<decltype(MHD_get_daemon_info)>("MHD_get_daemon_info")),
              KP_TRY(library.Function<decltype(MHD_create_response_from_buffer)>("MHD_create_response_from_buffer")),
              KP_TRY(library.Function<decltype(MHD_add_response_header)>("MHD_add_response_header")),
              KP_TRY(library.Function<decltype(MHD_queue_response)>("MHD_queue_response")),
@@ -60,30 +72,25 @@ Result<Mhd> LoadMhd() {
              KP_TRY(library.Function<decltype(MHD_get_connection_info)>("MHD_get_connection_info"))};
 }
 
-class MhdServer final : public HttpServer {
+// One libmicrohttpd daemon on the listening socket, with one set of
+// options (TLS material, headers). Stopping it leaves the socket open
+// (quiesced first): the socket is the server's, which may hand it to the
+// next daemon.
+class MhdDaemon {
  public:
-  MhdServer(Mhd mhd, Handler handler, HttpOptions options, std::optional<TlsSession> tls, int fd, uint16_t port)
-      : mhd_(std::move(mhd)),
-        handler_(std::move(handler)),
-        options_(std::move(options)),
-        tls_(std::move(tls)),
-        fd_(fd),
-        port_(port) {}
-  ~MhdServer() override {
-    if (daemon_) mhd_.stop_daemon(daemon_);
-    if (fd_ >= 0) close(fd_);
-  }
-  MhdServer(const MhdServer&) = delete;
-  MhdServer& operator=(const MhdServer&) = delete;
-  uint16_t port() const override { return port_; }
+  MhdDaemon(const Mhd& mhd, const HttpServer::Handler& handler, HttpOptions options, std::optional<TlsSession> tls)
+      : mhd_(mhd), handler_(handler), options_(std::move(options)), tls_(std::move(tls)) {}
+  ~MhdDaemon() { Stop(); }
+  MhdDaemon(const MhdDaemon&) = delete;
+  MhdDaemon& operator=(const MhdDaemon&) = delete;
 
-  Result<void> Run() {
+  Result<void> Run(int fd, uint16_t port) {
     std::vector<MHD_OptionItem> items = {
-        {MHD_OPTION_LISTEN_SOCKET, fd_, nullptr},
+        {MHD_OPTION_LISTEN_SOCKET, fd, nullptr},
         {MHD_OPTION_CONNECTION_TIMEOUT, kTimeoutSeconds, nullptr},
         {MHD_OPTION_CONNECTION_LIMIT, kMaxConnections, nullptr},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<intptr_t>(kConnectionMemory), nullptr}};
-    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ITC;
     if (const std::optional<TlsMaterial>& tls = options_.tls) {
       flags |= MHD_USE_TLS;
       items.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, const_cast<char*>(tls->cert_pem.c_str())});
@@ -91,19 +98,40 @@ class MhdServer final : public HttpServer {
       items.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0, const_cast<char*>(tls->priorities.c_str())});
       if (VerifiesClients()) {
         items.push_back({MHD_OPTION_HTTPS_MEM_TRUST, 0, const_cast<char*>(tls->client_ca_pem.c_str())});
-        items.push_back({MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&MhdServer::Started), this});
+        items.push_back({MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&MhdDaemon::Started), this});
       }
     }
     items.push_back({MHD_OPTION_END, 0, nullptr});
-    daemon_ = mhd_.start_daemon(flags, 0, nullptr, nullptr, &MhdServer::Access, this, MHD_OPTION_ARRAY, items.data(),
+    daemon_ = mhd_.start_daemon(flags, 0, nullptr, nullptr, &MhdDaemon::Access, this, MHD_OPTION_ARRAY, items.data(),
                                 MHD_OPTION_END);
     if (!daemon_)
       return Fail("libmicrohttpd could not start serving" + std::string(options_.tls ? " HTTPS" : "") + " on port " +
-                  std::to_string(port_));
+                  std::to_string(port));
     return {};
   }
 
+  // No new connections; those open are answered until Stop().
+  void Quiesce() {
+    if (daemon_) mhd_.quiesce_daemon(daemon_);
+  }
+  // Waits up to `grace` for the open connections' answers, then closes them.
+  void Retire(std::chrono::steady_clock::duration grace) {
+    auto until = std::chrono::steady_clock::now() + grace;
+    while (daemon_ && std::chrono::steady_clock::now() < until) {
+      const MHD_DaemonInfo* info = mhd_.get_daemon_info(daemon_, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+      if (!info || info->num_connections == 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    Stop();
+  }
+
  private:
+  void Stop() {
+    if (!daemon_) return;
+    Quiesce();
+    mhd_.stop_daemon(std::exchange(daemon_, nullptr));
+  }
+
   bool VerifiesClients() const { return options_.tls && !options_.tls->client_ca_pem.empty(); }
 
   void* GnutlsSession(MHD_Connection* connection) const {
@@ -113,19 +141,19 @@ class MhdServer final : public HttpServer {
 
   static void Started(void* self, MHD_Connection* connection, void** /*socket_context*/,
                       MHD_ConnectionNotificationCode code) {
-    auto* server = static_cast<MhdServer*>(self);
+    auto* daemon = static_cast<MhdDaemon*>(self);
     if (code != MHD_CONNECTION_NOTIFY_STARTED) return;
-    if (void* session = server->GnutlsSession(connection)) server->tls_->RequireVerifiedClient(session);
+    if (void* session = daemon->GnutlsSession(connection)) daemon->tls_->RequireVerifiedClient(session);
   }
 
   static MHD_Result Access(void* self, MHD_Connection* connection, const char* url, const char* method,
                            const char* /*version*/, const char* /*upload_data*/, size_t* /*upload_data_size*/,
                            void** /*request*/) {
-    auto* server = static_cast<MhdServer*>(self);
-    const Mhd& mhd = server->mhd_;
-    if (server->VerifiesClients() && !server->tls_->ClientVerified(server->GnutlsSession(connection))) return MHD_NO;
+    auto* daemon = static_cast<MhdDaemon*>(self);
+    const Mhd& mhd = daemon->mhd_;
+    if (daemon->VerifiesClients() && !daemon->tls_->ClientVerified(daemon->GnutlsSession(connection))) return MHD_NO;
     const char* authorization = mhd.lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    HttpAnswer answer = server->handler_({method, url, authorization ? authorization : ""});
+    HttpAnswer answer = daemon->handler_({method, url, authorization ? authorization : ""});
     MHD_Response* response =
         mhd.create_response_from_buffer(answer.body.size(), answer.body.data(), MHD_RESPMEM_MUST_COPY);
     if (!response) return MHD_NO;
@@ -133,20 +161,77 @@ class MhdServer final : public HttpServer {
     if (!answer.allow.empty()) mhd.add_response_header(response, MHD_HTTP_HEADER_ALLOW, answer.allow.c_str());
     if (!answer.www_authenticate.empty())
       mhd.add_response_header(response, MHD_HTTP_HEADER_WWW_AUTHENTICATE, answer.www_authenticate.c_str());
-    for (const auto& [name, value] : server->options_.headers)
+    for (const auto& [name, value] : daemon->options_.headers)
       mhd.add_response_header(response, name.c_str(), value.c_str());
     MHD_Result queued = mhd.queue_response(connection, answer.status, response);
     mhd.destroy_response(response);
     return queued;
   }
 
-  Mhd mhd_;
-  Handler handler_;
+  const Mhd& mhd_;
+  const HttpServer::Handler& handler_;
   HttpOptions options_;
   std::optional<TlsSession> tls_;
+  MHD_Daemon* daemon_ = nullptr;
+};
+
+// TLS material checked (certificate against key, the client authority)
+// before a daemon is given it.
+Result<std::optional<TlsSession>> LoadTls(const HttpOptions& options) {
+  if (!options.tls) return std::optional<TlsSession>();
+  TlsSession tls = KP_TRY(TlsSession::Load());
+  KP_TRY_VOID(tls.Check(*options.tls));
+  return std::optional<TlsSession>(std::move(tls));
+}
+
+class MhdServer final : public HttpServer {
+ public:
+  MhdServer(Mhd mhd, Handler handler, int fd, uint16_t port)
+      : mhd_(std::move(mhd)), handler_(std::move(handler)), fd_(fd), port_(port) {}
+  ~MhdServer() override {
+    daemon_.reset();
+    close(fd_);
+  }
+  MhdServer(const MhdServer&) = delete;
+  MhdServer& operator=(const MhdServer&) = delete;
+  uint16_t port() const override { return port_; }
+
+  Result<void> Start(HttpOptions options) {
+    auto tls = KP_TRY(LoadTls(options));
+    auto daemon = std::make_unique<MhdDaemon>(mhd_, handler_, options, std::move(tls));
+    KP_TRY_VOID(daemon->Run(fd_, port_));
+    daemon_ = std::move(daemon);
+    options_ = std::move(options);
+    return {};
+  }
+
+  // The next daemon takes the socket once it is checked; the one before
+  // finishes its answers. Should the next fail to start, the one before's
+  // options start again.
+  Result<void> Reconfigure(HttpOptions options) override {
+    auto tls = KP_TRY(LoadTls(options));
+    std::unique_ptr<MhdDaemon> before = std::move(daemon_);
+    before->Quiesce();
+    auto next = std::make_unique<MhdDaemon>(mhd_, handler_, options, std::move(tls));
+    auto started = next->Run(fd_, port_);
+    if (!started) {
+      before.reset();
+      auto again = Start(options_);
+      return Fail(started.error().message + (again ? "; serving as before" : "; and again: " + again.error().message));
+    }
+    daemon_ = std::move(next);
+    options_ = std::move(options);
+    before->Retire(kRetireGrace);
+    return {};
+  }
+
+ private:
+  Mhd mhd_;
+  Handler handler_;
   int fd_ = -1;
   uint16_t port_ = 0;
-  MHD_Daemon* daemon_ = nullptr;
+  HttpOptions options_;
+  std::unique_ptr<MhdDaemon> daemon_;
 };
 
 // The listening socket, bound and listening, and the port it got.
@@ -189,15 +274,10 @@ Result<std::pair<int, uint16_t>> Listen(const std::string& address, uint16_t por
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& address, uint16_t port, Handler handler,
                                                       HttpOptions options) {
   Mhd mhd = KP_TRY(LoadMhd());
-  std::optional<TlsSession> tls;
-  if (options.tls) {
-    tls = KP_TRY(TlsSession::Load());
-    KP_TRY_VOID(tls->Check(*options.tls));
-  }
+  KP_TRY(LoadTls(options));  // bad material is an error before the port is bound
   auto [fd, bound] = KP_TRY(Listen(address, port));
-  auto server =
-      std::make_unique<MhdServer>(std::move(mhd), std::move(handler), std::move(options), std::move(tls), fd, bound);
-  KP_TRY_VOID(server->Run());
+  auto server = std::make_unique<MhdServer>(std::move(mhd), std::move(handler), fd, bound);
+  KP_TRY_VOID(server->Start(std::move(options)));
   return std::unique_ptr<HttpServer>(std::move(server));
 }
 

@@ -120,6 +120,13 @@ std::string RenderMetrics(const std::vector<ProbeHits>& probes, const std::vecto
   for (const ProbeHits& p : probes)
     if (p.misses)
       out += "kprobectl_probe_misses_total{event=\"" + LabelValue(p.event) + "\"} " + std::to_string(*p.misses) + "\n";
+  if (std::any_of(probes.begin(), probes.end(), [](const ProbeHits& p) { return p.read.has_value(); })) {
+    out += "# HELP kprobectl_events_read_total Events kprobectl read from the ring buffer to count them\n";
+    out += "# TYPE kprobectl_events_read_total counter\n";
+    for (const ProbeHits& p : probes)
+      if (p.read)
+        out += "kprobectl_events_read_total{event=\"" + LabelValue(p.event) + "\"} " + std::to_string(*p.read) + "\n";
+  }
   std::string dropped =
       "# HELP kprobectl_series_dropped Label sets of an aggregation not exported (max-series)\n"
       "# TYPE kprobectl_series_dropped gauge\n";

@@ -19,7 +19,26 @@ Result<PasswordCheck> PasswordCheck::Load() {
   return check;
 }
 
+namespace {
+
+constexpr size_t kRemembered = 64;
+
+}  // namespace
+
 bool PasswordCheck::Matches(const std::string& password, const std::string& hash) const {
+  std::string key = hash + "\n" + password;
+  {
+    std::lock_guard held(verified_->lock);
+    if (verified_->keys.contains(key)) return true;
+  }
+  if (!Computed(password, hash)) return false;
+  std::lock_guard held(verified_->lock);
+  if (verified_->keys.size() >= kRemembered) verified_->keys.clear();
+  verified_->keys.insert(std::move(key));
+  return true;
+}
+
+bool PasswordCheck::Computed(const std::string& password, const std::string& hash) const {
   auto data = std::make_unique<crypt_data>();
   const char* computed = crypt_r_(password.c_str(), hash.c_str(), data.get());
   // A failure is "*0" or "*1" (libxcrypt), or null: never equal to a hash.

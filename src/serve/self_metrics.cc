@@ -86,7 +86,8 @@ Result<ProcessStats> ReadProcessStats(const std::string& proc, const std::string
   return s;
 }
 
-std::string RenderSelfMetrics(const std::string& version, const ProcessStats& p, const ScrapeStats& scrape) {
+std::string RenderSelfMetrics(const std::string& version, const ProcessStats& p, const ScrapeStats& scrape,
+                              const ReloadStats& reload) {
   std::string out;
   out += "# HELP kprobectl_build_info kprobectl's version\n# TYPE kprobectl_build_info gauge\n";
   out += "kprobectl_build_info{version=\"" + version + "\"} 1\n";
@@ -94,6 +95,16 @@ std::string RenderSelfMetrics(const std::string& version, const ProcessStats& p,
          Decimal(scrape.duration_seconds));
   Metric(out, "kprobectl_scrape_errors_total", "counter", "Scrapes answered with an error",
          std::to_string(scrape.errors));
+  if (scrape.events_lost)
+    Metric(out, "kprobectl_events_lost_total", "counter",
+           "Events the ring buffer lost before kprobectl counted them (overrun, dropped; all CPUs)",
+           std::to_string(*scrape.events_lost));
+  Metric(out, "kprobectl_config_last_reload_successful", "gauge",
+         "Whether the last configuration reload attempt was successful.", reload.last_successful ? "1" : "0");
+  Metric(out, "kprobectl_config_last_reload_success_timestamp_seconds", "gauge",
+         "Timestamp of the last successful configuration reload.", Decimal(reload.last_success_seconds));
+  Metric(out, "kprobectl_config_reload_failures_total", "counter", "Configuration reloads refused.",
+         std::to_string(reload.failures));
   Metric(out, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
          Decimal(p.cpu_seconds));
   Metric(out, "process_open_fds", "gauge", "Number of open file descriptors.", std::to_string(p.open_fds));

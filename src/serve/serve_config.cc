@@ -7,6 +7,7 @@
 //   listen 127.0.0.1:9464
 //   web-config FILE      (TLS and authentication: the exporter-toolkit's format)
 //   max-series 1000
+//   enable-reload        (POST /-/reload reads the file again, as SIGHUP does)
 //   probe [-x BINARY] SPEC [ARG...]
 //   hist GROUP:EVENT [-k KEYS] [--sum ARG]... [--max ARG]... [--filter EXPR] [--name NAME]
 #include <algorithm>
@@ -148,6 +149,11 @@ Result<void> ParseLine(const std::vector<std::string>& words, ServeConfig& confi
     config.web_config = words[1];
     return {};
   }
+  if (directive == "enable-reload") {
+    if (words.size() != 1) return Fail("enable-reload takes nothing");
+    config.enable_reload = true;
+    return {};
+  }
   if (directive == "probe") {
     config.probes.push_back(KP_TRY(ParseProbe(words)));
     return {};
@@ -156,7 +162,8 @@ Result<void> ParseLine(const std::vector<std::string>& words, ServeConfig& confi
     config.hists.push_back(KP_TRY(ParseHist(words)));
     return {};
   }
-  return Fail("unknown directive '" + directive + "'", "the directives: listen, web-config, max-series, probe, hist");
+  return Fail("unknown directive '" + directive + "'",
+              "the directives: listen, web-config, max-series, enable-reload, probe, hist");
 }
 
 }  // namespace

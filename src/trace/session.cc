@@ -79,6 +79,22 @@ Result<void> TraceSession::Enable(const std::string& event) {
   return {};
 }
 
+Result<void> TraceSession::Disable(const std::string& event) {
+  auto it = std::find(enabled_.begin(), enabled_.end(), event);
+  if (it == enabled_.end()) return {};
+  KP_TRY_VOID(Write("events/" + event + "/enable", "0"));
+  enabled_.erase(it);
+  return {};
+}
+
+Result<void> TraceSession::RemoveTrigger(const std::string& event, const std::string& trigger) {
+  auto it = std::find(triggers_.begin(), triggers_.end(), std::pair(event, trigger));
+  if (it == triggers_.end()) return {};
+  KP_TRY_VOID(TriggerCommand(event, "!" + trigger));
+  triggers_.erase(it);
+  return {};
+}
+
 Result<void> TraceSession::AddTrigger(const std::string& event, const std::string& trigger) {
   KP_TRY_VOID(TriggerCommand(event, trigger));
   triggers_.emplace_back(event, trigger);

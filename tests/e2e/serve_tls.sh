@@ -50,10 +50,13 @@ for ca in ca rogue; do
     -subj "/CN=kprobectl test $ca" 2>/dev/null
 done
 cert server ca serverAuth "IP:127.0.0.1,DNS:localhost"
+cert renewed ca serverAuth "IP:127.0.0.1,DNS:localhost"
 cert client ca clientAuth
 cert intruder rogue clientAuth
 password=kp-$$-secret
 hash=$(htpasswd -nbBC 10 "" "$password" | tr -d ':\n')
+password2=kp-$$-rotated
+hash2=$(htpasswd -nbBC 10 "" "$password2" | tr -d ':\n')
 cd - >/dev/null
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -154,6 +157,41 @@ grep -qi '^X-Content-Type-Options: nosniff' <<<"$headers" || fail "the configure
 echo "ok - the configured header is sent"
 expect "plain HTTP to the TLS port" 000 "$(status "http://127.0.0.1:$kport/metrics")"
 expect "an unknown authority (curl checks the server)" 000 "$(status --cacert "$dir/rogue.crt" -u "prometheus:$password" "$url")"
+
+# Read again when it changes, without a restart: a renewed certificate,
+# a new password; a broken file is refused and the running one kept.
+served_cert() {
+  openssl s_client -connect "127.0.0.1:$kport" </dev/null 2>/dev/null | openssl x509 -noout -fingerprint -sha256
+}
+fingerprint() { openssl x509 -noout -fingerprint -sha256 -in "$dir/$1.crt"; }
+until_true() {  # WHAT COMMAND...: within 5 s
+  local what=$1
+  shift
+  for _ in $(seq 50); do "$@" && { echo "ok - $what"; return 0; }; sleep 0.1; done
+  fail "$what: not within 5 s"
+}
+[ "$(served_cert)" = "$(fingerprint server)" ] || fail "the served certificate is not server.crt"
+cp "$dir/renewed.key" "$dir/server.key.new"
+cp "$dir/renewed.crt" "$dir/server.crt.new"
+mv "$dir/server.key.new" "$dir/server.key"
+mv "$dir/server.crt.new" "$dir/server.crt"
+renewed() { [ "$(served_cert)" = "$(fingerprint renewed)" ]; }
+until_true "a renewed certificate served without a restart" renewed
+sleep 2  # Prometheus scrapes every second, now the renewed certificate's connections
+query 'up{job="auth"}' 1
+sed "s|$hash|$hash2|" "$dir/web-auth.yml" >"$dir/web.yml.new"
+mv "$dir/web.yml.new" "$dir/web.yml"
+rotated() { [ "$(status --cacert "$dir/ca.crt" -u "prometheus:$password2" "$url")" = 200 ]; }
+until_true "a new password taken without a restart" rotated
+expect "the old password, after" 401 "$(status --cacert "$dir/ca.crt" -u "prometheus:$password" "$url")"
+printf 'tls_server_config:\n  cert_file: server.crt\n  bogus: 1\n' >"$dir/web.yml.new"
+mv "$dir/web.yml.new" "$dir/web.yml"
+refused() { grep -q "the web configuration changed: reload refused, the running configuration kept: .*bogus" "$dir/serve.log"; }
+until_true "a broken web configuration refused, said in the log" refused
+expect "the running one kept" 200 "$(status --cacert "$dir/ca.crt" -u "prometheus:$password2" "$url")"
+curl -sf --cacert "$dir/ca.crt" -u "prometheus:$password2" "$url" | grep -qx 'kprobectl_config_last_reload_successful 0' ||
+  fail "kprobectl_config_last_reload_successful is not 0"
+echo "ok - kprobectl_config_last_reload_successful 0"
 stop
 echo "ok - TLS and basic auth: SIGTERM left nothing"
 

@@ -6,6 +6,8 @@
 // they cannot be drawn; kernel frames named with their module.
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "cli/outputs.h"
 #include "cli/trace_answers.h"
@@ -13,6 +15,8 @@
 #include "kprobectl/aggregation_outputs.h"
 #include "kprobectl/call_pairing.h"
 #include "kprobectl/trace_symbols.h"
+#include "kprobectl/tracefs_dir.h"
+#include "test_support.h"
 
 using namespace kprobectl;
 using namespace kprobectl::cli;
@@ -308,4 +312,22 @@ TEST_CASE("answers: a module's kernel symbols are named with the module, as %pS 
 TEST_CASE("answers: a picture says how many events were lost, uncounted") {
   CHECK(LostText(0).empty());
   CHECK(LostText(1693) == "; 1693 more lost to ring-buffer overruns, not counted");
+}
+
+TEST_CASE("comm names: a pid reused between batches is named afresh, not from what was read before") {
+  test::TempDir root;
+  TracefsDir tracefs(root.path());
+  std::ofstream(root / "saved_cmdlines") << "26530 kprobectl\n7 init\n";
+  CommCache comms(tracefs, root / "proc");
+  CHECK(comms.Lookup(26530) == "kprobectl");
+  CHECK(comms.Lookup(8) == "<...>");  // gone, and never seen by the kernel
+  // pid_max wrapped: 26530 is now another process, which the kernel saw.
+  std::ofstream(root / "saved_cmdlines") << "26530 types\n7 init\n";
+  CHECK(comms.Lookup(26530) == "kprobectl");  // within one batch: as read
+  comms.Refresh();
+  CHECK(comms.Lookup(26530) == "types");
+  std::filesystem::create_directories(root / "proc/8");
+  std::ofstream(root / "proc/8/comm") << "late\n";
+  comms.Refresh();
+  CHECK(comms.Lookup(8) == "late");
 }

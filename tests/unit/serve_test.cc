@@ -120,7 +120,7 @@ TEST_CASE("serve: the exposition, histograms and counters, series bounded") {
       {{{{"\"a\\\"b\"", 0, false}}, 5, {9}}, {{{"\"x\"", 0, false}}, 1, {2}}, {{{"\"y\"", 0, false}}, 1, {1}}},
       7,
       0};
-  std::string text = RenderMetrics({{"app:req", 7, std::nullopt}, {"k:open", 3, 1}},
+  std::string text = RenderMetrics({{"app:req", 7, std::nullopt, 5}, {"k:open", 3, 1, std::nullopt}},
                                    {{"sizes", &by_size, &sizes}, {"names", &by_name, &names}}, 2);
   CHECK(text ==
         "# HELP kprobectl_probe_hits_total Times each probe was hit (kprobe_profile, uprobe_profile)\n"
@@ -130,6 +130,9 @@ TEST_CASE("serve: the exposition, histograms and counters, series bounded") {
         "# HELP kprobectl_probe_misses_total Times a kernel probe was missed (kprobe_profile)\n"
         "# TYPE kprobectl_probe_misses_total counter\n"
         "kprobectl_probe_misses_total{event=\"k:open\"} 1\n"
+        "# HELP kprobectl_events_read_total Events kprobectl read from the ring buffer to count them\n"
+        "# TYPE kprobectl_events_read_total counter\n"
+        "kprobectl_events_read_total{event=\"app:req\"} 5\n"
         "# HELP kprobectl_sizes_size size of app:req, bucketed (size.log2)\n"
         "# TYPE kprobectl_sizes_size histogram\n"
         "kprobectl_sizes_size_bucket{comm=\"app\",le=\"2\"} 2\n"
@@ -178,6 +181,9 @@ TEST_CASE("serve: only GET and HEAD of /metrics render, nothing else changes any
       {"PUT", "/metrics", 405, "kprobectl serve is read-only: GET /metrics\n"},
       {"DELETE", "/", 405, "kprobectl serve is read-only: GET /metrics\n"},
       {"get", "/metrics", 405, "kprobectl serve is read-only: GET /metrics\n"},
+      {"POST", "/-/reload", 403,
+       "kprobectl serve: reloading over HTTP is off: 'enable-reload' in the configuration turns it on (or send "
+       "serve SIGHUP)\n"},
   };
   for (const Case& c : cases) {
     INFO(c.method << " " << c.url);
@@ -187,6 +193,25 @@ TEST_CASE("serve: only GET and HEAD of /metrics render, nothing else changes any
     CHECK(answer.allow == (c.status == 405 ? "GET, HEAD" : ""));
   }
   CHECK(rendered == 2);
+  // Where the file enables it, POST /-/reload reloads, and says how it went.
+  int reloads = 0;
+  Result<void> outcome;
+  auto reload = [&]() -> Result<void> {
+    ++reloads;
+    return outcome;
+  };
+  HttpAnswer done = AnswerRequest("POST", "/-/reload", metrics, 1 << 20, reload);
+  CHECK((done.status == 200 && done.body == "kprobectl serve: configuration reloaded\n"));
+  outcome = Fail("k.conf:3: probe: no probe given", "probe [-x BINARY] SPEC [ARG...]");
+  HttpAnswer refused = AnswerRequest("POST", "/-/reload", metrics, 1 << 20, reload);
+  CHECK(refused.status == 500);
+  CHECK(refused.body ==
+        "kprobectl: error: k.conf:3: probe: no probe given\n  hint: probe [-x BINARY] SPEC [ARG...]\n"
+        "kprobectl serve: the running configuration is kept\n");
+  HttpAnswer get = AnswerRequest("GET", "/-/reload", metrics, 1 << 20, reload);
+  CHECK((get.status == 405 && get.allow == "POST"));
+  CHECK(reloads == 2);
+  CHECK(rendered == 2);
   HttpAnswer big = AnswerRequest("GET", "/metrics", metrics, 3);
   CHECK(big.status == 500);
   CHECK(big.body ==
@@ -195,6 +220,48 @@ TEST_CASE("serve: only GET and HEAD of /metrics render, nothing else changes any
       "GET", "/metrics", []() -> Result<std::string> { return Fail("no hist file"); }, 1 << 20);
   CHECK(failed.status == 500);
   CHECK(failed.body == "kprobectl: error: no hist file\n");
+}
+
+TEST_CASE("serve: a reload's changes, line by line: the same lines kept, wherever they are") {
+  auto running = *ParseServeConfig(
+      "probe -x /bin/app handle\n"
+      "probe -x /bin/app 'parse len=%si'\n"
+      "probe do_sys_open\n"
+      "hist probe_app:handle -k comm\n"
+      "hist probe_app:parse -k len.log2 --filter 'len > 3'\n",
+      "k.conf");
+  auto next = *ParseServeConfig(
+      "enable-reload\n"
+      "# moved, changed, added\n"
+      "probe do_sys_open\n"
+      "probe -x /bin/app 'parse len=%si size=%di'\n"
+      "probe -x /bin/app handle\n"
+      "probe -x /bin/other handle\n"
+      "hist probe_app:parse -k len.log2 --filter 'len > 4'\n"
+      "hist probe_app:handle -k comm\n",
+      "k.conf");
+  CHECK(next.enable_reload);
+  CHECK(!running.enable_reload);
+  ServeDiff diff = DiffServeConfigs(running, next);
+  CHECK(diff.kept_probes == std::vector<std::pair<size_t, size_t>>{{2, 0}, {0, 2}});
+  CHECK(diff.added_probes == std::vector<size_t>{1, 3});
+  CHECK(diff.removed_probes == std::vector<size_t>{1});
+  CHECK(diff.kept_hists == std::vector<std::pair<size_t, size_t>>{{0, 1}});
+  CHECK(diff.added_hists == std::vector<size_t>{0});
+  CHECK(diff.removed_hists == std::vector<size_t>{1});
+  // Two equal lines are two: one kept, one added.
+  auto twice = *ParseServeConfig("probe do_sys_open\nprobe do_sys_open\n", "k.conf");
+  auto once = *ParseServeConfig("probe do_sys_open\n", "k.conf");
+  ServeDiff doubled = DiffServeConfigs(once, twice);
+  CHECK(doubled.kept_probes == std::vector<std::pair<size_t, size_t>>{{0, 0}});
+  CHECK(doubled.added_probes == std::vector<size_t>{1});
+  CHECK(CheckReloadable(running, next, "k.conf"));
+  auto moved = *ParseServeConfig("listen :9999\nprobe do_sys_open\n", "k.conf");
+  auto refused = CheckReloadable(running, moved, "k.conf");
+  REQUIRE(!refused);
+  CHECK(refused.error().message == "k.conf: listen 127.0.0.1:9999 is not where serve listens (127.0.0.1:9464)");
+  CHECK(refused.error().hint == "a reload keeps the socket: restart serve to listen elsewhere");
+  CHECK(ConfigError("enable-reload yes\nprobe a\n") == "k.conf:1: enable-reload takes nothing");
 }
 
 TEST_CASE("serve: a slow or broken client holds up no other, a port in use is an error") {
@@ -223,6 +290,21 @@ TEST_CASE("serve: a slow or broken client holds up no other, a port in use is an
   CHECK(post.find("Allow: GET, HEAD\r\n") != std::string::npos);
   close(slow);
 
+  // New options (headers here; TLS material in serve_tls.sh) on the same
+  // socket: a connection open before is answered, the next ones get them.
+  int before = Connect(port);
+  REQUIRE(server->Reconfigure({std::nullopt, {{"X-Served-By", "kprobectl"}}}));
+  std::string again = Exchange(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  CHECK(again.find("X-Served-By: kprobectl\r\n") != std::string::npos);
+  CHECK(again.ends_with("\r\n\r\nm 1\n"));
+  close(before);
+  TlsMaterial bogus;
+  bogus.cert_pem = "not a certificate";
+  bogus.key_pem = "not a key";
+  REQUIRE(!server->Reconfigure({bogus, {}}));
+  std::string kept = Exchange(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  CHECK(kept.find("X-Served-By: kprobectl\r\n") != std::string::npos);
+
   auto taken = HttpServer::Start("127.0.0.1", port, [](const HttpRequest&) { return HttpAnswer{}; });
   REQUIRE(!taken);
   CHECK(taken.error().message == "cannot listen on 127.0.0.1:" + std::to_string(port) + ": Address already in use");
@@ -243,7 +325,7 @@ TEST_CASE("serve: metrics about itself, read from a prepared /proc, named as cli
                                          "Max open files            1024                 524288               files\n";
   auto stats = ReadProcessStats(proc.path(), "4242", 100, 4096);
   REQUIRE(stats);
-  CHECK(RenderSelfMetrics("0.9.0", *stats, {0.0125, 2}) ==
+  CHECK(RenderSelfMetrics("0.9.0", *stats, {0.0125, 2, 17}, {false, 1764300100.5, 3}) ==
         "# HELP kprobectl_build_info kprobectl's version\n"
         "# TYPE kprobectl_build_info gauge\n"
         "kprobectl_build_info{version=\"0.9.0\"} 1\n"
@@ -253,6 +335,21 @@ TEST_CASE("serve: metrics about itself, read from a prepared /proc, named as cli
         "# HELP kprobectl_scrape_errors_total Scrapes answered with an error\n"
         "# TYPE kprobectl_scrape_errors_total counter\n"
         "kprobectl_scrape_errors_total 2\n"
+        "# HELP kprobectl_events_lost_total Events the ring buffer lost before kprobectl counted them (overrun, "
+        "dropped; all CPUs)\n"
+        "# TYPE kprobectl_events_lost_total counter\n"
+        "kprobectl_events_lost_total 17\n"
+        "# HELP kprobectl_config_last_reload_successful Whether the last configuration reload attempt was "
+        "successful.\n"
+        "# TYPE kprobectl_config_last_reload_successful gauge\n"
+        "kprobectl_config_last_reload_successful 0\n"
+        "# HELP kprobectl_config_last_reload_success_timestamp_seconds Timestamp of the last successful "
+        "configuration reload.\n"
+        "# TYPE kprobectl_config_last_reload_success_timestamp_seconds gauge\n"
+        "kprobectl_config_last_reload_success_timestamp_seconds 1764300100.5\n"
+        "# HELP kprobectl_config_reload_failures_total Configuration reloads refused.\n"
+        "# TYPE kprobectl_config_reload_failures_total counter\n"
+        "kprobectl_config_reload_failures_total 3\n"
         "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
         "# TYPE process_cpu_seconds_total counter\n"
         "process_cpu_seconds_total 3\n"

@@ -217,6 +217,10 @@ TEST_CASE("web config: basic authentication, 401 with WWW-Authenticate, bcrypt c
   CHECK(!check->Matches("secret", kOther));
   CHECK(check->Matches("other", kOther));
   CHECK(!check->Matches("other", kOther.substr(0, 59)));
+  // Remembered matches answer the same, and a near miss is still computed.
+  CHECK(check->Matches("secret", kSecret));
+  CHECK(!check->Matches("secret ", kSecret));
+  CHECK(!check->Matches("secret", kOther));
   std::vector<WebUser> users = {{"alice", kSecret}, {"bob", kOther}};
   std::vector<std::string> compared;
   PasswordMatches matches = [&](const std::string& password, const std::string& hash) {

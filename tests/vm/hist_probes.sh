@@ -43,6 +43,10 @@ out=$("$(dirname "$0")/../e2e/serve_prometheus.sh" "$build" 2>&1)
 check "serve scraped by Prometheus, the kernel counting" [ $? -eq 0 ]
 echo "$out" | grep -v Killed | sed 's/^/# /'
 check "nothing left after serve" nothing_left
+out=$("$(dirname "$0")/../e2e/serve_reload.sh" "$build" 2>&1)
+check "serve reloaded, the kernel counting: triggers kept, added, removed" [ $? -eq 0 ]
+echo "$out" | sed 's/^/# /'
+check "nothing left after serve's reloads" nothing_left
 
 # dd reads its standard input 300 times, 1000 bytes each; a neighbour
 # reads its own at the same time, which the command's filter leaves out.
