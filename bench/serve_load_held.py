@@ -6,6 +6,9 @@
 # GET /metrics and then read 16 bytes a second through a receive buffer
 # of 1 KB. Whenever the server closes one (its idle timeout, the end of an
 # answer, a connection over its limit), it is opened again 100 ms later.
+# (serve answers with Connection: close; an answer that fits in the
+# kernel's socket buffers has left serve at once, and its slow reader then
+# holds the kernel's memory, not serve's.)
 # One thread, one selector. What it saw, when asked, comes back as a dict:
 #   connects, failed (connect refused or timed out), closed (by the
 #   server), reset (ECONNRESET), answers (slow readers that read an answer
