@@ -57,7 +57,7 @@ class TemporaryRecord {
 
 struct Leftover {
   TraceRun run;
-  std::string instance;                // "instances/kprobectl-PID" when it exists
+  std::vector<std::string> instances;  // "instances/kprobectl-PID", "instances/kprobectl-PID-N", those that exist
   std::vector<TraceEventDef> probes;   // recorded and still defined in the kernel
   std::string record;                  // the registry file, when there is one
   std::vector<std::string> synthetic;  // synthetic events kplatN_PID (hist --latency)
@@ -75,7 +75,9 @@ Result<std::string> RemoveLeftover(const TracefsDir& tracefs, const Leftover& le
 std::optional<TraceRun> ProcessRun(const std::string& proc_root, int pid);
 
 // The private tracefs instance of kprobectl process `pid` (trace, hist,
-// serve): "kprobectl-PID", the name FindLeftovers knows a dead run's by.
-std::string InstanceName(int pid);
+// serve): "kprobectl-PID", the name FindLeftovers knows a dead run's by;
+// with `part`, the process's further instances: "kprobectl-PID-PART"
+// (serve's, one for each event it counts itself).
+std::string InstanceName(int pid, unsigned part = 0);
 
 }  // namespace kprobectl

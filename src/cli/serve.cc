@@ -356,7 +356,7 @@ Result<void> Server::Run() {
                          io_);
   CommCache comms(*dir, env.proc);
   // 2. Planned (nothing written), then committed.
-  state_.emplace(ServeState::Context{options_, serve_.config, *dir, events, probes, comms, io_});
+  state_.emplace(ServeState::Context{options_, serve_.config, *dir, events, probes, comms, io_, getpid(), log});
   auto plan = KP_TRY(state_->Prepare(config));
   auto session = KP_TRY(TraceSession::Create(*dir, InstanceName(getpid()), log));
   session->ExcludePid(getpid());

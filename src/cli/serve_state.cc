@@ -112,40 +112,68 @@ Result<ServeState::Plan> ServeState::Prepare(const ServeConfig& next) const {
   return plan;
 }
 
-std::map<std::string, ServeState::Wire> ServeState::Wires(const std::vector<Hist>& hists,
-                                                          const std::vector<TraceEventDef>& served) const {
-  std::map<std::string, Wire> out;
-  std::set<std::string> triggered;
+std::map<std::string, std::string> ServeState::Counted(const std::vector<Hist>& hists) {
+  std::map<std::string, std::string> out;
   for (const Hist& h : hists)
-    for (const std::string& path : h.run.paths()) {
-      if (h.run.in_kernel())
-        triggered.insert(path);
-      else
-        out[path] = {h.line.filter};
-    }
-  for (const TraceEventDef& def : served)
-    if (!triggered.contains(def.Path())) out.try_emplace(def.Path(), Wire{std::string(kRecordNothing)});
+    if (!h.run.in_kernel())
+      for (const std::string& path : h.run.paths()) out[path] = h.line.filter;
   return out;
 }
 
-Result<void> ServeState::Rewire(const std::map<std::string, Wire>& next, bool leaving_only) {
-  for (auto it = wires_.begin(); it != wires_.end();) {
-    if (next.contains(it->first)) {
+std::set<std::string> ServeState::Uncounted(const std::vector<Hist>& hists, const std::vector<TraceEventDef>& served) {
+  std::set<std::string> counted;
+  for (const Hist& h : hists)
+    for (const std::string& path : h.run.paths()) counted.insert(path);
+  std::set<std::string> out;
+  for (const TraceEventDef& def : served)
+    if (!counted.contains(def.Path())) out.insert(def.Path());
+  return out;
+}
+
+Result<void> ServeState::Rewire(const std::map<std::string, std::string>& counted,
+                                const std::set<std::string>& uncounted, bool leaving_only) {
+  for (auto it = uncounted_.begin(); it != uncounted_.end();) {
+    if (uncounted.contains(*it)) {
       ++it;
       continue;
     }
-    KP_TRY_VOID(session_->Disable(it->first));
-    if (!it->second.filter.empty()) KP_TRY_VOID(session_->SetFilter(it->first, "0"));
-    it = wires_.erase(it);
+    KP_TRY_VOID(session_->Disable(*it));
+    KP_TRY_VOID(session_->SetFilter(*it, "0"));
+    it = uncounted_.erase(it);
+  }
+  for (auto it = counting_.begin(); it != counting_.end();) {
+    if (counted.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    if (tracer_) KP_TRY_VOID(tracer_->Drain(*it->second.reader));  // its last events counted
+    for (const TraceSession::CpuStats& cpu : it->second.session->Stats()) lost_before_ += cpu.overrun + cpu.dropped;
+    it->second.reader.reset();
+    KP_TRY_VOID(it->second.session->Close());
+    it = counting_.erase(it);
   }
   if (leaving_only) return {};
-  for (const auto& [path, wire] : next) {
-    auto now = wires_.find(path);
-    if (now != wires_.end() && now->second == wire) continue;
-    if (wire.filter != (now == wires_.end() ? "" : now->second.filter))
-      KP_TRY_VOID(session_->SetFilter(path, wire.filter.empty() ? "0" : wire.filter));
-    if (now == wires_.end()) KP_TRY_VOID(session_->Enable(path));
-    wires_[path] = wire;
+  for (const std::string& path : uncounted)
+    if (!uncounted_.contains(path)) {
+      KP_TRY_VOID(session_->SetFilter(path, std::string(kRecordNothing)));
+      KP_TRY_VOID(session_->Enable(path));
+      uncounted_.insert(path);
+    }
+  for (const auto& [path, filter] : counted) {
+    auto now = counting_.find(path);
+    if (now != counting_.end()) {
+      if (now->second.filter != filter) KP_TRY_VOID(now->second.session->SetFilter(path, filter.empty() ? "0" : filter));
+      now->second.filter = filter;
+      continue;
+    }
+    Counting counting;
+    counting.session = KP_TRY(TraceSession::Create(c_.dir, InstanceName(c_.pid, next_part_++), c_.log));
+    counting.session->ExcludePid(c_.pid);
+    if (!filter.empty()) KP_TRY_VOID(counting.session->SetFilter(path, filter));
+    KP_TRY_VOID(counting.session->Enable(path));
+    counting.reader = KP_TRY(RingReader::Open(c_.dir.root(), counting.session->name()));
+    counting.filter = filter;
+    counting_.emplace(path, std::move(counting));
   }
   return {};
 }
@@ -168,10 +196,16 @@ Result<void> ServeState::Commit(Plan plan, TraceSession& session) {
     if (!h.kept) target.push_back({h.line, *h.planned, false});
   for (const Plan::NextHist& h : plan.hists)
     if (h.kept) target.push_back({h.line, hists_[*h.kept].run, true});
-  std::map<std::string, Wire> wires = Wires(target, plan.served);
-  std::map<std::string, Wire> staying = wires;  // a changed probe's event goes, though its name comes back
-  for (const TraceEventDef& def : plan.removed) staying.erase(def.Path());
-  KP_TRY_VOID(Rewire(staying, true));
+  std::map<std::string, std::string> counted = Counted(target);
+  std::set<std::string> uncounted = Uncounted(target, plan.served);
+  // A changed probe's event goes, though its name comes back.
+  auto staying_counted = counted;
+  auto staying_uncounted = uncounted;
+  for (const TraceEventDef& def : plan.removed) {
+    staying_counted.erase(def.Path());
+    staying_uncounted.erase(def.Path());
+  }
+  KP_TRY_VOID(Rewire(staying_counted, staying_uncounted, true));
   KP_TRY_VOID(c_.probes.Remove(plan.removed));
   std::erase_if(probes_, [&](const Probe& p) {
     return std::any_of(p.defs.begin(), p.defs.end(),
@@ -195,7 +229,7 @@ Result<void> ServeState::Commit(Plan plan, TraceSession& session) {
       KP_TRY_VOID(h.run.Start(*session_));
       h.started = true;
     }
-  KP_TRY_VOID(Rewire(wires, false));
+  KP_TRY_VOID(Rewire(counted, uncounted, false));
   KP_TRY_VOID(Count());
   config_ = std::move(plan.config);
   return {};
@@ -233,20 +267,21 @@ Result<void> ServeState::Count() {
     for (Hist& h : hists_)
       if (!h.run.in_kernel()) h.run.Add(p, r);
   });
-  if (!reader_) reader_ = KP_TRY(RingReader::Open(c_.dir.root(), session_->name()));
   return {};
 }
 
 Result<void> ServeState::Drain() {
   if (!tracer_) return {};
   c_.comms.Refresh();
-  return tracer_->Drain(*reader_);
+  for (auto& [path, counting] : counting_) KP_TRY_VOID(tracer_->Drain(*counting.reader));
+  return {};
 }
 
 std::optional<uint64_t> ServeState::EventsLost() const {
-  if (!reader_ || !session_) return std::nullopt;
-  uint64_t lost = 0;
-  for (const TraceSession::CpuStats& cpu : session_->Stats()) lost += cpu.overrun + cpu.dropped;
+  if (counting_.empty() && lost_before_ == 0) return std::nullopt;
+  uint64_t lost = lost_before_;
+  for (const auto& [path, counting] : counting_)
+    for (const TraceSession::CpuStats& cpu : counting.session->Stats()) lost += cpu.overrun + cpu.dropped;
   return lost;
 }
 

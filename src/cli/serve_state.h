@@ -12,12 +12,19 @@
 // configuration's plan again (serve.cc), the state here saying at each
 // step what the kernel has.
 //
-// In the instance: the events kprobectl counts itself enabled (with their
-// hist lines' filter), the probes no hist line counts enabled behind a
-// filter that records nothing, so that *_profile counts their hits.
+// In serve's instance: the kernel's hist triggers, and the probes no hist
+// line counts enabled behind a filter that records nothing, so that
+// *_profile counts their hits. Each event kprobectl counts itself has an
+// instance of its own (kprobectl-PID-N), enabled there with its hist
+// lines' filter, read by a reader of its own: removing a dynamic event
+// empties the ring buffer of every instance it was ever enabled in (the
+// kernel's probe_remove_event_call(), since Linux 6.3's "Free buffers when
+// a used dynamic event is removed"), so a reload that removes one probe
+// must not empty the buffer another probe's unread events are in.
 #pragma once
 
 #include <map>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -43,6 +50,8 @@ class ServeState {
     TemporaryProbes& probes;
     CommCache& comms;
     Streams io;
+    int pid = 0;                               // serve's, for its instances' names
+    std::function<void(std::string_view)> log;  // -v: what is written
   };
   explicit ServeState(Context context) : c_(std::move(context)) {}
 
@@ -72,18 +81,23 @@ class ServeState {
     HistRun run;
     bool started = false;  // its triggers written (in the kernel) or bound (kprobectl's)
   };
-  // An event's state in the instance.
-  struct Wire {
-    std::string filter;  // empty: none
-    bool operator==(const Wire&) const = default;
+  // An event kprobectl counts: its instance, its reader, its filter.
+  struct Counting {
+    std::unique_ptr<TraceSession> session;
+    std::unique_ptr<RingReader> reader;
+    std::string filter;
   };
 
   Result<std::vector<TraceEventDef>> Resolve(const ServeProbe& line, EventNamer& namer) const;
   Result<HistRun> PlanHist(const ServeHist& line, const std::vector<TraceEventDef>& known) const;
-  std::map<std::string, Wire> Wires(const std::vector<Hist>& hists, const std::vector<TraceEventDef>& served) const;
-  // The instance made to enable `next`; with `leaving_only`, only the
-  // events that `next` no longer enables are disabled.
-  Result<void> Rewire(const std::map<std::string, Wire>& next, bool leaving_only);
+  // The events kprobectl counts (with their filter), and the probes no
+  // hist line counts, for `hists` and the probes `served`.
+  static std::map<std::string, std::string> Counted(const std::vector<Hist>& hists);
+  static std::set<std::string> Uncounted(const std::vector<Hist>& hists, const std::vector<TraceEventDef>& served);
+  // The instances made to count `counted` and enable `uncounted`; with
+  // `leaving_only`, only what they no longer hold goes (drained first).
+  Result<void> Rewire(const std::map<std::string, std::string>& counted, const std::set<std::string>& uncounted,
+                      bool leaving_only);
   Result<void> Count();
   std::vector<TraceEventDef> Ours() const;
 
@@ -93,14 +107,16 @@ class ServeState {
   std::vector<Probe> probes_;
   std::vector<Hist> hists_;
   std::vector<TraceEventDef> served_;  // whose hits are served
-  std::map<std::string, Wire> wires_;  // events enabled in the instance
+  std::set<std::string> uncounted_;            // enabled in serve's instance, recording nothing
+  std::map<std::string, Counting> counting_;   // by "group/event"
+  unsigned next_part_ = 1;                     // the next counting instance's N
+  uint64_t lost_before_ = 0;                   // by counting instances since closed
   // kprobectl's own counting: the formats of the events it counts, what
   // reads them, the records read per event.
   std::unique_ptr<EventDecoder> decoder_;
   std::unique_ptr<Printer> printer_;  // the tracer's, unused: records go to the runs
   std::ostringstream nowhere_;
   std::unique_ptr<Tracer> tracer_;
-  std::unique_ptr<RingReader> reader_;
   std::map<std::string, uint64_t> read_;
 };
 

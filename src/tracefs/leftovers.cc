@@ -143,7 +143,7 @@ Result<std::vector<Leftover>> FindLeftovers(const TracefsDir& tracefs, const std
     for (Leftover& l : out)
       if (l.run.pid == pid) return &l;
     if (alive(TraceRun{pid, std::nullopt})) return nullptr;
-    out.push_back(Leftover{TraceRun{pid, std::nullopt}, "", {}, "", {}});
+    out.push_back(Leftover{TraceRun{pid, std::nullopt}, {}, {}, "", {}});
     return &out.back();
   };
   // hist --latency's synthetic events, "kplatN_PID u64 ns".
@@ -158,11 +158,16 @@ Result<std::vector<Leftover>> FindLeftovers(const TracefsDir& tracefs, const std
     }
   if (!tracefs.Exists("instances")) return out;
   for (const std::string& name : KP_TRY(tracefs.List("instances"))) {
-    auto pid = PidOf(name, kInstancePrefix);
+    // "kprobectl-PID", or "kprobectl-PID-PART".
+    std::string_view whole = name;
+    if (size_t dash = whole.rfind('-'); dash > kInstancePrefix.size() && dash != std::string_view::npos &&
+                                        PidOf(whole.substr(dash + 1), ""))
+      whole = whole.substr(0, dash);
+    auto pid = PidOf(whole, kInstancePrefix);
     if (!pid) continue;
     Leftover* owner = owner_of(*pid);
     if (!owner) continue;
-    owner->instance = "instances/" + name;
+    owner->instances.push_back("instances/" + name);
   }
   return out;
 }
@@ -209,19 +214,20 @@ void RemoveTriggers(const TracefsDir& tracefs, const std::string& instance,
 Result<std::string> RemoveLeftover(const TracefsDir& tracefs, const Leftover& leftover,
                                    const std::function<void(std::string_view)>& log) {
   std::vector<std::string> removed, kept;
-  if (!leftover.instance.empty() && tracefs.Exists(leftover.instance)) {
-    if (log) log("rmdir " + tracefs.PathOf(leftover.instance));
-    auto gone = tracefs.RemoveDirectory(leftover.instance);
+  for (const std::string& instance : leftover.instances) {
+    if (!tracefs.Exists(instance)) continue;
+    if (log) log("rmdir " + tracefs.PathOf(instance));
+    auto gone = tracefs.RemoveDirectory(instance);
     if (!gone) {
-      RemoveTriggers(tracefs, leftover.instance, log);
-      if (log) log("rmdir " + tracefs.PathOf(leftover.instance));
-      gone = tracefs.RemoveDirectory(leftover.instance);
+      RemoveTriggers(tracefs, instance, log);
+      if (log) log("rmdir " + tracefs.PathOf(instance));
+      gone = tracefs.RemoveDirectory(instance);
     }
     if (!gone)
-      return Fail("cannot remove " + tracefs.PathOf(leftover.instance) + ", left by kprobectl trace (pid " +
+      return Fail("cannot remove " + tracefs.PathOf(instance) + ", left by kprobectl trace (pid " +
                       std::to_string(leftover.run.pid) + "): " + gone.error().message,
                   "something still reads its buffers; stop it, then run 'kprobectl clean'");
-    removed.push_back(leftover.instance.substr(leftover.instance.find('/') + 1));
+    removed.push_back(instance.substr(instance.find('/') + 1));
   }
   // After the instance: its triggers used them.
   for (const std::string& name : leftover.synthetic) {
@@ -260,6 +266,8 @@ std::optional<TraceRun> ProcessRun(const std::string& proc_root, int pid) {
   return TraceRun{pid, ParseUnsigned(fields[19])};
 }
 
-std::string InstanceName(int pid) { return std::string(kInstancePrefix) + std::to_string(pid); }
+std::string InstanceName(int pid, unsigned part) {
+  return std::string(kInstancePrefix) + std::to_string(pid) + (part ? "-" + std::to_string(part) : "");
+}
 
 }  // namespace kprobectl

@@ -248,7 +248,7 @@ TEST_CASE("leftovers: a dead run's synthetic events are found and removed after 
   REQUIRE(found);
   REQUIRE(found->size() == 1);
   CHECK((*found)[0].run.pid == 4242);
-  CHECK((*found)[0].instance == "instances/kprobectl-4242");
+  CHECK((*found)[0].instances == std::vector<std::string>{"instances/kprobectl-4242"});
   CHECK((*found)[0].synthetic == std::vector<std::string>{"kplat0_4242"});
   std::vector<std::string> written;
   auto account = RemoveLeftover(tracefs, (*found)[0], [&](std::string_view line) { written.emplace_back(line); });

@@ -217,7 +217,10 @@ TEST_CASE("leftovers: a dead run's instance and recorded probes are found and re
   TempDir tracefs_dir, registry;
   TracefsDir tracefs(tracefs_dir.path());
   std::filesystem::create_directories(tracefs_dir / "instances/kprobectl-4242");
-  std::filesystem::create_directories(tracefs_dir / "instances/kprobectl-77");  // alive, no record
+  std::filesystem::create_directories(tracefs_dir / "instances/kprobectl-4242-1");  // serve's counting
+  std::filesystem::create_directories(tracefs_dir / "instances/kprobectl-77");       // alive, no record
+  std::filesystem::create_directories(tracefs_dir / "instances/kprobectl-77-3");
+  std::filesystem::create_directories(tracefs_dir / "instances/kprobectl-4242-x");  // not a part: another's
   std::filesystem::create_directories(tracefs_dir / "instances/other");
   std::filesystem::create_directories(tracefs_dir / "events/tmp/a");
   WriteFile(tracefs_dir / "events/tmp/a/enable", "0\n");
@@ -239,7 +242,7 @@ TEST_CASE("leftovers: a dead run's instance and recorded probes are found and re
   const Leftover& l = (*found)[0];
   CHECK(l.run.pid == 4242);
   CHECK(l.run.start_time == 99u);
-  CHECK(l.instance == "instances/kprobectl-4242");
+  CHECK(l.instances == std::vector<std::string>{"instances/kprobectl-4242", "instances/kprobectl-4242-1"});
   REQUIRE(l.probes.size() == 1);  // tmp/gone is no longer in the kernel
   CHECK(l.probes[0].FullName() == "tmp:a");
   // Removing it: the fake tracefs cannot take "-:tmp/a" the way the kernel
@@ -249,9 +252,12 @@ TEST_CASE("leftovers: a dead run's instance and recorded probes are found and re
   REQUIRE(account);
   CHECK(*account ==
         "removed what kprobectl trace (pid 4242) left behind when it was stopped without cleaning up: "
-        "kprobectl-4242, tmp:a");
+        "kprobectl-4242, kprobectl-4242-1, tmp:a");
   CHECK_FALSE(std::filesystem::exists(tracefs_dir / "instances/kprobectl-4242"));
+  CHECK_FALSE(std::filesystem::exists(tracefs_dir / "instances/kprobectl-4242-1"));
   CHECK(std::filesystem::exists(tracefs_dir / "instances/kprobectl-77"));
+  CHECK(std::filesystem::exists(tracefs_dir / "instances/kprobectl-77-3"));
+  CHECK(std::filesystem::exists(tracefs_dir / "instances/kprobectl-4242-x"));
   CHECK(std::find(written.begin(), written.end(), "write " + tracefs.PathOf("uprobe_events") + ": -:tmp/a") !=
         written.end());
   CHECK_FALSE(std::filesystem::exists(registry / "trace-4242"));
