@@ -136,9 +136,6 @@ class TraceableFunctions {
 // (Arch::kernel_text_symbol(): _text, or _stext on arm64), also for a
 // module's image (by its ELF machine).
 std::string_view KernelTextSymbol(const ElfImage& image);
-// The runtime address of the kernel's text minus the image's, from
-// /proc/kallsyms (through _text, else _stext, as perf does).
-std::optional<int64_t> KaslrSlide(const KernelEnv& env, const ElfImage& image);
 // How many times `name` appears as a text symbol in /proc/kallsyms, and
 // where _text and _stext are at run time (arm64's 6.1 has no _text).
 class KallsymsNames {

@@ -85,7 +85,6 @@ class ServeState {
   // events that `next` no longer enables are disabled.
   Result<void> Rewire(const std::map<std::string, Wire>& next, bool leaving_only);
   Result<void> Count();
-  std::vector<TraceEventDef> Ours() const;
 
   Context c_;
   TraceSession* session_ = nullptr;  // from the first commit

@@ -333,12 +333,6 @@ std::string_view KernelTextSymbol(const ElfImage& image) {
   return arch ? (*arch)->kernel_text_symbol() : X86_64Arch().kernel_text_symbol();
 }
 
-std::optional<int64_t> KaslrSlide(const KernelEnv& env, const ElfImage& image) {
-  auto kallsyms = ReadAll(env.root + env.kallsyms);
-  if (!kallsyms) return std::nullopt;
-  return KallsymsNames::Parse(*kallsyms).Slide(image);
-}
-
 KallsymsNames KallsymsNames::Parse(std::string_view kallsyms) {
   KallsymsNames out;
   for (const std::string& line : SplitLines(kallsyms)) {
