@@ -128,6 +128,7 @@ TEST_CASE("index file: every truncation refused, every flipped byte refused or c
   }
   CHECK_FALSE(IndexView::FromBytes(bytes + '\0', Key()));
   const std::string truth = AllAnswers(**IndexView::FromBytes(bytes, Key()));
+  REQUIRE_FALSE(truth.empty());
   REQUIRE(truth.find("error") == std::string::npos);
   size_t refused = 0, caught = 0;
   for (size_t at = 0; at < bytes.size(); ++at)

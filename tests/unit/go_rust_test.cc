@@ -259,15 +259,22 @@ TEST_CASE("Go on arm64: register ABI, return instructions, results") {
   for (const std::string& line : SplitLines(named))
     CHECK_THAT(line, Catch::EndsWith(" n=%x0:s64 s=+0(%x1):u8[64] s__len=%x2:s64 tab=%x3:x64"));
   auto real = Run(bin, {"-D", "main.ratio%return $retval"});
-  CHECK(real.err.find("'~r0' cannot be read here: it is in F0, a floating-point register") != std::string::npos);
+  CHECK(real.err ==
+        "kprobectl: error: invalid argument: '~r0' cannot be read here: it is in F0, a floating-point register: Go "
+        "returns floating-point values there, and the kernel cannot fetch them\n    main.ratio%return $retval\n"
+        "                      ^\n  hint: record it where the caller keeps it after the call, or fetch the "
+        "function's other results\n");
   CHECK(Define(nodwarf, "main.handle $arg1 $arg16") ==
         "p:probe_gofx_nodwarf/main__handle BIN:" + PastCheck(nodwarf, "main.handle") + " arg1=%x0 arg16=%x15\n");
   CHECK_THAT(Define(nodwarf, "main.(*Server).Serve%return $retval:s64"), Catch::EndsWith(" retval=%x0:s64\n"));
   auto named_nodwarf = Run(nodwarf, {"-D", "main.handle%return total"});
   CHECK(named_nodwarf.status != 0);
-  CHECK(named_nodwarf.err.find("has no DWARF debuginfo") != std::string::npos);
-  CHECK(named_nodwarf.err.find("hint: build it without -ldflags=-w or -s (Go writes DWARF by default)") !=
-        std::string::npos);
+  // It names a return instruction (main.handle+308), not what was written
+  // (main.handle%return): kept as printed here, reported (issue 37).
+  CHECK(named_nodwarf.err ==
+        "kprobectl: error: 'main.handle+308' needs debuginfo: '" + nodwarf +
+            "' has no DWARF debuginfo (no DWARF information)\n  hint: build it without -ldflags=-w or -s (Go writes "
+            "DWARF by default), or fetch $argN and $retval, which follow Go's ABI without it\n");
 }
 
 TEST_CASE("Rust: probe points by demangled paths, legacy and v0 manglings") {
@@ -279,12 +286,15 @@ TEST_CASE("Rust: probe points by demangled paths, legacy and v0 manglings") {
     CHECK(Define(bin, "rsfx::greet") == "p:" + group + "/rsfx__greet BIN:" + greet + "\n");
     auto typo = Run(bin, {"-D", "rsfx::shop::Cart::ad"});
     CHECK(typo.status != 0);
-    CHECK(typo.err.find("rsfx::shop::Cart::add") != std::string::npos);
+    CHECK(typo.err == "kprobectl: error: no function 'rsfx::shop::Cart::ad' in the debuginfo of " + bin +
+                          "\n  hint: similar names: rsfx::shop::Cart::add\n");
+    // Demangled (no legacy "17h<hash>E"); v0 keeps a generic's arguments.
     auto funcs = Run(bin, {"funcs", "rsfx::*"});
     REQUIRE(funcs.status == 0);
-    for (std::string f : {"rsfx::shop::Cart::add\n", "rsfx::greet\n", "rsfx::main\n"})
-      CHECK(funcs.out.find(f) != std::string::npos);
-    CHECK(funcs.out.find("17h") == std::string::npos);
+    CHECK(funcs.out == (name == "rsfx_v0" ? "rsfx::greet\nrsfx::largest::<f64>\nrsfx::largest::<u32>\nrsfx::main\n"
+                                            "rsfx::main::{closure#0}\nrsfx::shop::Cart::add\n"
+                                          : "rsfx::greet\nrsfx::largest\nrsfx::main\nrsfx::main::{{closure}}\n"
+                                            "rsfx::shop::Cart::add\n"));
   }
 }
 
