@@ -79,13 +79,19 @@ std::string Define(const std::string& bin, const std::string& spec) {
   return Replace(r.out, bin, "BIN");
 }
 
-// Definitions with each address written ADDR: the whole text but where the
-// probes are (the tests above pin those for the entries, PastCheck), so a
-// check sees every probe, its event's name and every fetch.
+// Definitions with each address written ADDR and the fixture's group
+// GROUP: the whole text but where the probes are (the tests pin those for
+// the entries, PastCheck), so a check sees every probe, its event's name
+// and every fetch.
 std::string Shape(const std::string& definitions) {
-  static const std::regex address("BIN:0x[0-9a-f]+");
-  return std::regex_replace(definitions, address, "BIN:ADDR");
+  static const std::regex address("BIN:0x[0-9a-f]+"), group("([pr]):probe_[A-Za-z0-9_]+/");
+  return std::regex_replace(std::regex_replace(definitions, address, "BIN:ADDR"), group, "$1:GROUP/");
 }
+
+struct Defined {
+  const char* spec;
+  const char* shape;  // Shape(its definitions)
+};
 
 // A message with each address written ADDR (Go's runtime moves with the
 // toolchain that built the fixture).
@@ -119,11 +125,10 @@ TEST_CASE("Go: probe points by Go's names, events named from them") {
 
     // A string named whole: its bytes up to a bound, and its length.
     CHECK(Shape(Define(bin, "main.(*Server).Serve path short=path:u8[3]")) ==
-          "p:" + group +
-              "/main__Server__Serve BIN:ADDR path=+0(%bx):u8[64] path__len=%cx:s64 short=+0(%bx):u8[3] "
-              "short__len=%cx:s64\n");
+          "p:GROUP/main__Server__Serve BIN:ADDR path=+0(%bx):u8[64] path__len=%cx:s64 short=+0(%bx):u8[3] "
+          "short__len=%cx:s64\n");
     CHECK(Shape(Define(bin, "main.handle tags=it.Tags")) ==
-          "p:" + group + "/main__handle BIN:ADDR tags=+0(%di):u8[64] tags__len=%si:s64\n");
+          "p:GROUP/main__handle BIN:ADDR tags=+0(%di):u8[64] tags__len=%si:s64\n");
     auto typed = Run(bin, {"-D", "main.(*Server).Serve path:string"});
     CHECK(typed.status != 0);
     CHECK(typed.err ==
@@ -134,14 +139,14 @@ TEST_CASE("Go: probe points by Go's names, events named from them") {
           "  hint: write :u8[N] to set the bound (64 without a type), or fetch its members\n");
     // FUNC%return: a probe on each return instruction, $retval in RAX.
     CHECK(Shape(Define(bin, "main.(*Server).Serve%return $retval:s64")) ==
-          "p:" + group + "/main__Server__Serve__return BIN:ADDR retval=%ax:s64\n");
+          "p:GROUP/main__Server__Serve__return BIN:ADDR retval=%ax:s64\n");
     // The results where Go's ABI puts them, typed by the DWARF: $retval
     // is the first; a string is counted.
-    CHECK(Shape(Define(bin, "main.handle%return total label $retval")) ==
-          "p:" + group +
-              "/main__handle__return BIN:ADDR total=%ax:s64 label=+0(%bx):u8[64] label__len=%cx:s64 retval=%ax:s64\n");
+    CHECK(
+        Shape(Define(bin, "main.handle%return total label $retval")) ==
+        "p:GROUP/main__handle__return BIN:ADDR total=%ax:s64 label=+0(%bx):u8[64] label__len=%cx:s64 retval=%ax:s64\n");
     CHECK(Shape(Define(bin, "main.(*Server).Serve%return $retval")) ==
-          "p:" + group + "/main__Server__Serve__return BIN:ADDR retval=%ax:s64\n");
+          "p:GROUP/main__Server__Serve__return BIN:ADDR retval=%ax:s64\n");
     auto real = Run(bin, {"-D", "main.Sum[go.shape.float64_0]%return $retval"});
     CHECK(real.status != 0);
     CHECK(real.err ==
@@ -203,28 +208,30 @@ TEST_CASE("Go: results on the stack and in registers at each return instruction"
   for (std::string name : {"gorets", "gorets_noopt"}) {
     std::string bin = FixturePath(name);
     INFO(name);
-    std::string group = "probe_" + name;
-    CHECK(Shape(Define(bin, "main.wide%return i j")) ==
-          "p:" + group + "/main__wide__return BIN:ADDR i=%r11:s64 j=+8(%sp):s64\n");
-    CHECK(Shape(Define(bin, "main.row%return ~r0.A ~r0.J")) ==
-          "p:" + group + "/main__row__return BIN:ADDR A=+8(%sp):s64 J=+80(%sp):s64\n");
-    CHECK(Shape(Define(bin, "main.shifted%return r[0] r[1] m")) ==
-          "p:" + group + "/main__shifted__return BIN:ADDR r=+24(%sp):s64 r_1=+32(%sp):s64 m=%ax:s64\n");
-    CHECK(Shape(Define(bin, "main.small%return ok b u")) ==
-          "p:" + group + "/main__small__return BIN:ADDR ok=%ax:u8 b=%bx:s8 u=%cx:u16\n");
-    // The dictionary of a shape instantiation takes RAX: h is at +8, r after it.
-    CHECK(Shape(Define(bin, "main.spread[...]%return r[0] r[1] k")) ==
-          "p:" + group + "/main__spread__return BIN:ADDR r=+16(%sp):s64 r_1=+24(%sp):s64 k=%ax:s64\n");
-    CHECK(Shape(Define(bin, "main.point%return ~r0.X ~r0.Y ~r0.Name")) ==
-          "p:" + group + "/main__point__return BIN:ADDR X=%ax:s64 Y=%bx:s32 Name=+0(%cx):u8[64] Name__len=%di:s64\n");
-    // One probe per return instruction, each with the results.
-    CHECK(Shape(Define(bin, "main.named%return n err.tab")) ==
-          "p:" + group + "/main__named__return BIN:ADDR n=%ax:s64 tab=%di:x64\n" + "p:" + group +
-              "/main__named__return_1 BIN:ADDR n=%ax:s64 tab=%di:x64\n" + "p:" + group +
-              "/main__named__return_2 BIN:ADDR n=%ax:s64 tab=%di:x64\n");
-    // A result in a register after blank parameters is placed; one on the
-    // stack after them is refused: Go's DWARF has no entry for a '_' one.
-    CHECK(Shape(Define(bin, "main.blank%return n")) == "p:" + group + "/main__blank__return BIN:ADDR n=%ax:s64\n");
+    const Defined rows[] = {
+        {"main.wide%return i j", "p:GROUP/main__wide__return BIN:ADDR i=%r11:s64 j=+8(%sp):s64\n"},
+        {"main.row%return ~r0.A ~r0.J", "p:GROUP/main__row__return BIN:ADDR A=+8(%sp):s64 J=+80(%sp):s64\n"},
+        {"main.shifted%return r[0] r[1] m",
+         "p:GROUP/main__shifted__return BIN:ADDR r=+24(%sp):s64 r_1=+32(%sp):s64 m=%ax:s64\n"},
+        {"main.small%return ok b u", "p:GROUP/main__small__return BIN:ADDR ok=%ax:u8 b=%bx:s8 u=%cx:u16\n"},
+        // The dictionary of a shape instantiation takes RAX: h is at +8, r after it.
+        {"main.spread[...]%return r[0] r[1] k",
+         "p:GROUP/main__spread__return BIN:ADDR r=+16(%sp):s64 r_1=+24(%sp):s64 k=%ax:s64\n"},
+        {"main.point%return ~r0.X ~r0.Y ~r0.Name",
+         "p:GROUP/main__point__return BIN:ADDR X=%ax:s64 Y=%bx:s32 Name=+0(%cx):u8[64] Name__len=%di:s64\n"},
+        // One probe per return instruction, each with the results.
+        {"main.named%return n err.tab",
+         "p:GROUP/main__named__return BIN:ADDR n=%ax:s64 tab=%di:x64\n"
+         "p:GROUP/main__named__return_1 BIN:ADDR n=%ax:s64 tab=%di:x64\n"
+         "p:GROUP/main__named__return_2 BIN:ADDR n=%ax:s64 tab=%di:x64\n"},
+        // A result in a register after blank parameters is placed; one on the
+        // stack after them is refused: Go's DWARF has no entry for a '_' one.
+        {"main.blank%return n", "p:GROUP/main__blank__return BIN:ADDR n=%ax:s64\n"},
+    };
+    for (const Defined& row : rows) {
+      INFO(row.spec);
+      CHECK(Shape(Define(bin, row.spec)) == row.shape);
+    }
     auto blank = Run(bin, {"-D", "main.blank%return r[0]"});
     CHECK(blank.status != 0);
     CHECK(blank.err ==
@@ -235,8 +242,8 @@ TEST_CASE("Go: results on the stack and in registers at each return instruction"
     // div, inlined into main and called out of line: its own two returns,
     // none of main's; its results' flag read from the abstract entry.
     CHECK(Shape(Define(bin, "main.div%return q err.tab")) ==
-          "p:" + group + "/main__div__return BIN:ADDR q=%ax:s64 tab=%bx:x64\n" + "p:" + group +
-              "/main__div__return_1 BIN:ADDR q=%ax:s64 tab=%bx:x64\n");
+          "p:GROUP/main__div__return BIN:ADDR q=%ax:s64 tab=%bx:x64\n"
+          "p:GROUP/main__div__return_1 BIN:ADDR q=%ax:s64 tab=%bx:x64\n");
     auto local = Run(bin, {"-D", "main.named%return nosuch"});
     CHECK(local.status != 0);
     std::string at = name == "gorets" ? "main.named:6" : "main.named:3";  // its first return
@@ -282,16 +289,20 @@ TEST_CASE("Go: a probe on a return instruction is known as one, with its functio
 TEST_CASE("Go on arm64: register ABI, return instructions, results") {
   std::string bin = FixturePath("arm64/gorets");
   std::string nodwarf = FixturePath("arm64/gofx_nodwarf");
-  CHECK(Shape(Define(bin, "main.wide%return a i j")) ==
-        "p:probe_gorets/main__wide__return BIN:ADDR a=%x0:s64 i=%x8:s64 j=%x9:s64\n");
-  CHECK(Shape(Define(bin, "main.shifted%return r[1] m")) ==
-        "p:probe_gorets/main__shifted__return BIN:ADDR r=+32(%sp):s64 m=%x0:s64\n");
-  CHECK(Shape(Define(bin, "main.pair%return $retval i=~r1")) ==
-        "p:probe_gorets/main__pair__return BIN:ADDR retval=+0(%x0):u8[64] retval__len=%x1:s64 i=%x2:s64\n");
-  CHECK(Shape(Define(bin, "main.named%return n s err.tab")) ==
-        "p:probe_gorets/main__named__return BIN:ADDR n=%x0:s64 s=+0(%x1):u8[64] s__len=%x2:s64 tab=%x3:x64\n"
-        "p:probe_gorets/main__named__return_1 BIN:ADDR n=%x0:s64 s=+0(%x1):u8[64] s__len=%x2:s64 tab=%x3:x64\n"
-        "p:probe_gorets/main__named__return_2 BIN:ADDR n=%x0:s64 s=+0(%x1):u8[64] s__len=%x2:s64 tab=%x3:x64\n");
+  const Defined rows[] = {
+      {"main.wide%return a i j", "p:GROUP/main__wide__return BIN:ADDR a=%x0:s64 i=%x8:s64 j=%x9:s64\n"},
+      {"main.shifted%return r[1] m", "p:GROUP/main__shifted__return BIN:ADDR r=+32(%sp):s64 m=%x0:s64\n"},
+      {"main.pair%return $retval i=~r1",
+       "p:GROUP/main__pair__return BIN:ADDR retval=+0(%x0):u8[64] retval__len=%x1:s64 i=%x2:s64\n"},
+      {"main.named%return n s err.tab",
+       "p:GROUP/main__named__return BIN:ADDR n=%x0:s64 s=+0(%x1):u8[64] s__len=%x2:s64 tab=%x3:x64\n"
+       "p:GROUP/main__named__return_1 BIN:ADDR n=%x0:s64 s=+0(%x1):u8[64] s__len=%x2:s64 tab=%x3:x64\n"
+       "p:GROUP/main__named__return_2 BIN:ADDR n=%x0:s64 s=+0(%x1):u8[64] s__len=%x2:s64 tab=%x3:x64\n"},
+  };
+  for (const Defined& row : rows) {
+    INFO(row.spec);
+    CHECK(Shape(Define(bin, row.spec)) == row.shape);
+  }
   auto real = Run(bin, {"-D", "main.ratio%return $retval"});
   CHECK(real.err ==
         "kprobectl: error: invalid argument: '~r0' cannot be read here: it is in F0, a floating-point register: Go "
@@ -301,7 +312,7 @@ TEST_CASE("Go on arm64: register ABI, return instructions, results") {
   CHECK(Define(nodwarf, "main.handle $arg1 $arg16") ==
         "p:probe_gofx_nodwarf/main__handle BIN:" + PastCheck(nodwarf, "main.handle") + " arg1=%x0 arg16=%x15\n");
   CHECK(Shape(Define(nodwarf, "main.(*Server).Serve%return $retval:s64")) ==
-        "p:probe_gofx_nodwarf/main__Server__Serve__return BIN:ADDR retval=%x0:s64\n");
+        "p:GROUP/main__Server__Serve__return BIN:ADDR retval=%x0:s64\n");
   auto named_nodwarf = Run(nodwarf, {"-D", "main.handle%return total"});
   CHECK(named_nodwarf.status != 0);
   // It names a return instruction (main.handle+308), not what was written
@@ -398,26 +409,27 @@ TEST_CASE("Go: arguments at the entry where Go's ABI puts them, whatever Go's DW
   for (std::string name : {"goargs", "goargs_noopt"}) {
     std::string bin = FixturePath(name);
     INFO(name);
-    std::string group = "probe_" + name;
-    CHECK(Shape(Define(bin, "main.checksum data seed")) ==
-          "p:" + group + "/main__checksum BIN:ADDR data=+0(%ax):u8[64] data__len=%bx:s64 seed=%di:u32\n");
-    CHECK(Shape(Define(bin, "main.greet c.Name c.Home.Zip c.VIP c.Age times")) ==
-          "p:" + group +
-              "/main__greet BIN:ADDR Name=+0(%ax):u8[64] Name__len=%bx:s64 Zip=%si:s32 VIP=%r8:u8 Age=%r9:s8 "
-              "times=%r10:s64\n");
-    CHECK(Shape(Define(bin, "main.many a9 a10 a12")) ==
-          "p:" + group + "/main__many BIN:ADDR a9=%r11:s64 a10=+8(%sp):s64 a12=+24(%sp):s64\n");
-    CHECK(Shape(Define(bin, "main.total $params")) ==
-          "p:" + group +
-              "/main__total BIN:ADDR prefix=+0(%ax):u8[64] prefix__len=%bx:s64 nums_array=%cx:x64 nums_len=%di:s64 "
-              "nums_cap=%si:s64\n");
-    // The dictionary in RAX, the map in RBX, then k and def.
-    CHECK(Shape(Define(bin, "main.Lookup[go.shape.string_0,go.shape.int_1] k def")) ==
-          "p:" + group + "/main__Lookup BIN:ADDR k=+0(%cx):u8[64] k__len=%di:s64 def=%si:s64\n");
-    CHECK(Shape(Define(bin, "main.pair%return r[0] r[1] n")) ==
-          "p:" + group +
-              "/main__pair__return BIN:ADDR r=+0(+8(%sp)):u8[64] r__len=+16(%sp):s64 r_1=+0(+24(%sp)):u8[64] "
-              "r_1__len=+32(%sp):s64 n=%ax:s64\n");
+    const Defined rows[] = {
+        {"main.checksum data seed",
+         "p:GROUP/main__checksum BIN:ADDR data=+0(%ax):u8[64] data__len=%bx:s64 seed=%di:u32\n"},
+        {"main.greet c.Name c.Home.Zip c.VIP c.Age times",
+         "p:GROUP/main__greet BIN:ADDR Name=+0(%ax):u8[64] Name__len=%bx:s64 Zip=%si:s32 VIP=%r8:u8 Age=%r9:s8 "
+         "times=%r10:s64\n"},
+        {"main.many a9 a10 a12", "p:GROUP/main__many BIN:ADDR a9=%r11:s64 a10=+8(%sp):s64 a12=+24(%sp):s64\n"},
+        {"main.total $params",
+         "p:GROUP/main__total BIN:ADDR prefix=+0(%ax):u8[64] prefix__len=%bx:s64 nums_array=%cx:x64 nums_len=%di:s64 "
+         "nums_cap=%si:s64\n"},
+        // The dictionary in RAX, the map in RBX, then k and def.
+        {"main.Lookup[go.shape.string_0,go.shape.int_1] k def",
+         "p:GROUP/main__Lookup BIN:ADDR k=+0(%cx):u8[64] k__len=%di:s64 def=%si:s64\n"},
+        {"main.pair%return r[0] r[1] n",
+         "p:GROUP/main__pair__return BIN:ADDR r=+0(+8(%sp)):u8[64] r__len=+16(%sp):s64 r_1=+0(+24(%sp)):u8[64] "
+         "r_1__len=+32(%sp):s64 n=%ax:s64\n"},
+    };
+    for (const Defined& row : rows) {
+      INFO(row.spec);
+      CHECK(Shape(Define(bin, row.spec)) == row.shape);
+    }
     auto whole = Run(bin, {"-D", "main.pair%return r"});
     CHECK(whole.err ==
           "kprobectl: error: invalid argument: 'r' is an array of 2 struct string, and the kernel fetches arrays of "
@@ -451,11 +463,16 @@ TEST_CASE("Go: arguments at the entry where Go's ABI puts them, whatever Go's DW
                             "head__len=\\+[0-9]+\\(%sp\\):s64\n"));
   // arm64: R0-R15, the stack's arguments from 8(SP).
   std::string arm64 = FixturePath("arm64/goargs");
-  CHECK(Shape(Define(arm64, "main.checksum data seed")) ==
-        "p:probe_goargs/main__checksum BIN:ADDR data=+0(%x0):u8[64] data__len=%x1:s64 seed=%x3:u32\n");
-  CHECK(Shape(Define(arm64, "main.many a12")) == "p:probe_goargs/main__many BIN:ADDR a12=%x11:s64\n");
-  CHECK(Shape(Define(arm64, "main.greet c.VIP c.Age times")) ==
-        "p:probe_goargs/main__greet BIN:ADDR VIP=%x5:u8 Age=%x6:s8 times=%x7:s64\n");
+  const Defined rows[] = {
+      {"main.checksum data seed",
+       "p:GROUP/main__checksum BIN:ADDR data=+0(%x0):u8[64] data__len=%x1:s64 seed=%x3:u32\n"},
+      {"main.many a12", "p:GROUP/main__many BIN:ADDR a12=%x11:s64\n"},
+      {"main.greet c.VIP c.Age times", "p:GROUP/main__greet BIN:ADDR VIP=%x5:u8 Age=%x6:s8 times=%x7:s64\n"},
+  };
+  for (const Defined& row : rows) {
+    INFO(row.spec);
+    CHECK(Shape(Define(arm64, row.spec)) == row.shape);
+  }
 }
 
 // A floating-point result is in a floating-point register (XMM0, V0), not
@@ -471,5 +488,5 @@ TEST_CASE("Rust: $retval of a floating-point result refused, of an integer one t
         "    rsfx::largest::<f64>%return $retval\n                                ^\n"
         "  hint: record the value where the caller keeps it after the call\n");
   CHECK(Shape(Define(bin, "rsfx::largest::<u32>%return $retval")) ==
-        "r:probe_rsfx_v0/rsfx__largest___u32___return BIN:ADDR retval=$retval:u32\n");
+        "r:GROUP/rsfx__largest___u32___return BIN:ADDR retval=$retval:u32\n");
 }
