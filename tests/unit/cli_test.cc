@@ -177,14 +177,16 @@ TEST_CASE("cli: funcs lists a binary's functions, with perf's filters") {
   CHECK(filtered.out == "compute\n");
   auto bad = RunKprobectl({"-x", bin, "funcs", "(c*"});
   CHECK(bad.status == 1);
-  CHECK(bad.err.starts_with("kprobectl: error: invalid filter: expected ')'\n"));
+  CHECK(bad.err ==
+        "kprobectl: error: invalid filter: expected ')'\n    (c*\n       ^\n"
+        "  hint: combine globs with '!', '&', '|' and parentheses, e.g. 'vfs_* & !vfs_read'\n");
 }
 
 TEST_CASE("cli: usage errors and bad binaries") {
   auto unknown = RunKprobectl({"--bogus"});
   CHECK(unknown.status == 2);
-  CHECK(unknown.err.starts_with("kprobectl: error: "));
-  CHECK(unknown.err.ends_with("  hint: see 'kprobectl --help'\n"));
+  CHECK(unknown.err ==
+        "kprobectl: error: The following argument was not expected: --bogus\n  hint: see 'kprobectl --help'\n");
   auto missing = RunKprobectl({"-x", "/nonexistent/demo", "-D", "main"});
   CHECK(missing.status == 1);
   CHECK(missing.err ==
@@ -246,7 +248,7 @@ TEST_CASE("cli: a line whose code starts with a header's inline function belongs
   for (const char* cache : {"--no-cache", "-q"}) {
     auto r = RunKprobectl({cache, "-x", bin, "-D", "header_inline.c:10"});
     CHECK(r.status == 0);
-    CHECK(r.out.starts_with("p:probe_header_inline/caller_L2 " + bin + ":0x"));
+    CHECK(r.out == "p:probe_header_inline/caller_L2 " + bin + ":0x1150\n");
   }
 }
 

@@ -71,13 +71,15 @@ TEST_CASE("finding the debuginfo, with the build-id checked") {
 
   auto none = FindKernelDebuginfo(env, false);
   REQUIRE_FALSE(none);
-  CHECK(none.error().message.starts_with("no debuginfo for the running kernel 6.1.0-test; looked at " + root.path() +
-                                         "/usr/lib/debug/boot/vmlinux-6.1.0-test, "));
-  CHECK(none.error().message.find("/usr/lib/debug/.build-id/" + image->build_id().substr(0, 2) + "/") !=
-        std::string::npos);
   CHECK(
-      none.error().hint.starts_with("install linux-image-6.1.0-test-dbg (Debian, Ubuntu: -dbgsym) or "
-                                    "kernel-debuginfo (Fedora)"));
+      Replace(none.error().message, root.path(), "ROOT") ==
+      "no debuginfo for the running kernel 6.1.0-test; looked at ROOT/usr/lib/debug/boot/vmlinux-6.1.0-test, "
+      "ROOT/usr/lib/debug/lib/modules/6.1.0-test/vmlinux, ROOT/boot/vmlinux-6.1.0-test, "
+      "ROOT/lib/modules/6.1.0-test/build/vmlinux, ROOT/lib/modules/6.1.0-test/vmlinux, ROOT/usr/lib/debug/.build-id/" +
+          image->build_id().substr(0, 2) + "/" + image->build_id().substr(2) + ".debug");
+  CHECK(none.error().hint ==
+        "install linux-image-6.1.0-test-dbg (Debian, Ubuntu: -dbgsym) or kernel-debuginfo (Fedora), set "
+        "DEBUGINFOD_URLS, or name the image with -k VMLINUX");
 
   std::filesystem::create_directories(root / "boot");
   std::filesystem::copy_file(image_path, root / "boot/vmlinux-6.1.0-test");
