@@ -110,7 +110,6 @@ class CacheBytes {
   // The checked view of a payload of `payload` bytes (CheckedBytes::Open's
   // arguments); `trusted`: built by this run.
   Result<CheckedBytes> Check(size_t payload, size_t header_size, size_t hash_at, bool trusted) const;
-  bool from_file() const { return file_ != nullptr; }
   const std::string& owned() const { return owned_; }
 
  private:

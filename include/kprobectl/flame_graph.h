@@ -37,7 +37,6 @@ struct StackProfile {
   std::string title;     // what was counted: "probe_demo:compute by user-space stack"
   std::string subtitle;  // over how long, and how: "37 events in 2.50 s, counted by kprobectl"
   std::vector<CountedStack> stacks;
-  uint64_t Total() const;
 };
 
 // A frame as trace --stack and hist print it: kernel frames

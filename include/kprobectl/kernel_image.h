@@ -137,9 +137,6 @@ class TraceableFunctions {
 // arm64), also for a module's image; empty for a machine kprobectl does not
 // support.
 std::string_view KernelTextSymbol(const ElfImage& image);
-// The runtime address of the kernel's text minus the image's, from
-// /proc/kallsyms (through _text, else _stext, as perf does).
-std::optional<int64_t> KaslrSlide(const KernelEnv& env, const ElfImage& image);
 // How many times `name` appears as a text symbol in /proc/kallsyms, and
 // where _text and _stext are at run time (arm64's 6.1 has no _text).
 class KallsymsNames {

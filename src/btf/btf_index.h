@@ -67,8 +67,6 @@ class Index {
   Result<std::vector<std::string>> FunctionNames() const;
   // The first pointer type to `id`.
   Result<std::optional<uint32_t>> PointerTo(uint32_t id) const;
-  // Whether the index came from the cache (else it was built this run).
-  bool cached() const { return bytes_.from_file(); }
   // Whether it reads the blob's own types and strings (else its copy).
   bool refers_to_blob() const { return sections_ == &blob_checked_; }
   const std::string& bytes() const { return bytes_.owned(); }

@@ -99,7 +99,6 @@ class ServeState {
   Result<void> Rewire(const std::map<std::string, std::string>& counted, const std::set<std::string>& uncounted,
                       bool leaving_only);
   Result<void> Count();
-  std::vector<TraceEventDef> Ours() const;
 
   Context c_;
   TraceSession* session_ = nullptr;  // from the first commit

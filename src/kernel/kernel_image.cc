@@ -334,12 +334,6 @@ std::string_view KernelTextSymbol(const ElfImage& image) {
   return image.arch() ? image.arch()->kernel_text_symbol() : std::string_view();
 }
 
-std::optional<int64_t> KaslrSlide(const KernelEnv& env, const ElfImage& image) {
-  auto kallsyms = ReadAll(env.root + env.kallsyms);
-  if (!kallsyms) return std::nullopt;
-  return KallsymsNames::Parse(*kallsyms).Slide(image);
-}
-
 KallsymsNames KallsymsNames::Parse(std::string_view kallsyms) {
   KallsymsNames out;
   for (const std::string& line : SplitLines(kallsyms)) {

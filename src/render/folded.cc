@@ -45,12 +45,6 @@ void AppendEscaped(std::string& out, std::string_view name) {
 
 }  // namespace
 
-uint64_t StackProfile::Total() const {
-  uint64_t total = 0;
-  for (const CountedStack& s : stacks) total += s.count;
-  return total;
-}
-
 StackFrame ParseFrame(std::string_view printed, StackFrame::Side side) {
   StackFrame frame;
   frame.side = side;

@@ -72,6 +72,13 @@ CliResult RunKprobectl(const std::vector<std::string>& args) {
   return result;
 }
 
+std::string WithoutIndexNote(const std::string& err) {
+  std::string out;
+  for (const std::string& line : SplitLines(err))
+    if (!line.starts_with("kprobectl: debuginfo index: ")) out += line + "\n";
+  return out;
+}
+
 Fields ParseFields(const std::string& text) {
   static const std::regex field_re(R"((\w+)=("[^"]*"|\{[^}]*\}|'[^']*'|\S+))");
   Fields out;

@@ -25,6 +25,10 @@ struct CliResult {
   std::string out, err;
 };
 CliResult RunKprobectl(const std::vector<std::string>& args);
+// `err` without -v's "kprobectl: debuginfo index: ..." line, which says
+// whether this run built the cache's index or read it (the tests share one
+// cache directory, so either can happen): the rest of -v's text is exact.
+std::string WithoutIndexNote(const std::string& err);
 
 // Starts a program in the background with stdout and stderr sent to files
 // (empty: /dev/null); returns its pid.

@@ -43,13 +43,17 @@ TEST_CASE("bad input: offsets and indexes beyond 64 bits either way are refused,
   CHECK(Refusal("target_O2", "compute +0x8000000000000000(%di)") ==
         "kprobectl: error: invalid argument: an offset in +OFFSET(EXPR) out of range (at most 0x7fffffffffffffff "
         "either way)");
-  CHECK(Refusal("target_O2", "compute -0x8000000000000000(%di)").find("out of range") != std::string::npos);
-  CHECK(Refusal("target_O2", "compute @compute+0x8000000000000000").find("out of range") != std::string::npos);
+  CHECK(Refusal("target_O2", "compute -0x8000000000000000(%di)") ==
+        "kprobectl: error: invalid argument: an offset in +OFFSET(EXPR) out of range (at most 0x7fffffffffffffff "
+        "either way)");
+  CHECK(Refusal("target_O2", "compute @compute+0x8000000000000000") ==
+        "kprobectl: error: invalid argument: an offset after the symbol out of range (at most 0x7fffffffffffffff "
+        "either way)");
   CHECK(Refusal("types", "main who[18446744073709551615]") ==
         "kprobectl: error: invalid argument: an array index out of range (at most 0x7fffffffffffffff either way)");
   auto ok = RunKprobectl({"--no-cache", "-x", FixturePath("target_O2"), "-D", "compute -0x7fffffffffffffff(%di)"});
   CHECK(ok.status == 0);
-  CHECK(ok.out.find("arg1=-9223372036854775807(%di)") != std::string::npos);
+  CHECK(ok.out == "p:probe_target_O2/compute " + FixturePath("target_O2") + ":0x1350 arg1=-9223372036854775807(%di)\n");
 }
 
 TEST_CASE("bad input: deep nesting is bounded while parsing (no stack overflow)") {
@@ -64,7 +68,9 @@ TEST_CASE("bad input: deep nesting is bounded while parsing (no stack overflow)"
   std::string bangs(100000, '!');
   auto funcs = RunKprobectl({"--no-cache", "-x", FixturePath("target_O2"), "funcs", bangs + "c*"});
   CHECK(funcs.status == 1);
-  CHECK(funcs.err.starts_with("kprobectl: error: invalid filter: nested too deeply"));
+  CHECK(funcs.err == "kprobectl: error: invalid filter: nested too deeply (more than 100 '!' or '(')\n    " + bangs +
+                         "c*\n" + std::string(104, ' ') +
+                         "^\n  hint: combine globs with '!', '&', '|' and parentheses, e.g. 'vfs_* & !vfs_read'\n");
 }
 
 TEST_CASE("bad input: numbers that used to wrap around") {
@@ -79,7 +85,8 @@ TEST_CASE("bad input: numbers that used to wrap around") {
   // Past the function's end: refused on the DWARF path as on the symbol path.
   CHECK(Refusal("target_O2", "compute+16") ==
         "kprobectl: error: offset 16 is outside 'compute' (12 bytes) in " + FixturePath("target_O2"));
-  CHECK(Refusal("target_nopie", "compute+4096").find("is outside 'compute'") != std::string::npos);
+  CHECK(Refusal("target_nopie", "compute+4096") ==
+        "kprobectl: error: offset 4096 is outside 'compute' (12 bytes) in " + FixturePath("target_nopie"));
 }
 
 TEST_CASE("bad input: $comm is a string") {
@@ -91,9 +98,12 @@ TEST_CASE("bad input: $comm is a string") {
 }
 
 TEST_CASE("bad input: silent no-ops are errors") {
-  CHECK(Refusal("target_O2", "compute@GLIBC_2.2.5:3").starts_with("kprobectl: error: "));
-  CHECK(Refusal("target_O2", "compute@GLIBC_2.2.5 a").starts_with("kprobectl: error: "));
-  CHECK(Refusal("target_O2", "f@@@x").starts_with("kprobectl: error: "));
+  CHECK(Refusal("target_O2", "compute@GLIBC_2.2.5:3") ==
+        "kprobectl: error: 'compute@GLIBC_2.2.5:3' names a source line, which needs debuginfo (DWARF) to resolve");
+  CHECK(Refusal("target_O2", "compute@GLIBC_2.2.5 a") ==
+        "kprobectl: error: invalid argument: variable 'a' needs debuginfo (DWARF) to be found");
+  CHECK(Refusal("target_O2", "f@@@x") ==
+        "kprobectl: error: 'f@@@x' names a source file, which needs debuginfo (DWARF) to resolve");
   auto funcs = RunKprobectl({"--no-cache", "-x", FixturePath("target_O2"), "funcs", "["});
   CHECK(funcs.status == 1);
   CHECK(funcs.err ==
@@ -116,7 +126,10 @@ TEST_CASE("bad input: two actions on one command line are an error, never a writ
         "'add -a ... -a ...')\n");
   auto two = RunKprobectl({"-x", FixturePath("target_O2"), "-V", "compute", "-F"});
   CHECK(two.status == 2);
-  CHECK(two.err.starts_with("kprobectl: error: switch -F cannot be used with switch -V\n"));
+  CHECK(two.err ==
+        "kprobectl: error: switch -F cannot be used with switch -V\n"
+        "  hint: one action at a time: run kprobectl once for each (several probes go in one -a/-D each, or one "
+        "'add -a ... -a ...')\n");
 }
 
 TEST_CASE("bad input: -x '', -k of a program, -k of a missing file") {
@@ -173,7 +186,8 @@ TEST_CASE("bad input: sizes read from an ELF file are checked against the file")
   WriteFile(dir / "huge", data);
   auto result = RunKprobectl({"--no-cache", "-x", dir / "huge", "-D", "compute"});
   CHECK(result.status == 1);
-  CHECK(result.err.find("kprobectl: error: ") == 0);
+  CHECK(result.err ==
+        "kprobectl: error: '" + dir / "huge" + "' is corrupt: its symbol table runs past the end of the file\n");
 }
 
 TEST_CASE("bad input: a FIFO in place of a binary or a cache file does not block") {
@@ -181,7 +195,8 @@ TEST_CASE("bad input: a FIFO in place of a binary or a cache file does not block
   REQUIRE(mkfifo((dir / "fifo").c_str(), 0600) == 0);
   auto binary = RunKprobectl({"--no-cache", "-x", dir / "fifo", "-D", "main"});
   CHECK(binary.status == 1);
-  CHECK(binary.err.starts_with("kprobectl: error: '" + dir / "fifo" + "' is not an ELF file"));
+  CHECK(binary.err == "kprobectl: error: '" + dir / "fifo" +
+                          "' is not an ELF file\n  hint: give -x an executable or a shared library\n");
   // The cache files of target_O2, made FIFOs: ignored and replaced.
   ScopedEnv env("XDG_CACHE_HOME", dir.path());
   REQUIRE(RunKprobectl({"-x", FixturePath("target_O2"), "-D", "compute"}).status == 0);
@@ -195,7 +210,7 @@ TEST_CASE("bad input: a FIFO in place of a binary or a cache file does not block
   }
   auto again = RunKprobectl({"-x", FixturePath("target_O2"), "-D", "compute"});
   CHECK(again.status == 0);
-  CHECK(again.out.find("target_O2:0x") != std::string::npos);
+  CHECK(again.out == "p:probe_target_O2/compute " + FixturePath("target_O2") + ":0x1350\n");
 }
 
 TEST_CASE("bad input: a line list cannot read hides no other line from list or del") {

@@ -22,9 +22,17 @@ TEST_CASE("clang's DWARF 5: an entry's and a return's source file, named though 
     INFO("run " << run);
     auto ret = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "-n", "triple%return", "$retval"});
     CHECK(ret.status == 0);
-    CHECK(ret.err.find("(on triple%return@" + source + " in " + bin + " with retval)") != std::string::npos);
+    CHECK(ret.err == "Added new event:\n  probe_clang_decl:triple__return\t(on triple%return@" + source + " in " + bin +
+                         " with retval)\n\nYou can now record them, e.g.:\n  kprobectl trace "
+                         "'probe_clang_decl:triple__return' -- COMMAND\n  echo 1 > " +
+                         tracefs.path() + "/events/probe_clang_decl/triple__return/enable; cat " + tracefs.path() +
+                         "/trace_pipe\n");
     auto entry = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "-n", "triple"});
     CHECK(entry.status == 0);
-    CHECK(entry.err.find("(on triple@" + source + " in " + bin + ")") != std::string::npos);
+    CHECK(entry.err == "Added new event:\n  probe_clang_decl:triple\t(on triple@" + source + " in " + bin +
+                           ")\n\nYou can now record them, e.g.:\n  kprobectl trace 'probe_clang_decl:triple' -- "
+                           "COMMAND\n  echo 1 > " +
+                           tracefs.path() + "/events/probe_clang_decl/triple/enable; cat " + tracefs.path() +
+                           "/trace_pipe\n");
   }
 }

@@ -29,11 +29,8 @@ TEST_CASE("cli: -D prints definitions and writes nothing") {
       {"--tracefs", tracefs.path(), "-x", bin, "-D", "compute $arg1 $arg2", "-D", "compute%return $retval:s32"});
   CHECK(r.status == 0);
   CHECK(r.err.empty());
-  auto lines = SplitLines(r.out);
-  REQUIRE(lines.size() == 2);
-  CHECK(lines[0].starts_with("p:probe_target_O2/compute " + bin + ":0x"));
-  CHECK(lines[0].ends_with(" arg1=%di arg2=%si"));
-  CHECK(lines[1].starts_with("r:probe_target_O2/compute__return " + bin + ":0x"));
+  CHECK(r.out == "p:probe_target_O2/compute " + bin + ":0x1350 arg1=%di arg2=%si\nr:probe_target_O2/compute__return " +
+                     bin + ":0x1350 retval=$retval:s32\n");
   CHECK(ReadFile(tracefs.dir / "uprobe_events").empty());
   // For the kernel with no tracefs at all.
   auto kernel = RunKprobectl({"--tracefs", tracefs.path(), "-D", "vfs_read%return $retval"});
@@ -48,22 +45,23 @@ TEST_CASE("cli: add writes every definition, list reads them back, perf style") 
   auto r = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "-a", "compute $arg1 $arg2", "-a", "helper"});
   CHECK(r.status == 0);
   CHECK(r.out.empty());  // what is said to the person goes to stderr, as perf's
-  auto written = SplitLines(ReadFile(tracefs.dir / "uprobe_events"));
-  REQUIRE(written.size() == 3);
-  CHECK(written[0].starts_with("p:probe_target_O2/compute " + bin + ":0x"));
-  CHECK(written[1].starts_with("p:probe_target_O2/helper " + bin + ":0x"));
-  CHECK(written[2].starts_with("p:probe_target_O2/helper_1 " + bin + ":0x"));
+  std::string written = "p:probe_target_O2/compute " + bin + ":0x1350 arg1=%di arg2=%si\np:probe_target_O2/helper " +
+                        bin + ":0x1340\np:probe_target_O2/helper_1 " + bin + ":0x13b0\n";
+  CHECK(ReadFile(tracefs.dir / "uprobe_events") == written);
   std::string src = FixtureSourceDir();
-  CHECK(
-      r.err.starts_with("Added new events:\n"
-                        "  probe_target_O2:compute\t(on compute@" +
-                        src + "/target.c in " + bin +
-                        " with arg1 arg2)\n"
-                        "  probe_target_O2:helper\t(on helper@" +
-                        src + "/target.c in " + bin +
-                        ")\n"
-                        "  probe_target_O2:helper_1\t(on helper@" +
-                        src + "/other.c in " + bin + ")\n"));
+  CHECK(r.err ==
+        "Added new events:\n"
+        "  probe_target_O2:compute\t(on compute@" +
+            src + "/target.c in " + bin +
+            " with arg1 arg2)\n"
+            "  probe_target_O2:helper\t(on helper@" +
+            src + "/target.c in " + bin +
+            ")\n"
+            "  probe_target_O2:helper_1\t(on helper@" +
+            src + "/other.c in " + bin +
+            ")\n\nYou can now record them, e.g.:\n  kprobectl trace 'probe_target_O2:compute' -- COMMAND\n"
+            "  echo 1 > " +
+            tracefs.path() + "/events/probe_target_O2/compute/enable; cat " + tracefs.path() + "/trace_pipe\n");
 
   // list maps each event back to its source through the binary's DWARF.
   auto list = RunKprobectl({"--tracefs", tracefs.path(), "list"});
@@ -86,8 +84,8 @@ TEST_CASE("cli: add writes every definition, list reads them back, perf style") 
         "or add -f to append a number\n");
   auto quiet = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "-q", "-f", "add", "compute"});
   CHECK(quiet.status == 0);
-  CHECK(quiet.out.empty());
-  CHECK(SplitLines(ReadFile(tracefs.dir / "uprobe_events"))[3].starts_with("p:probe_target_O2/compute_1 "));
+  CHECK(quiet.out + quiet.err == "");
+  CHECK(ReadFile(tracefs.dir / "uprobe_events") == written + "p:probe_target_O2/compute_1 " + bin + ":0x1350\n");
 }
 
 TEST_CASE("cli: list names the outermost of the inlined copies that begin at a probe's address, as add did") {
@@ -101,7 +99,11 @@ TEST_CASE("cli: list names the outermost of the inlined copies that begin at a p
   CHECK(add.status == 0);
   std::string events = "  probe_nested_inline:reader\t(on reader@" + src + " in " + bin + ")\n" +
                        "  probe_nested_inline:outer\t(on outer@" + src + " in " + bin + ")\n";
-  CHECK(add.err.starts_with("Added new events:\n" + events));
+  CHECK(add.err == "Added new events:\n" + events +
+                       "\nYou can now record them, e.g.:\n  kprobectl trace 'probe_nested_inline:reader' -- COMMAND\n"
+                       "  echo 1 > " +
+                       tracefs.path() + "/events/probe_nested_inline/reader/enable; cat " + tracefs.path() +
+                       "/trace_pipe\n");
   auto list = RunKprobectl({"--tracefs", tracefs.path(), "list"});
   CHECK(list.status == 0);
   CHECK(list.out == events);
@@ -124,15 +126,18 @@ TEST_CASE("cli: -v shows what is written, and how the debuginfo's names were fou
   std::string bin = FixturePath("target_O2");
   auto r = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "-v", "-q", "add", "compute"});
   CHECK(r.status == 0);
-  auto lines = SplitLines(r.err);
-  REQUIRE(lines.size() == 2);
-  CHECK(lines[0].starts_with("kprobectl: debuginfo index: built, written to " + cache.path() + "/kprobectl/"));
-  CHECK(lines[0].ends_with(".idx"));
-  CHECK(lines[1].starts_with("write " + tracefs.path() + "/uprobe_events: p:probe_target_O2/compute " + bin + ":0x"));
+  // The index: the one file in the cache.
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(cache.path()))
+    if (entry.is_regular_file()) files.push_back(entry.path());
+  REQUIRE(files.size() == 1);
+  CHECK(files[0].ends_with(".idx"));
+  CHECK(r.err == "kprobectl: debuginfo index: built, written to " + files[0] + "\nwrite " + tracefs.path() +
+                     "/uprobe_events: p:probe_target_O2/compute " + bin + ":0x1350\n");
   r = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "-v", "-q", "-D", "c2=compute"});
-  CHECK(SplitLines(r.err).at(0).starts_with("kprobectl: debuginfo index: read from " + cache.path() + "/kprobectl/"));
+  CHECK(r.err == "kprobectl: debuginfo index: read from " + files[0] + "\n");
   r = RunKprobectl({"--tracefs", tracefs.path(), "-x", bin, "-v", "-q", "--no-cache", "-D", "c3=compute"});
-  CHECK(SplitLines(r.err).at(0) == "kprobectl: debuginfo index: none; each name found by a scan of " + bin);
+  CHECK(r.err == "kprobectl: debuginfo index: none; each name found by a scan of " + bin + "\n");
 }
 
 TEST_CASE("cli: del refuses enabled events, -f disables them first") {
@@ -172,14 +177,16 @@ TEST_CASE("cli: funcs lists a binary's functions, with perf's filters") {
   CHECK(filtered.out == "compute\n");
   auto bad = RunKprobectl({"-x", bin, "funcs", "(c*"});
   CHECK(bad.status == 1);
-  CHECK(bad.err.starts_with("kprobectl: error: invalid filter: expected ')'\n"));
+  CHECK(bad.err ==
+        "kprobectl: error: invalid filter: expected ')'\n    (c*\n       ^\n"
+        "  hint: combine globs with '!', '&', '|' and parentheses, e.g. 'vfs_* & !vfs_read'\n");
 }
 
 TEST_CASE("cli: usage errors and bad binaries") {
   auto unknown = RunKprobectl({"--bogus"});
   CHECK(unknown.status == 2);
-  CHECK(unknown.err.starts_with("kprobectl: error: "));
-  CHECK(unknown.err.ends_with("  hint: see 'kprobectl --help'\n"));
+  CHECK(unknown.err ==
+        "kprobectl: error: The following argument was not expected: --bogus\n  hint: see 'kprobectl --help'\n");
   auto missing = RunKprobectl({"-x", "/nonexistent/demo", "-D", "main"});
   CHECK(missing.status == 1);
   CHECK(missing.err ==
@@ -241,7 +248,7 @@ TEST_CASE("cli: a line whose code starts with a header's inline function belongs
   for (const char* cache : {"--no-cache", "-q"}) {
     auto r = RunKprobectl({cache, "-x", bin, "-D", "header_inline.c:10"});
     CHECK(r.status == 0);
-    CHECK(r.out.starts_with("p:probe_header_inline/caller_L2 " + bin + ":0x"));
+    CHECK(r.out == "p:probe_header_inline/caller_L2 " + bin + ":0x1150\n");
   }
 }
 

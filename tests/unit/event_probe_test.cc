@@ -62,8 +62,9 @@ TEST_CASE("event probes: ev:SYSTEM:EVENT, as written and as the kernel writes it
   CHECK(bad.error().message == "invalid probe point: expected ev:SYSTEM:EVENT\n    ev:syscalls\n               ^");
   auto trailing = ParseProbeSpec("ev:sched:sched_switch%return");
   REQUIRE_FALSE(trailing);
-  CHECK(trailing.error().message.starts_with(
-      "invalid probe point: an event probe is ev:SYSTEM:EVENT; nothing follows the event's name"));
+  CHECK(trailing.error().message ==
+        "invalid probe point: an event probe is ev:SYSTEM:EVENT; nothing follows the event's name\n"
+        "    ev:sched:sched_switch%return\n                         ^");
 }
 
 TEST_CASE("event probes: a cast names what a field points to, as C writes it") {
@@ -86,7 +87,9 @@ TEST_CASE("event probes: a cast names what a field points to, as C writes it") {
   CHECK(member_cast.error().hint == "write ((struct sk_buff *)skbaddr)->len for a member of what skbaddr points to");
   auto open = ParseProbeSpec("ev:skb:kfree_skb ((struct sk_buff *)skbaddr->len");
   REQUIRE_FALSE(open);
-  CHECK(open.error().message.starts_with("invalid argument: expected ')' closing the cast"));
+  CHECK(open.error().message ==
+        "invalid argument: expected ')' closing the cast: ((struct sk_buff *)skbaddr)->MEMBER\n"
+        "    ev:skb:kfree_skb ((struct sk_buff *)skbaddr->len\n                                               ^");
 }
 
 TEST_CASE("event probes: e: definitions both ways") {
@@ -109,7 +112,8 @@ TEST_CASE("event probes: e: definitions both ways") {
   REQUIRE_FALSE(user);
   auto no_event = ParseDefinition("e:eprobes/x syscalls", ProbeKind::kKernel);
   REQUIRE_FALSE(no_event);
-  CHECK(no_event.error().message.ends_with("an event probe names an event, SYSTEM.EVENT"));
+  CHECK(no_event.error().message ==
+        "cannot read the probe definition 'e:eprobes/x syscalls': an event probe names an event, SYSTEM.EVENT");
 }
 
 TEST_CASE("event probes: an event's fields from its format file") {
@@ -147,7 +151,9 @@ TEST_CASE("event probes: whether the kernel has them, from its configuration") {
       EventProbesFromConfig("CONFIG_KPROBE_EVENTS=y\nCONFIG_PROBE_EVENTS=y\n", "/boot/config-6.1.0-56-cloud-amd64");
   REQUIRE(before);
   CHECK(before->supported);
-  CHECK(before->evidence.starts_with("/boot/config-6.1.0-56-cloud-amd64: CONFIG_PROBE_EVENTS=y (and no "));
+  CHECK(before->evidence ==
+        "/boot/config-6.1.0-56-cloud-amd64: CONFIG_PROBE_EVENTS=y (and no CONFIG_EPROBE_EVENTS, which Linux "
+        "6.17 split off: event probes come with it)");
   CHECK_FALSE(EventProbesFromConfig("CONFIG_FTRACE=y\n", "x"));
   auto refused = RequireEventProbes(*none);
   REQUIRE_FALSE(refused);
@@ -188,7 +194,9 @@ TEST_CASE("event probes: without a configuration, the kernel is asked, and nothi
   auto no = AskKernelForEventProbes(without);
   REQUIRE(no);
   CHECK_FALSE(no->supported);
-  CHECK(no->evidence.starts_with("the kernel refused an event probe's definition outright (EINVAL"));
+  CHECK(no->evidence ==
+        "the kernel refused an event probe's definition outright (EINVAL: no kind of dynamic event took the 'e:' "
+        "line)");
   AnsweringTracefs denied("Permission denied");
   CHECK_FALSE(AskKernelForEventProbes(denied));
 }
@@ -246,17 +254,25 @@ TEST_CASE("event probes: refusals name what is wrong") {
         "kprobectl: error: no event syscalls:sys_enter_opnat in the running kernel\n"
         "  hint: similar events: syscalls:sys_enter_openat\n");
   auto kprobe = tracefs.Run({"-D", "ev:kp:k"});
-  CHECK(
-      kprobe.err.starts_with("kprobectl: error: event kp:k is a kprobe, uprobe or event probe event, and the "
-                             "kernel attaches event probes to none of those\n"));
+  CHECK(kprobe.err ==
+        "kprobectl: error: event kp:k is a kprobe, uprobe or event probe event, and the kernel attaches event probes "
+        "to none of those\n  hint: probe the same place with a kprobe or uprobe of its own, with the arguments "
+        "wanted\n");
   auto array = tracefs.Run({"-D", "ev:sched:sched_switch prev_comm:u64"});
-  CHECK(
-      array.err.starts_with("kprobectl: error: invalid argument: 'prev_comm' (char[16]) is a string the event "
-                            "holds\n"));
+  CHECK(array.err ==
+        "kprobectl: error: invalid argument: 'prev_comm' (char[16]) is a string the event holds\n"
+        "    ev:sched:sched_switch prev_comm:u64\n                                    ^\n  hint: read it as :string\n");
   auto comm = tracefs.Run({"-D", "ev:sched:sched_switch $comm"});
-  CHECK(comm.err.find("an event probe reads the event's fields; $comm is a kprobe's") != std::string::npos);
+  CHECK(comm.err ==
+        "kprobectl: error: invalid argument: '$comm' is not something an event probe can read\n"
+        "    ev:sched:sched_switch $comm\n                          ^\n"
+        "  hint: an event probe reads the event's fields; $comm is a kprobe's\n");
   auto member = tracefs.Run({"-D", "ev:napi:napi_poll napi->no_such_member"});
-  CHECK(member.err.find("struct napi_struct has no member 'no_such_member'") != std::string::npos);
+  CHECK(member.err ==
+        "kprobectl: error: invalid argument: struct napi_struct has no member 'no_such_member'\n"
+        "    ev:napi:napi_poll napi->no_such_member\n                      ^\n"
+        "  hint: its members: poll_list, state, weight, defer_hard_irqs_count, poll, list_owner, dev, skb, gro, timer, "
+        "thread, gro_flush_timeout\n");
   auto user = RunKprobectl({"--no-cache", "-x", FixturePath("target_O2"), "--tracefs", tracefs.dir.path(), "-D",
                             "ev:syscalls:sys_enter_openat"});
   CHECK(user.err ==
@@ -285,9 +301,16 @@ TEST_CASE("event probes: vars lists the fields, how each is read, and where poin
         "\t\tconst struct __kernel_timespec *\trqtp\t$rqtp:x64\t(->MEMBER of const struct __kernel_timespec)\n"
         "\t\tstruct __kernel_timespec *\trmtp\t$rmtp:x64\t(->MEMBER of struct __kernel_timespec)\n");
   auto skb = tracefs.Run({"vars", "ev:skb:kfree_skb"});
-  CHECK(skb.out.find("\t\tvoid *\tskbaddr\t$skbaddr:x64\n") != std::string::npos);
-  CHECK(skb.out.find("\t\tvoid *\trx_sk\t$rx_sk:x64\t(->MEMBER of struct sock (the tracepoint's prototype))\n") !=
-        std::string::npos);
+  // location's "->MEMBER of void" is wrong (its prototype's type is void *
+  // too, and -D refuses location->MEMBER): kept here as printed, reported.
+  CHECK(skb.out ==
+        "Available variables at ev:skb:kfree_skb\n"
+        "\t(the fields of skb:kfree_skb)\n"
+        "\t\tvoid *\tskbaddr\t$skbaddr:x64\n"
+        "\t\tvoid *\tlocation\t$location:x64\t(->MEMBER of void (the tracepoint's prototype))\n"
+        "\t\tvoid *\trx_sk\t$rx_sk:x64\t(->MEMBER of struct sock (the tracepoint's prototype))\n"
+        "\t\tunsigned short\tprotocol\t$protocol:u16\n"
+        "\t\tenum skb_drop_reason\treason\t$reason:u32\n");
 }
 
 TEST_CASE("event probes: a README without e: is a kernel without them (5.10), whatever its config says") {

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <regex>
 
 #include "kprobectl/arch.h"
 #include "kprobectl/cxx_names.h"
@@ -77,6 +78,27 @@ std::string Define(const std::string& bin, const std::string& spec) {
   return Replace(r.out, bin, "BIN");
 }
 
+// Definitions with each address written ADDR and the fixture's group
+// GROUP: the whole text but where the probes are (the tests pin those for
+// the entries, PastCheck), so a check sees every probe, its event's name
+// and every fetch.
+std::string Shape(const std::string& definitions) {
+  static const std::regex address("BIN:0x[0-9a-f]+"), group("([pr]):probe_[A-Za-z0-9_]+/");
+  return std::regex_replace(std::regex_replace(definitions, address, "BIN:ADDR"), group, "$1:GROUP/");
+}
+
+struct Defined {
+  const char* spec;
+  const char* shape;  // Shape(its definitions)
+};
+
+// A message with each address written ADDR (Go's runtime moves with the
+// toolchain that built the fixture).
+std::string Unaddressed(const std::string& message) {
+  static const std::regex address("0x[0-9a-f]+");
+  return std::regex_replace(message, address, "ADDR");
+}
+
 }  // namespace
 
 TEST_CASE("Go: probe points by Go's names, events named from them") {
@@ -101,9 +123,11 @@ TEST_CASE("Go: probe points by Go's names, events named from them") {
     CHECK(Define(bin, "main.Sum[go.shape.int_0]") == "p:" + group + "/main__Sum BIN:" + sum_int + "\n");
 
     // A string named whole: its bytes up to a bound, and its length.
-    CHECK_THAT(Define(bin, "main.(*Server).Serve path short=path:u8[3]"),
-               Catch::EndsWith(" path=+0(%bx):u8[64] path__len=%cx:s64 short=+0(%bx):u8[3] short__len=%cx:s64\n"));
-    CHECK_THAT(Define(bin, "main.handle tags=it.Tags"), Catch::EndsWith(" tags=+0(%di):u8[64] tags__len=%si:s64\n"));
+    CHECK(Shape(Define(bin, "main.(*Server).Serve path short=path:u8[3]")) ==
+          "p:GROUP/main__Server__Serve BIN:ADDR path=+0(%bx):u8[64] path__len=%cx:s64 short=+0(%bx):u8[3] "
+          "short__len=%cx:s64\n");
+    CHECK(Shape(Define(bin, "main.handle tags=it.Tags")) ==
+          "p:GROUP/main__handle BIN:ADDR tags=+0(%di):u8[64] tags__len=%si:s64\n");
     auto typed = Run(bin, {"-D", "main.(*Server).Serve path:string"});
     CHECK(typed.status != 0);
     CHECK(typed.err ==
@@ -113,15 +137,15 @@ TEST_CASE("Go: probe points by Go's names, events named from them") {
           "                              ^\n"
           "  hint: write :u8[N] to set the bound (64 without a type), or fetch its members\n");
     // FUNC%return: a probe on each return instruction, $retval in RAX.
-    std::string returns = Define(bin, "main.(*Server).Serve%return $retval:s64");
-    CHECK(returns.starts_with("p:" + group + "/main__Server__Serve__return BIN:0x"));
-    CHECK_THAT(returns, Catch::EndsWith(" retval=%ax:s64\n"));
-    CHECK(returns.find("r:") == std::string::npos);
+    CHECK(Shape(Define(bin, "main.(*Server).Serve%return $retval:s64")) ==
+          "p:GROUP/main__Server__Serve__return BIN:ADDR retval=%ax:s64\n");
     // The results where Go's ABI puts them, typed by the DWARF: $retval
     // is the first; a string is counted.
-    CHECK_THAT(Define(bin, "main.handle%return total label $retval"),
-               Catch::EndsWith(" total=%ax:s64 label=+0(%bx):u8[64] label__len=%cx:s64 retval=%ax:s64\n"));
-    CHECK_THAT(Define(bin, "main.(*Server).Serve%return $retval"), Catch::EndsWith(" retval=%ax:s64\n"));
+    CHECK(
+        Shape(Define(bin, "main.handle%return total label $retval")) ==
+        "p:GROUP/main__handle__return BIN:ADDR total=%ax:s64 label=+0(%bx):u8[64] label__len=%cx:s64 retval=%ax:s64\n");
+    CHECK(Shape(Define(bin, "main.(*Server).Serve%return $retval")) ==
+          "p:GROUP/main__Server__Serve__return BIN:ADDR retval=%ax:s64\n");
     auto real = Run(bin, {"-D", "main.Sum[go.shape.float64_0]%return $retval"});
     CHECK(real.status != 0);
     CHECK(real.err ==
@@ -135,33 +159,43 @@ TEST_CASE("Go: probe points by Go's names, events named from them") {
           "p:" + group + "/main__handle BIN:" + handle + " arg1=%ax arg2=%bx arg9=%r11\n");
     auto stack = Run(bin, {"-D", "main.handle $arg10"});
     CHECK(stack.status != 0);
-    CHECK(stack.err.find("$arg10 of a Go function: Go's register ABI has 9 integer argument registers on x86-64") !=
-          std::string::npos);
+    CHECK(stack.err ==
+          "kprobectl: error: $arg10 of a Go function: Go's register ABI has 9 integer argument registers on x86-64, "
+          "and puts an argument on the stack when it or one before it does not fit, which only the function's types "
+          "tell\n  hint: fetch it by name through the DWARF (a Go binary has it unless built with -ldflags=-w)\n");
 
     // The ABI wrapper Go's DWARF names as its function calls it: one probe, not two.
     CHECK(SplitLines(Define(bin, "runtime.newstack")).size() == 1);
     // Never a uretprobe on Go code: a function that leaves by a jump is refused.
     auto ret = Run(bin, {"-D", "runtime.morestack_noctxt.abi0%return"});
     CHECK(ret.status != 0);
-    CHECK(ret.err.find("kprobectl: error: cannot find the returns of 'runtime.morestack_noctxt.abi0': it jumps out "
-                       "of itself at 0x") != std::string::npos);
+    CHECK(Unaddressed(ret.err) ==
+          "kprobectl: error: cannot find the returns of 'runtime.morestack_noctxt.abi0': it jumps out of itself at "
+          "ADDR (jmp ADDR), a tail call whose return is another function's\n"
+          "  hint: probe the function it jumps to, or its last lines (kprobectl line FUNC)\n");
 
     auto typo = Run(bin, {"-D", "main.handel"});
     CHECK(typo.status != 0);
-    CHECK(typo.err.find("no function 'main.handel'") != std::string::npos);
-    CHECK(typo.err.find("similar names: main.handle") != std::string::npos);
+    CHECK(typo.err ==
+          "kprobectl: error: no function 'main.handel' in " + bin + "\n  hint: similar names: main.handle\n");
 
     // Go writes no DW_AT_decl_line: a function begins at its entry's row.
     auto line = Run(bin, {"line", "main.handle"});
     REQUIRE(line.status == 0);
-    CHECK(line.out.find("\n      1  \tfmt.Printf(\"handle name=") != std::string::npos);
-    CHECK(Run(bin, {"line", "main.handle:0-0"}).out.find("      0  func handle(it Item, count int)") !=
-          std::string::npos);
+    std::string head = "<main.handle@" + FixtureSourceDir() +
+                       "/lang/gofx.go:0>\n      0  func handle(it Item, count int) (total int64, label string) {\n";
+    CHECK(line.out == head +
+                          "      1  \tfmt.Printf(\"handle name=%q price=%d tags=%q count=%d\\n\", it.Name, it.Price, "
+                          "it.Tags, count)\n"
+                          "      2  \treturn it.Price * int64(count), it.Name + \"!\"\n"
+                          "         }\n");
+    CHECK(Run(bin, {"line", "main.handle:0-0"}).out == head);
 
     auto funcs = Run(bin, {"funcs", "main.*"});
     REQUIRE(funcs.status == 0);
-    for (std::string f : {"main.(*Server).Serve\n", "main.Sum[go.shape.int_0]\n", "main.handle\n", "main.main\n"})
-      CHECK(funcs.out.find(f) != std::string::npos);
+    CHECK(funcs.out ==
+          "main.(*Server).Serve\nmain.Sum[go.shape.float64_0]\nmain.Sum[go.shape.int_0]\nmain.handle\nmain.main\n"
+          "main.main.func1\n");
   }
 }
 
@@ -173,36 +207,49 @@ TEST_CASE("Go: results on the stack and in registers at each return instruction"
   for (std::string name : {"gorets", "gorets_noopt"}) {
     std::string bin = FixturePath(name);
     INFO(name);
-    CHECK_THAT(Define(bin, "main.wide%return i j"), Catch::EndsWith(" i=%r11:s64 j=+8(%sp):s64\n"));
-    CHECK_THAT(Define(bin, "main.row%return ~r0.A ~r0.J"), Catch::EndsWith(" A=+8(%sp):s64 J=+80(%sp):s64\n"));
-    CHECK_THAT(Define(bin, "main.shifted%return r[0] r[1] m"),
-               Catch::EndsWith(" r=+24(%sp):s64 r_1=+32(%sp):s64 m=%ax:s64\n"));
-    CHECK_THAT(Define(bin, "main.small%return ok b u"), Catch::EndsWith(" ok=%ax:u8 b=%bx:s8 u=%cx:u16\n"));
-    // The dictionary of a shape instantiation takes RAX: h is at +8, r after it.
-    CHECK_THAT(Define(bin, "main.spread[...]%return r[0] r[1] k"),
-               Catch::EndsWith(" r=+16(%sp):s64 r_1=+24(%sp):s64 k=%ax:s64\n"));
-    CHECK_THAT(Define(bin, "main.point%return ~r0.X ~r0.Y ~r0.Name"),
-               Catch::EndsWith(" X=%ax:s64 Y=%bx:s32 Name=+0(%cx):u8[64] Name__len=%di:s64\n"));
-    // One probe per return instruction, each with the results.
-    std::string named = Define(bin, "main.named%return n err.tab");
-    CHECK(SplitLines(named).size() == 3);
-    for (const std::string& line : SplitLines(named)) CHECK_THAT(line, Catch::EndsWith(" n=%ax:s64 tab=%di:x64"));
-    // A result in a register after blank parameters is placed; one on the
-    // stack after them is refused: Go's DWARF has no entry for a '_' one.
-    CHECK_THAT(Define(bin, "main.blank%return n"), Catch::EndsWith(" n=%ax:s64\n"));
+    const Defined rows[] = {
+        {"main.wide%return i j", "p:GROUP/main__wide__return BIN:ADDR i=%r11:s64 j=+8(%sp):s64\n"},
+        {"main.row%return ~r0.A ~r0.J", "p:GROUP/main__row__return BIN:ADDR A=+8(%sp):s64 J=+80(%sp):s64\n"},
+        {"main.shifted%return r[0] r[1] m",
+         "p:GROUP/main__shifted__return BIN:ADDR r=+24(%sp):s64 r_1=+32(%sp):s64 m=%ax:s64\n"},
+        {"main.small%return ok b u", "p:GROUP/main__small__return BIN:ADDR ok=%ax:u8 b=%bx:s8 u=%cx:u16\n"},
+        // The dictionary of a shape instantiation takes RAX: h is at +8, r after it.
+        {"main.spread[...]%return r[0] r[1] k",
+         "p:GROUP/main__spread__return BIN:ADDR r=+16(%sp):s64 r_1=+24(%sp):s64 k=%ax:s64\n"},
+        {"main.point%return ~r0.X ~r0.Y ~r0.Name",
+         "p:GROUP/main__point__return BIN:ADDR X=%ax:s64 Y=%bx:s32 Name=+0(%cx):u8[64] Name__len=%di:s64\n"},
+        // One probe per return instruction, each with the results.
+        {"main.named%return n err.tab",
+         "p:GROUP/main__named__return BIN:ADDR n=%ax:s64 tab=%di:x64\n"
+         "p:GROUP/main__named__return_1 BIN:ADDR n=%ax:s64 tab=%di:x64\n"
+         "p:GROUP/main__named__return_2 BIN:ADDR n=%ax:s64 tab=%di:x64\n"},
+        // A result in a register after blank parameters is placed; one on the
+        // stack after them is refused: Go's DWARF has no entry for a '_' one.
+        {"main.blank%return n", "p:GROUP/main__blank__return BIN:ADDR n=%ax:s64\n"},
+    };
+    for (const Defined& row : rows) {
+      INFO(row.spec);
+      CHECK(Shape(Define(bin, row.spec)) == row.shape);
+    }
     auto blank = Run(bin, {"-D", "main.blank%return r[0]"});
     CHECK(blank.status != 0);
-    CHECK_THAT(blank.err, Catch::Contains("'r' cannot be placed at the return: the DWARF does not describe all of "
-                                          "main.blank's parameters (Go writes none for an unnamed or '_' one): Go's "
-                                          "table gives its argument area 56 bytes, its DWARF's parameters 24"));
+    CHECK(blank.err ==
+          "kprobectl: error: invalid argument: 'r' cannot be placed at the return: the DWARF does not describe all of "
+          "main.blank's parameters (Go writes none for an unnamed or '_' one): Go's table gives its argument area 56 "
+          "bytes, its DWARF's parameters 24\n    main.blank%return r[0]\n                      ^\n"
+          "  hint: fetch the function's other results, or the value where its callers keep it\n");
     // div, inlined into main and called out of line: its own two returns,
     // none of main's; its results' flag read from the abstract entry.
-    std::string div = Define(bin, "main.div%return q err.tab");
-    CHECK(SplitLines(div).size() == 2);
-    for (const std::string& line : SplitLines(div)) CHECK_THAT(line, Catch::EndsWith(" q=%ax:s64 tab=%bx:x64"));
+    CHECK(Shape(Define(bin, "main.div%return q err.tab")) ==
+          "p:GROUP/main__div__return BIN:ADDR q=%ax:s64 tab=%bx:x64\n"
+          "p:GROUP/main__div__return_1 BIN:ADDR q=%ax:s64 tab=%bx:x64\n");
     auto local = Run(bin, {"-D", "main.named%return nosuch"});
     CHECK(local.status != 0);
-    CHECK(local.err.starts_with("kprobectl: error: invalid argument: no variable 'nosuch' at "));
+    std::string at = name == "gorets" ? "main.named:6" : "main.named:3";  // its first return
+    CHECK(Unaddressed(local.err) == "kprobectl: error: invalid argument: no variable 'nosuch' at " + at +
+                                        " (ADDR)\n    main.named%return nosuch\n                      ^\n"
+                                        "  hint: see the variables there with 'kprobectl vars " +
+                                        at + "'\n");
   }
 }
 
@@ -241,24 +288,38 @@ TEST_CASE("Go: a probe on a return instruction is known as one, with its functio
 TEST_CASE("Go on arm64: register ABI, return instructions, results") {
   std::string bin = FixturePath("arm64/gorets");
   std::string nodwarf = FixturePath("arm64/gofx_nodwarf");
-  CHECK_THAT(Define(bin, "main.wide%return a i j"), Catch::EndsWith(" a=%x0:s64 i=%x8:s64 j=%x9:s64\n"));
-  CHECK_THAT(Define(bin, "main.shifted%return r[1] m"), Catch::EndsWith(" r=+32(%sp):s64 m=%x0:s64\n"));
-  CHECK_THAT(Define(bin, "main.pair%return $retval i=~r1"),
-             Catch::EndsWith(" retval=+0(%x0):u8[64] retval__len=%x1:s64 i=%x2:s64\n"));
-  std::string named = Define(bin, "main.named%return n s err.tab");
-  CHECK(SplitLines(named).size() == 3);
-  for (const std::string& line : SplitLines(named))
-    CHECK_THAT(line, Catch::EndsWith(" n=%x0:s64 s=+0(%x1):u8[64] s__len=%x2:s64 tab=%x3:x64"));
+  const Defined rows[] = {
+      {"main.wide%return a i j", "p:GROUP/main__wide__return BIN:ADDR a=%x0:s64 i=%x8:s64 j=%x9:s64\n"},
+      {"main.shifted%return r[1] m", "p:GROUP/main__shifted__return BIN:ADDR r=+32(%sp):s64 m=%x0:s64\n"},
+      {"main.pair%return $retval i=~r1",
+       "p:GROUP/main__pair__return BIN:ADDR retval=+0(%x0):u8[64] retval__len=%x1:s64 i=%x2:s64\n"},
+      {"main.named%return n s err.tab",
+       "p:GROUP/main__named__return BIN:ADDR n=%x0:s64 s=+0(%x1):u8[64] s__len=%x2:s64 tab=%x3:x64\n"
+       "p:GROUP/main__named__return_1 BIN:ADDR n=%x0:s64 s=+0(%x1):u8[64] s__len=%x2:s64 tab=%x3:x64\n"
+       "p:GROUP/main__named__return_2 BIN:ADDR n=%x0:s64 s=+0(%x1):u8[64] s__len=%x2:s64 tab=%x3:x64\n"},
+  };
+  for (const Defined& row : rows) {
+    INFO(row.spec);
+    CHECK(Shape(Define(bin, row.spec)) == row.shape);
+  }
   auto real = Run(bin, {"-D", "main.ratio%return $retval"});
-  CHECK(real.err.find("'~r0' cannot be read here: it is in F0, a floating-point register") != std::string::npos);
+  CHECK(real.err ==
+        "kprobectl: error: invalid argument: '~r0' cannot be read here: it is in F0, a floating-point register: Go "
+        "returns floating-point values there, and the kernel cannot fetch them\n    main.ratio%return $retval\n"
+        "                      ^\n  hint: record it where the caller keeps it after the call, or fetch the "
+        "function's other results\n");
   CHECK(Define(nodwarf, "main.handle $arg1 $arg16") ==
         "p:probe_gofx_nodwarf/main__handle BIN:" + PastCheck(nodwarf, "main.handle") + " arg1=%x0 arg16=%x15\n");
-  CHECK_THAT(Define(nodwarf, "main.(*Server).Serve%return $retval:s64"), Catch::EndsWith(" retval=%x0:s64\n"));
+  CHECK(Shape(Define(nodwarf, "main.(*Server).Serve%return $retval:s64")) ==
+        "p:GROUP/main__Server__Serve__return BIN:ADDR retval=%x0:s64\n");
   auto named_nodwarf = Run(nodwarf, {"-D", "main.handle%return total"});
   CHECK(named_nodwarf.status != 0);
-  CHECK(named_nodwarf.err.find("has no DWARF debuginfo") != std::string::npos);
-  CHECK(named_nodwarf.err.find("hint: build it without -ldflags=-w or -s (Go writes DWARF by default)") !=
-        std::string::npos);
+  // It names a return instruction (main.handle+308), not what was written
+  // (main.handle%return): kept as printed here, reported (issue 37).
+  CHECK(named_nodwarf.err ==
+        "kprobectl: error: 'main.handle+308' needs debuginfo: '" + nodwarf +
+            "' has no DWARF debuginfo (no DWARF information)\n  hint: build it without -ldflags=-w or -s (Go writes "
+            "DWARF by default), or fetch $argN and $retval, which follow Go's ABI without it\n");
 }
 
 TEST_CASE("Rust: probe points by demangled paths, legacy and v0 manglings") {
@@ -270,12 +331,15 @@ TEST_CASE("Rust: probe points by demangled paths, legacy and v0 manglings") {
     CHECK(Define(bin, "rsfx::greet") == "p:" + group + "/rsfx__greet BIN:" + greet + "\n");
     auto typo = Run(bin, {"-D", "rsfx::shop::Cart::ad"});
     CHECK(typo.status != 0);
-    CHECK(typo.err.find("rsfx::shop::Cart::add") != std::string::npos);
+    CHECK(typo.err == "kprobectl: error: no function 'rsfx::shop::Cart::ad' in the debuginfo of " + bin +
+                          "\n  hint: similar names: rsfx::shop::Cart::add\n");
+    // Demangled (no legacy "17h<hash>E"); v0 keeps a generic's arguments.
     auto funcs = Run(bin, {"funcs", "rsfx::*"});
     REQUIRE(funcs.status == 0);
-    for (std::string f : {"rsfx::shop::Cart::add\n", "rsfx::greet\n", "rsfx::main\n"})
-      CHECK(funcs.out.find(f) != std::string::npos);
-    CHECK(funcs.out.find("17h") == std::string::npos);
+    CHECK(funcs.out == (name == "rsfx_v0" ? "rsfx::greet\nrsfx::largest::<f64>\nrsfx::largest::<u32>\nrsfx::main\n"
+                                            "rsfx::main::{closure#0}\nrsfx::shop::Cart::add\n"
+                                          : "rsfx::greet\nrsfx::largest\nrsfx::main\nrsfx::main::{{closure}}\n"
+                                            "rsfx::shop::Cart::add\n"));
   }
 }
 
@@ -344,36 +408,51 @@ TEST_CASE("Go: arguments at the entry where Go's ABI puts them, whatever Go's DW
   for (std::string name : {"goargs", "goargs_noopt"}) {
     std::string bin = FixturePath(name);
     INFO(name);
-    CHECK_THAT(Define(bin, "main.checksum data seed"),
-               Catch::EndsWith(" data=+0(%ax):u8[64] data__len=%bx:s64 seed=%di:u32\n"));
-    CHECK_THAT(
-        Define(bin, "main.greet c.Name c.Home.Zip c.VIP c.Age times"),
-        Catch::EndsWith(" Name=+0(%ax):u8[64] Name__len=%bx:s64 Zip=%si:s32 VIP=%r8:u8 Age=%r9:s8 times=%r10:s64\n"));
-    CHECK_THAT(Define(bin, "main.many a9 a10 a12"), Catch::EndsWith(" a9=%r11:s64 a10=+8(%sp):s64 a12=+24(%sp):s64\n"));
-    CHECK_THAT(Define(bin, "main.total $params"),
-               Catch::EndsWith(" prefix=+0(%ax):u8[64] prefix__len=%bx:s64 nums_array=%cx:x64 nums_len=%di:s64 "
-                               "nums_cap=%si:s64\n"));
-    // The dictionary in RAX, the map in RBX, then k and def.
-    CHECK_THAT(Define(bin, "main.Lookup[go.shape.string_0,go.shape.int_1] k def"),
-               Catch::EndsWith(" k=+0(%cx):u8[64] k__len=%di:s64 def=%si:s64\n"));
-    CHECK_THAT(Define(bin, "main.pair%return r[0] r[1] n"),
-               Catch::EndsWith(" r=+0(+8(%sp)):u8[64] r__len=+16(%sp):s64 r_1=+0(+24(%sp)):u8[64] "
-                               "r_1__len=+32(%sp):s64 n=%ax:s64\n"));
+    const Defined rows[] = {
+        {"main.checksum data seed",
+         "p:GROUP/main__checksum BIN:ADDR data=+0(%ax):u8[64] data__len=%bx:s64 seed=%di:u32\n"},
+        {"main.greet c.Name c.Home.Zip c.VIP c.Age times",
+         "p:GROUP/main__greet BIN:ADDR Name=+0(%ax):u8[64] Name__len=%bx:s64 Zip=%si:s32 VIP=%r8:u8 Age=%r9:s8 "
+         "times=%r10:s64\n"},
+        {"main.many a9 a10 a12", "p:GROUP/main__many BIN:ADDR a9=%r11:s64 a10=+8(%sp):s64 a12=+24(%sp):s64\n"},
+        {"main.total $params",
+         "p:GROUP/main__total BIN:ADDR prefix=+0(%ax):u8[64] prefix__len=%bx:s64 nums_array=%cx:x64 nums_len=%di:s64 "
+         "nums_cap=%si:s64\n"},
+        // The dictionary in RAX, the map in RBX, then k and def.
+        {"main.Lookup[go.shape.string_0,go.shape.int_1] k def",
+         "p:GROUP/main__Lookup BIN:ADDR k=+0(%cx):u8[64] k__len=%di:s64 def=%si:s64\n"},
+        {"main.pair%return r[0] r[1] n",
+         "p:GROUP/main__pair__return BIN:ADDR r=+0(+8(%sp)):u8[64] r__len=+16(%sp):s64 r_1=+0(+24(%sp)):u8[64] "
+         "r_1__len=+32(%sp):s64 n=%ax:s64\n"},
+    };
+    for (const Defined& row : rows) {
+      INFO(row.spec);
+      CHECK(Shape(Define(bin, row.spec)) == row.shape);
+    }
     auto whole = Run(bin, {"-D", "main.pair%return r"});
-    CHECK(whole.err.find("'r' is an array of 2 struct string, and the kernel fetches arrays of numbers only") !=
-          std::string::npos);
-    CHECK(whole.err.find("hint: fetch its elements one by one: r[0] r[1]") != std::string::npos);
+    CHECK(whole.err ==
+          "kprobectl: error: invalid argument: 'r' is an array of 2 struct string, and the kernel fetches arrays of "
+          "numbers only\n    main.pair%return r\n                     ^\n"
+          "  hint: fetch its elements one by one: r[0] r[1]\n");
     // What cannot be fetched says why, naming what was written.
     auto typed = Run(bin, {"-D", "main.greet c.Home.City:string"});
-    CHECK(typed.err.find("'c.Home.City' is a Go string, a pointer and a length") != std::string::npos);
+    CHECK(typed.err ==
+          "kprobectl: error: invalid argument: 'c.Home.City' is a Go string, a pointer and a length: its bytes are "
+          "fetched as u8[N], N the bound (1 to 64), and cut at its length\n    main.greet c.Home.City:string\n"
+          "                           ^\n  hint: write :u8[N] to set the bound (64 without a type), or fetch its "
+          "members\n");
     auto array = Run(bin, {"-D", "main.greet times:u8[3]"});
-    CHECK(
-        array.err.find("'times' is kept in a register here, and the kernel reads u8[3] (an array) from memory only") !=
-        std::string::npos);
+    CHECK(array.err ==
+          "kprobectl: error: invalid argument: 'times' is kept in a register here, and the kernel reads u8[3] (an "
+          "array) from memory only\n    main.greet times:u8[3]\n                     ^\n"
+          "  hint: leave the type out, or give a number's (:u64, :s32, ...)\n");
     // Only the arguments have values at the entry.
     auto local = Run(bin, {"-D", "main.checksum h"});
     CHECK(local.status != 0);
-    CHECK(local.err.find("'h' has no value yet at the entry of main.checksum") != std::string::npos);
+    CHECK(local.err ==
+          "kprobectl: error: invalid argument: 'h' has no value yet at the entry of main.checksum, where only its "
+          "arguments have one\n    main.checksum h\n                  ^\n"
+          "  hint: probe a line of it (kprobectl line main.checksum)\n");
   }
   // Inlined into both its callers, it has no symbol: the DWARF's copies.
   CHECK(SplitLines(Define(FixturePath("goargs"), "main.shout")).size() == 2);
@@ -383,10 +462,16 @@ TEST_CASE("Go: arguments at the entry where Go's ABI puts them, whatever Go's DW
                             "head__len=\\+[0-9]+\\(%sp\\):s64\n"));
   // arm64: R0-R15, the stack's arguments from 8(SP).
   std::string arm64 = FixturePath("arm64/goargs");
-  CHECK_THAT(Define(arm64, "main.checksum data seed"),
-             Catch::EndsWith(" data=+0(%x0):u8[64] data__len=%x1:s64 seed=%x3:u32\n"));
-  CHECK_THAT(Define(arm64, "main.many a12"), Catch::EndsWith(" a12=%x11:s64\n"));
-  CHECK_THAT(Define(arm64, "main.greet c.VIP c.Age times"), Catch::EndsWith(" VIP=%x5:u8 Age=%x6:s8 times=%x7:s64\n"));
+  const Defined rows[] = {
+      {"main.checksum data seed",
+       "p:GROUP/main__checksum BIN:ADDR data=+0(%x0):u8[64] data__len=%x1:s64 seed=%x3:u32\n"},
+      {"main.many a12", "p:GROUP/main__many BIN:ADDR a12=%x11:s64\n"},
+      {"main.greet c.VIP c.Age times", "p:GROUP/main__greet BIN:ADDR VIP=%x5:u8 Age=%x6:s8 times=%x7:s64\n"},
+  };
+  for (const Defined& row : rows) {
+    INFO(row.spec);
+    CHECK(Shape(Define(arm64, row.spec)) == row.shape);
+  }
 }
 
 // A floating-point result is in a floating-point register (XMM0, V0), not
@@ -396,9 +481,11 @@ TEST_CASE("Rust: $retval of a floating-point result refused, of an integer one t
   std::string bin = FixturePath("rsfx_v0");
   auto f64 = Run(bin, {"-D", "rsfx::largest::<f64>%return $retval"});
   CHECK(f64.status != 0);
-  CHECK(
-      f64.err.starts_with("kprobectl: error: invalid argument: rsfx::largest::<f64> returns a f64, in a "
-                          "floating-point register, which the kernel cannot fetch ($retval reads the integer return "
-                          "register)\n"));
-  CHECK_THAT(Define(bin, "rsfx::largest::<u32>%return $retval"), Catch::EndsWith(" retval=$retval:u32\n"));
+  CHECK(f64.err ==
+        "kprobectl: error: invalid argument: rsfx::largest::<f64> returns a f64, in a floating-point register, which "
+        "the kernel cannot fetch ($retval reads the integer return register)\n"
+        "    rsfx::largest::<f64>%return $retval\n                                ^\n"
+        "  hint: record the value where the caller keeps it after the call\n");
+  CHECK(Shape(Define(bin, "rsfx::largest::<u32>%return $retval")) ==
+        "r:GROUP/rsfx__largest___u32___return BIN:ADDR retval=$retval:u32\n");
 }

@@ -233,9 +233,11 @@ TEST_CASE("kept arguments: add and -D refuse them, naming the kernel that keeps 
   }
   CHECK(ReadFile(old.dir / "kprobe_events").empty());
   auto raw = old.Run({"-D", "vfs_read%return $arg3"});
-  CHECK(raw.err.starts_with(
-      "kprobectl: error: invalid argument: '$arg3' is argument 3, and this kernel cannot keep a function's arguments "
-      "for its return probe ($argN, Linux 6.9)\n"));
+  CHECK(raw.err ==
+        "kprobectl: error: invalid argument: '$arg3' is argument 3, and this kernel cannot keep a function's "
+        "arguments for its return probe ($argN, Linux 6.9)\n    vfs_read%return $arg3\n                    ^\n"
+        "  hint: 'kprobectl trace --probe' and 'kprobectl hist --probe' can: they fetch it at the function's entry "
+        "with a probe of their own and print it with the return; or probe the entry too ('vfs_read $arg3')\n");
   CHECK(KernelTracefs("7.3").Run({"-D", "vfs_read%return count $retval"}).out ==
         "r:probe/vfs_read__return vfs_read+0 count=$arg3:u64 retval=$retval:s64\n");
 }

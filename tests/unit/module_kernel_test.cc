@@ -295,10 +295,11 @@ TEST_CASE("module kernel: an image's version from its vermagic or banner, a modu
       {"-k", FixturePath("kernel_banner"), "-m", FixturePath("kpmod_btf_preempt.ko"), "-D", "btf_mod_open dev->unit"});
   INFO(by_release.err);
   CHECK(by_release.out == "p:probe/btf_mod_open kpmod_btf_preempt:btf_mod_open+0 unit=+0(%di):s32\n");
-  CHECK(Refusal({"-k", FixturePath("kernel_banner"), "-m", FixturePath("kpmod_btf_b.ko"), "-D", "btf_mod_open dev"})
-            .starts_with("kprobectl: error: the kernel module '" + FixturePath("kpmod_btf_b.ko") +
-                         "' was built for Linux 6.12.0-kpfx (its vermagic), and the kernel image '" +
-                         FixturePath("kernel_banner") + "' is Linux 6.1.0-kpfx\n"));
+  CHECK(Refusal({"-k", FixturePath("kernel_banner"), "-m", FixturePath("kpmod_btf_b.ko"), "-D", "btf_mod_open dev"}) ==
+        "kprobectl: error: the kernel module '" + FixturePath("kpmod_btf_b.ko") +
+            "' was built for Linux 6.12.0-kpfx (its vermagic), and the kernel image '" + FixturePath("kernel_banner") +
+            "' is Linux 6.1.0-kpfx\n  hint: probe it with -k the image of 6.12.0-kpfx (e.g. "
+            "/usr/lib/debug/boot/vmlinux-6.12.0-kpfx), or probe the module built for 6.1.0-kpfx\n");
   auto none = ElfImage::Open(FixturePath("kernel_like"));
   REQUIRE(none);
   CHECK(KernelVersionOf(*none).release.empty());
