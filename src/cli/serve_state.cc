@@ -162,7 +162,8 @@ Result<void> ServeState::Rewire(const std::map<std::string, std::string>& counte
   for (const auto& [path, filter] : counted) {
     auto now = counting_.find(path);
     if (now != counting_.end()) {
-      if (now->second.filter != filter) KP_TRY_VOID(now->second.session->SetFilter(path, filter.empty() ? "0" : filter));
+      if (now->second.filter != filter)
+        KP_TRY_VOID(now->second.session->SetFilter(path, filter.empty() ? "0" : filter));
       now->second.filter = filter;
       continue;
     }

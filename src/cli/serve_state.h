@@ -23,8 +23,8 @@
 // must not empty the buffer another probe's unread events are in.
 #pragma once
 
-#include <map>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -50,7 +50,7 @@ class ServeState {
     TemporaryProbes& probes;
     CommCache& comms;
     Streams io;
-    int pid = 0;                               // serve's, for its instances' names
+    int pid = 0;                                // serve's, for its instances' names
     std::function<void(std::string_view)> log;  // -v: what is written
   };
   explicit ServeState(Context context) : c_(std::move(context)) {}
@@ -105,11 +105,11 @@ class ServeState {
   ServeConfig config_;
   std::vector<Probe> probes_;
   std::vector<Hist> hists_;
-  std::vector<TraceEventDef> served_;  // whose hits are served
-  std::set<std::string> uncounted_;            // enabled in serve's instance, recording nothing
-  std::map<std::string, Counting> counting_;   // by "group/event"
-  unsigned next_part_ = 1;                     // the next counting instance's N
-  uint64_t lost_before_ = 0;                   // by counting instances since closed
+  std::vector<TraceEventDef> served_;         // whose hits are served
+  std::set<std::string> uncounted_;           // enabled in serve's instance, recording nothing
+  std::map<std::string, Counting> counting_;  // by "group/event"
+  unsigned next_part_ = 1;                    // the next counting instance's N
+  uint64_t lost_before_ = 0;                  // by counting instances since closed
   // kprobectl's own counting: the formats of the events it counts, what
   // reads them, the records read per event.
   std::unique_ptr<EventDecoder> decoder_;
