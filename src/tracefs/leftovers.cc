@@ -160,8 +160,8 @@ Result<std::vector<Leftover>> FindLeftovers(const TracefsDir& tracefs, const std
   for (const std::string& name : KP_TRY(tracefs.List("instances"))) {
     // "kprobectl-PID", or "kprobectl-PID-PART".
     std::string_view whole = name;
-    if (size_t dash = whole.rfind('-'); dash > kInstancePrefix.size() && dash != std::string_view::npos &&
-                                        PidOf(whole.substr(dash + 1), ""))
+    if (size_t dash = whole.rfind('-');
+        dash > kInstancePrefix.size() && dash != std::string_view::npos && PidOf(whole.substr(dash + 1), ""))
       whole = whole.substr(0, dash);
     auto pid = PidOf(whole, kInstancePrefix);
     if (!pid) continue;

@@ -218,7 +218,7 @@ TEST_CASE("leftovers: a dead run's instance and recorded probes are found and re
   TracefsDir tracefs(tracefs_dir.path());
   std::filesystem::create_directories(tracefs_dir / "instances/kprobectl-4242");
   std::filesystem::create_directories(tracefs_dir / "instances/kprobectl-4242-1");  // serve's counting
-  std::filesystem::create_directories(tracefs_dir / "instances/kprobectl-77");       // alive, no record
+  std::filesystem::create_directories(tracefs_dir / "instances/kprobectl-77");      // alive, no record
   std::filesystem::create_directories(tracefs_dir / "instances/kprobectl-77-3");
   std::filesystem::create_directories(tracefs_dir / "instances/kprobectl-4242-x");  // not a part: another's
   std::filesystem::create_directories(tracefs_dir / "instances/other");
