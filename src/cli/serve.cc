@@ -134,6 +134,7 @@ struct Shared {
   // POST /-/reload: asked of the main thread, answered here.
   uint64_t reloads_asked = 0, reloads_done = 0;
   bool stopping = false;
+  bool sweeping = false;  // the main thread stops replaced daemons: no reload is asked
   Result<void> last_reload;
   std::condition_variable reloaded;
 };
@@ -144,6 +145,12 @@ double Now() { return std::chrono::duration<double>(std::chrono::system_clock::n
 class Server {
  public:
   Server(const Options& options, const ServeOptions& serve, Streams io) : options_(options), serve_(serve), io_(io) {}
+  ~Server() {
+    Teardown();
+    if (wake_ >= 0) close(wake_);
+  }
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
   Result<void> Run();
 
  private:
@@ -157,6 +164,10 @@ class Server {
   Result<void> Reload(const std::string& why);
   Result<void> ReloadWeb();
   void Said(const std::string& why, const Result<void>& result);
+  void Sweep();
+  // Before anything Run() made goes: the server (its waiters told), then
+  // the state, which refers to Run()'s tracefs, probes and session.
+  void Teardown();
   Result<void> Loop(StopSignals& signals);
 
   const Options& options_;
@@ -196,6 +207,9 @@ HttpAnswer Server::Answer(const HttpRequest& request) {
   if (enable_reload)
     reload = [this]() -> Result<void> {
       std::unique_lock held(shared_.lock);
+      // While the main thread stops replaced daemons it would wait for this
+      // one (Sweep()): asked again, it reloads.
+      if (shared_.sweeping || shared_.stopping) return Fail("kprobectl serve is busy; ask again in a moment");
       uint64_t ticket = ++shared_.reloads_asked;
       uint64_t one = 1;
       if (write(wake_, &one, sizeof(one)) != sizeof(one)) return Fail("cannot ask for a reload");
@@ -265,12 +279,25 @@ Result<void> Server::ReloadWeb() {
   std::string warning;
   Web web = KP_TRY(LoadWeb(WebPath(state_->config()), state_->config().address, serve_.insecure, warning));
   if (!web.users.empty() && !passwords_) passwords_ = KP_TRY(PasswordCheck::Load());
-  KP_TRY_VOID(server_->Reconfigure(web.http));
+  if (!SameOptions(web.http, web_.http)) KP_TRY_VOID(server_->Reconfigure(web.http));
   std::lock_guard held(shared_.lock);
   web_ = std::move(web);
   shared_.users = web_.users;
   if (!options_.quiet) io_.err << "kprobectl: serve: the web configuration changed: read again\n";
   return {};
+}
+
+// Replaced daemons stopped, when no POST /-/reload waits for this thread
+// (stopping a daemon waits for its thread's answer).
+void Server::Sweep() {
+  {
+    std::lock_guard held(shared_.lock);
+    if (shared_.reloads_asked != shared_.reloads_done) return;
+    shared_.sweeping = true;
+  }
+  server_->Sweep();
+  std::lock_guard held(shared_.lock);
+  shared_.sweeping = false;
 }
 
 // A reload's outcome, in the log and the metrics.
@@ -297,24 +324,28 @@ Result<void> Server::Loop(StopSignals& signals) {
         hup = hup || sig == SIGHUP;
         stop = stop || (sig != SIGCHLD && sig != SIGHUP);
       }
-      if (stop) {
-        std::lock_guard held(shared_.lock);
-        shared_.stopping = true;
-        shared_.reloaded.notify_all();
-        return {};
-      }
+      if (stop) return {};
       if (hup) Said("SIGHUP", Reload("SIGHUP"));
       uint64_t asked = 0;
       if (fds[1].revents & POLLIN && read(wake_, &asked, sizeof(asked)) == sizeof(asked)) {
+        uint64_t answering = 0;  // the requests this reload answers: those asked before it read the file
+        {
+          std::lock_guard held(shared_.lock);
+          answering = shared_.reloads_asked;
+        }
         auto result = Reload("POST /-/reload");
         Said("POST /-/reload", result);
         std::lock_guard held(shared_.lock);
         shared_.last_reload = result;
-        shared_.reloads_done = shared_.reloads_asked;
+        shared_.reloads_done = answering;
         shared_.reloaded.notify_all();
+        if (shared_.reloads_asked > answering) {
+          uint64_t again = 1;
+          (void)!write(wake_, &again, sizeof(again));
+        }
       }
     }
-    server_->Sweep();  // no answer waits for this thread here
+    Sweep();
     if (std::chrono::steady_clock::now() >= next_look) {
       next_look = std::chrono::steady_clock::now() + std::chrono::seconds(1);
       if (Stamp(web_.files) != web_.stamp) {
@@ -326,6 +357,17 @@ Result<void> Server::Loop(StopSignals& signals) {
     std::lock_guard held(shared_.lock);
     KP_TRY_VOID(state_->Drain());
   }
+}
+
+void Server::Teardown() {
+  {
+    std::lock_guard held(shared_.lock);
+    shared_.stopping = true;
+    shared_.reloaded.notify_all();
+  }
+  server_.reset();  // no scrape reads what goes next
+  state_.reset();
+  session_ = nullptr;
 }
 
 Result<void> Server::Run() {
@@ -356,9 +398,17 @@ Result<void> Server::Run() {
                          io_);
   CommCache comms(*dir, env.proc);
   // 2. Planned (nothing written), then committed.
+  std::unique_ptr<TraceSession> session;  // made once the first plan stands
+  // Whatever way Run() returns from here, the server and the state go
+  // before the locals they refer to (the probes would stay, enabled in the
+  // state's instances; a scrape would read a session gone).
+  struct Guard {
+    Server& server;
+    ~Guard() { server.Teardown(); }
+  } guard{*this};
   state_.emplace(ServeState::Context{options_, serve_.config, *dir, events, probes, comms, io_, getpid(), log});
   auto plan = KP_TRY(state_->Prepare(config));
-  auto session = KP_TRY(TraceSession::Create(*dir, InstanceName(getpid()), log));
+  session = KP_TRY(TraceSession::Create(*dir, InstanceName(getpid()), log));
   session->ExcludePid(getpid());
   session_ = session.get();
   {
@@ -372,11 +422,8 @@ Result<void> Server::Run() {
             << server_->port() << "/metrics\n";
   // 3. Until a stop signal.
   Result<void> served = Loop(signals);
-  server_.reset();  // no scrape reads what goes next
-  state_.reset();
-  session_ = nullptr;
+  Teardown();
   auto closed = session->Close();
-  close(wake_);
   if (!served) return served;
   return closed;
 }

@@ -138,8 +138,9 @@ Result<void> ServeState::Rewire(const std::map<std::string, std::string>& counte
       continue;
     }
     KP_TRY_VOID(session_->Disable(*it));
-    KP_TRY_VOID(session_->SetFilter(*it, "0"));
-    it = uncounted_.erase(it);
+    std::string path = *it;
+    it = uncounted_.erase(it);  // disabled: whatever the filter's fate, it is no longer counted
+    KP_TRY_VOID(session_->SetFilter(path, "0"));
   }
   for (auto it = counting_.begin(); it != counting_.end();) {
     if (counted.contains(it->first)) {
@@ -186,12 +187,19 @@ Result<void> ServeState::Commit(Plan plan, TraceSession& session) {
   std::vector<bool> going(hists_.size(), true);
   for (const Plan::NextHist& h : plan.hists)
     if (h.kept) going[*h.kept] = false;
-  // 1. What goes: its triggers, its events' enables, its probes.
-  for (size_t r = 0; r < hists_.size(); ++r)
-    if (going[r] && hists_[r].started) {
-      if (hists_[r].run.in_kernel()) KP_TRY_VOID(hists_[r].run.Stop(*session_));
-      hists_[r].started = false;
-    }
+  // 1. What goes: the triggers on probes that go (a probe with one cannot
+  // be removed), its events' enables, its probes. The other triggers that
+  // go wait until the new probes are in: a refused commit keeps them, and
+  // their counts.
+  auto stop_going = [&](bool over_removed) -> Result<void> {
+    for (size_t r = 0; r < hists_.size(); ++r)
+      if (going[r] && hists_[r].started && Has(plan.removed, hists_[r].line.event) == over_removed) {
+        if (hists_[r].run.in_kernel()) KP_TRY_VOID(hists_[r].run.Stop(*session_));
+        hists_[r].started = false;
+      }
+    return {};
+  };
+  KP_TRY_VOID(stop_going(true));
   std::vector<Hist> target;  // the wires' input: next's hists, not yet started
   for (Plan::NextHist& h : plan.hists)
     if (!h.kept) target.push_back({h.line, *h.planned, false});
@@ -214,6 +222,8 @@ Result<void> ServeState::Commit(Plan plan, TraceSession& session) {
   });
   // 2. What comes: its probes all at once, its triggers, its enables.
   KP_TRY_VOID(c_.probes.Add(plan.added));
+  KP_TRY_VOID(stop_going(false));
+  for (const TraceEventDef& def : plan.removed) read_.erase(def.FullName());  // a new event, if its name comes back
   probes_ = plan.probes;
   for (Plan::NextHist& h : plan.hists) {
     if (h.kept)
@@ -246,8 +256,13 @@ Result<void> ServeState::Count() {
         if (std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
   tracer_.reset();
   decoder_.reset();
+  std::map<std::string, uint64_t> read;  // only what is read now: a count no longer read would stand still
+  for (std::string path : paths) {
+    std::string full = path.replace(path.find('/'), 1, ":");
+    read[full] = read_.contains(full) ? read_[full] : 0;
+  }
+  read_ = std::move(read);
   if (paths.empty()) return {};
-  for (std::string path : paths) read_.try_emplace(path.replace(path.find('/'), 1, ":"), 0);
   std::vector<std::pair<std::string, std::string>> formats;
   for (const std::string& path : paths)
     formats.emplace_back(path.substr(0, path.find('/')), KP_TRY(c_.dir.Read("events/" + path + "/format")));

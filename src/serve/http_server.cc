@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //
 // libmicrohttpd, wrapped. Its internal thread polls every connection
-// (epoll where there is one), so one that sends its request a byte a
+// (poll()), so one that sends its request a byte a
 // minute waits alone until the timeout closes it; the number of
 // connections, and the memory each may take (the request line and headers
 // of a GET must fit), are bounded. Requests are answered on their first
@@ -90,7 +90,9 @@ class MhdDaemon {
         {MHD_OPTION_CONNECTION_TIMEOUT, kTimeoutSeconds, nullptr},
         {MHD_OPTION_CONNECTION_LIMIT, kMaxConnections, nullptr},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<intptr_t>(kConnectionMemory), nullptr}};
-    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ITC;
+    // poll(), not epoll: quiescing an epoll daemon from another thread races
+    // with its loop's removal of the socket from the set (an MHD_PANIC).
+    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC;
     if (const std::optional<TlsMaterial>& tls = options_.tls) {
       flags |= MHD_USE_TLS;
       items.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, const_cast<char*>(tls->cert_pem.c_str())});
@@ -201,21 +203,16 @@ class MhdServer final : public HttpServer {
     return {};
   }
 
-  // The next daemon takes the socket once it is checked; the one before
-  // finishes its answers. Should the next fail to start, the one before's
-  // options start again.
+  // The next daemon starts on the socket beside the one before (both
+  // accepting for a moment is harmless), then the one before stops
+  // accepting and answers what it was asked until Sweep(). Should the next
+  // fail to start, the one before goes on as it was.
   Result<void> Reconfigure(HttpOptions options) override {
     auto tls = KP_TRY(LoadTls(options));
-    std::unique_ptr<MhdDaemon> before = std::move(daemon_);
-    before->Quiesce();
     auto next = std::make_unique<MhdDaemon>(mhd_, handler_, options, std::move(tls));
-    auto started = next->Run(fd_, port_);
-    if (!started) {
-      before.reset();
-      auto again = Start(options_);
-      return Fail(started.error().message + (again ? "; serving as before" : "; and again: " + again.error().message));
-    }
-    daemon_ = std::move(next);
+    KP_TRY_VOID(next->Run(fd_, port_));
+    std::unique_ptr<MhdDaemon> before = std::exchange(daemon_, std::move(next));
+    before->Quiesce();
     options_ = std::move(options);
     retired_.emplace_back(std::move(before), std::chrono::steady_clock::now() + kRetireGrace);
     return {};
