@@ -278,9 +278,12 @@ Result<VariableFetch> ReadPlace(const Place& place, const std::string& what) {
     return f;
   }
   if (place.offset != 0)
-    return Fail(what + " is computed (" + (place.base.derefs.empty() ? "a register" : "a value read from memory") +
-                    " plus " + std::to_string(place.offset) + ") and cannot be fetched as a value",
-                "dereference it instead, e.g. " + what + "->MEMBER");
+    return Fail(
+        what + " is computed (" + (place.base.derefs.empty() ? "a register" : "a value read from memory") + " plus " +
+            std::to_string(place.offset) + ") and cannot be fetched as a value",
+        "dereference it instead, e.g. " + (what.size() > 1 && what.front() == '\'' && what.back() == '\''
+                                               ? what.substr(0, what.size() - 1) + "->MEMBER'"  // 'r' -> 'r->MEMBER'
+                                               : what + "->MEMBER"));
   return place.base;
 }
 

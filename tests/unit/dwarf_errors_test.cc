@@ -149,7 +149,7 @@ TEST_CASE("a value computed from memory is dereferenced, not fetched") {
   CHECK(r.out.empty());
   CHECK(r.err ==
         "kprobectl: error: invalid argument: 'r' is computed (a value read from memory plus -72) and cannot be "
-        "fetched as a value\n    first_tfm r\n              ^\n  hint: dereference it instead, e.g. 'r'->MEMBER\n");
+        "fetched as a value\n    first_tfm r\n              ^\n  hint: dereference it instead, e.g. 'r->MEMBER'\n");
   r = RunKprobectl({"-x", FixturePath("deref"), "-v", "-D", "first_tfm $vars"});
   CHECK(r.status == 0);
   CHECK(r.out == "p:probe_deref/first_tfm " + FixturePath("deref") + ":0x1230 h=%di:x64 x=%si:s32\n");
