@@ -147,10 +147,26 @@ std::optional<Located> FromSdt(const LocateAsk& a) {
   return resolve::LocateSdt(a.written, a.target, a.system, &a.out.left_out);
 }
 
+// Variables, lines, files: only the DWARF knows them.
+bool NeedsDwarf(const LocateAsk& a) { return NeedsDebuginfo(a.spec) || a.options.for_variables; }
+
+// What needs the DWARF the target has not: why there is none. (Go writes
+// DWARF unless told not to: -ldflags=-w or -s.)
+std::optional<Error> WithoutDwarf(const LocateAsk& a) {
+  if (!NeedsDwarf(a) || a.target.debuginfo_error.message.empty()) return std::nullopt;
+  return NeedsDebuginfo(a.spec.point, a.target,
+                        !a.target.go() ? a.target.debuginfo_error.hint
+                                       : "build it without -ldflags=-w or -s (Go writes DWARF by default), or "
+                                         "fetch $argN and $retval, which follow Go's ABI without it");
+}
+
 // Never a uretprobe on Go code (go_returns.cc says why): a probe on each
 // of the function's return instructions instead, each resolved as a point.
 std::optional<Located> FromGoReturns(const LocateAsk& a) {
   if (!a.spec.point.retprobe || !a.target.go()) return std::nullopt;
+  // Said of the point written, not of the return instructions it becomes.
+  if (!a.target.debuginfo)
+    if (auto why = WithoutDwarf(a)) return std::unexpected(*why);
   return resolve::LocateGoReturns(a.spec, a.target, a.target.image->go_register_abi(), [&a](const ProbeSpec& at) {
     ResolveOptions at_return = a.options;
     at_return.go_return_sites = at.point.offset.has_value();
@@ -163,9 +179,6 @@ std::optional<Located> FromBtf(const LocateAsk& a) {
   if (a.target.debuginfo || !a.target.btf || !a.spec.point.version.empty()) return std::nullopt;
   return resolve::LocateWithBtf(a.spec, a.target, a.system, a.options, &a.out.notes);
 }
-
-// Variables, lines, files: only the DWARF knows them.
-bool NeedsDwarf(const LocateAsk& a) { return NeedsDebuginfo(a.spec) || a.options.for_variables; }
 
 // No image (the running kernel's not found): places by name, from kallsyms.
 std::optional<Located> FromNames(const LocateAsk& a) {
@@ -196,15 +209,9 @@ constexpr Source kSources[] = {FromProviderTpMarker, FromTracepoint, FromEventPr
 
 // What no source took: the symbol table's places. Without DWARF, the
 // reason there is none; when nobody said (a target made without looking),
-// the symbol table's own explanation. (Go writes DWARF unless told not
-// to: -ldflags=-w or -s.)
+// the symbol table's own explanation.
 Located FromSymbols(const LocateAsk& a) {
-  if (NeedsDwarf(a) && !a.target.debuginfo_error.message.empty())
-    return std::unexpected(NeedsDebuginfo(a.spec.point, a.target,
-                                          !a.target.go()
-                                              ? a.target.debuginfo_error.hint
-                                              : "build it without -ldflags=-w or -s (Go writes DWARF by default), or "
-                                                "fetch $argN and $retval, which follow Go's ABI without it"));
+  if (auto why = WithoutDwarf(a)) return std::unexpected(*why);
   return LocateWithSymbols(a.spec, a.target, a.system, a.options);
 }
 

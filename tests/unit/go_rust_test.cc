@@ -314,10 +314,9 @@ TEST_CASE("Go on arm64: register ABI, return instructions, results") {
         "p:GROUP/main__Server__Serve__return BIN:ADDR retval=%x0:s64\n");
   auto named_nodwarf = Run(nodwarf, {"-D", "main.handle%return total"});
   CHECK(named_nodwarf.status != 0);
-  // It names a return instruction (main.handle+308), not what was written
-  // (main.handle%return): kept as printed here, reported (issue 37).
+  // Said of what was written, not of a return instruction (main.handle+308).
   CHECK(named_nodwarf.err ==
-        "kprobectl: error: 'main.handle+308' needs debuginfo: '" + nodwarf +
+        "kprobectl: error: 'main.handle%return' needs debuginfo: '" + nodwarf +
             "' has no DWARF debuginfo (no DWARF information)\n  hint: build it without -ldflags=-w or -s (Go writes "
             "DWARF by default), or fetch $argN and $retval, which follow Go's ABI without it\n");
 }
