@@ -112,18 +112,19 @@ Result<ServeState::Plan> ServeState::Prepare(const ServeConfig& next) const {
   return plan;
 }
 
-std::map<std::string, std::string> ServeState::Counted(const std::vector<Hist>& hists) {
+std::map<std::string, std::string> ServeState::Counted(const std::vector<HistView>& hists) {
   std::map<std::string, std::string> out;
-  for (const Hist& h : hists)
-    if (!h.run.in_kernel())
-      for (const std::string& path : h.run.paths()) out[path] = h.line.filter;
+  for (const HistView& h : hists)
+    if (!h.run->in_kernel())
+      for (const std::string& path : h.run->paths()) out[path] = h.line->filter;
   return out;
 }
 
-std::set<std::string> ServeState::Uncounted(const std::vector<Hist>& hists, const std::vector<TraceEventDef>& served) {
+std::set<std::string> ServeState::Uncounted(const std::vector<HistView>& hists,
+                                            const std::vector<TraceEventDef>& served) {
   std::set<std::string> counted;
-  for (const Hist& h : hists)
-    for (const std::string& path : h.run.paths()) counted.insert(path);
+  for (const HistView& h : hists)
+    for (const std::string& path : h.run->paths()) counted.insert(path);
   std::set<std::string> out;
   for (const TraceEventDef& def : served)
     if (!counted.contains(def.Path())) out.insert(def.Path());
@@ -200,11 +201,8 @@ Result<void> ServeState::Commit(Plan plan, TraceSession& session) {
     return {};
   };
   KP_TRY_VOID(stop_going(true));
-  std::vector<Hist> target;  // the wires' input: next's hists, not yet started
-  for (Plan::NextHist& h : plan.hists)
-    if (!h.kept) target.push_back({h.line, *h.planned, false});
-  for (const Plan::NextHist& h : plan.hists)
-    if (h.kept) target.push_back({h.line, hists_[*h.kept].run, true});
+  std::vector<HistView> target;  // next's hists, as they will run
+  for (const Plan::NextHist& h : plan.hists) target.push_back({&h.line, h.kept ? &hists_[*h.kept].run : &*h.planned});
   std::map<std::string, std::string> counted = Counted(target);
   std::set<std::string> uncounted = Uncounted(target, plan.served);
   // A changed probe's event goes, though its name comes back.

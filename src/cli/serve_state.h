@@ -92,8 +92,12 @@ class ServeState {
   Result<HistRun> PlanHist(const ServeHist& line, const std::vector<TraceEventDef>& known) const;
   // The events kprobectl counts (with their filter), and the probes no
   // hist line counts, for `hists` and the probes `served`.
-  static std::map<std::string, std::string> Counted(const std::vector<Hist>& hists);
-  static std::set<std::string> Uncounted(const std::vector<Hist>& hists, const std::vector<TraceEventDef>& served);
+  struct HistView {  // a hist line and its run, neither copied
+    const ServeHist* line;
+    const HistRun* run;
+  };
+  static std::map<std::string, std::string> Counted(const std::vector<HistView>& hists);
+  static std::set<std::string> Uncounted(const std::vector<HistView>& hists, const std::vector<TraceEventDef>& served);
   // The instances made to count `counted` and enable `uncounted`; with
   // `leaving_only`, only what they no longer hold goes (drained first).
   Result<void> Rewire(const std::map<std::string, std::string>& counted, const std::set<std::string>& uncounted,
